@@ -1,0 +1,1 @@
+"""Tools: one fisk command each, selection rules, and the catalog over several applications."""

@@ -1,0 +1,46 @@
+"""Session-wide real parts: one Redis server for the whole test session, flushed per test."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.redis_server import RedisServer
+
+FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "fisk"
+if not FIXTURES.is_dir():  # CI lays shared/ beside the clone; fall back to an env override.
+    FIXTURES = Path(os.environ.get("FISK_FIXTURES", str(FIXTURES)))
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    import redis
+
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushall()
+    client.close()
+    yield redis_server.url
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    return FIXTURES
+
+
+@pytest.fixture
+def opsctl(tmp_path: Path, fixtures_dir: Path) -> Path:
+    """An executable that plays the real opsctl fixture (introspection bytes, then argv echo)."""
+    from tests.support.fisk_app import make_fisk_app
+
+    return make_fisk_app(tmp_path / "bin", fixtures_dir / "opsctl.introspect.json")
