@@ -1,0 +1,145 @@
+"""Turn raw tool output into the one text that both Slack and the model see (DESIGN.md invariant 5).
+
+Order matters and is applied once: decode UTF-8 with replacement, remove terminal control sequences (so an
+escape sequence can't hide or split a secret), redact secrets, and only then cap to ``output_limit`` bytes
+keeping head and tail. Redacting before capping means the cap can never cut a secret in half and leave a
+recognisable prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from bot.runner.output import Captured
+from bot.runner.secrets import MARKER, Redactor, build_redactor
+
+DEFAULT_OUTPUT_LIMIT = 65536
+# At the gap between head and tail the raw bytes are cut at whitespace within this distance, so a token that
+# straddles the gap (a secret, a UTF-8 character, an escape sequence) is dropped rather than shown in part.
+EDGE_TOKEN_LIMIT = 1024
+
+_CONTROLS = re.compile(
+    # CSI (colors, cursor moves, erase); an unfinished one at the end of the text goes too.
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    # OSC (titles, OSC 8 hyperlinks), DCS, SOS, PM, APC: up to BEL or ST, or the end of the line.
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+    # Any other escape sequence (charset selection, keypad modes, ESC 7/8 ...), or a lone ESC.
+    r"|\x1b[ -/]*[0-~]?"
+    # C0 except tab and newline (this drops every \r: \r\n becomes \n, a bare \r disappears), DEL, C1.
+    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+    # Bidirectional overrides, which can make displayed text differ from what it is.
+    r"|[\u202a-\u202e\u2066-\u2069]"
+)
+_PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+_FLAG_WITH_SECRET = re.compile(r"(?i)^--?[\w-]*(?:password|passwd|passphrase|secret|token|api-?key|apikey)$")
+
+
+@dataclass(frozen=True)
+class SanitizedOutput:
+    """The text to show, whether anything was left out, and how many secrets were redacted."""
+
+    text: str
+    truncated: bool
+    redactions: int
+
+
+def strip_controls(text: str) -> str:
+    """Remove terminal control sequences and control characters, keeping newlines and tabs."""
+    return _CONTROLS.sub("", text)
+
+
+def omission_marker(omitted: int) -> str:
+    """The line put where bytes were left out; ``omitted`` counts bytes of what the tool wrote."""
+    return f"\n… [{omitted} bytes omitted] …\n"
+
+
+def _head_bytes(text: str, limit: int) -> str:
+    return text.encode()[: max(0, limit)].decode("utf-8", "ignore")
+
+
+def _tail_bytes(text: str, limit: int) -> str:
+    data = text.encode()
+    return data[len(data) - limit :].decode("utf-8", "ignore") if limit > 0 else ""
+
+
+def _cut_head_at_space(data: bytes) -> bytes:
+    window = data[-EDGE_TOKEN_LIMIT:]
+    cut = max(window.rfind(b" "), window.rfind(b"\n"), window.rfind(b"\t"))
+    return data if cut < 0 else data[: len(data) - len(window) + cut + 1]
+
+
+def _cut_tail_at_space(data: bytes) -> bytes:
+    window = data[:EDGE_TOKEN_LIMIT]
+    found = [i for i in (window.find(b" "), window.find(b"\n"), window.find(b"\t")) if i >= 0]
+    return data[min(found) :] if found else data
+
+
+def _redact_orphan_pem_end(text: str) -> tuple[str, int]:
+    """A tail that starts inside a private key block (its BEGIN line was omitted): redact up to its END."""
+    match = _PEM_END.search(text)
+    if match is None or "-----BEGIN" in text[: match.start()]:
+        return text, 0
+    return MARKER.format(kind="private_key") + text[match.end() :], 1
+
+
+def _clean(data: bytes, redactor: Redactor) -> tuple[str, int]:
+    return redactor.redact(strip_controls(data.decode("utf-8", "replace")))
+
+
+def sanitize_captured(captured: Captured, redactor: Redactor, output_limit: int) -> SanitizedOutput:
+    """Decode, strip controls, redact and cap captured output; the omitted count is relative to the total.
+
+    The marker says how many bytes of what the tool wrote are not shown: ``total_bytes`` minus the UTF-8
+    size of the head and tail that are shown (so bytes removed as control sequences count as omitted too).
+    """
+    if captured.omitted == 0:
+        text, redactions = _clean(captured.head + captured.tail, redactor)
+        if len(text.encode()) <= output_limit:
+            return SanitizedOutput(text=text, truncated=False, redactions=redactions)
+        head_text, tail_text = text, text
+    else:
+        head_text, head_n = _clean(_cut_head_at_space(captured.head), redactor)
+        tail_text, tail_n = _clean(_cut_tail_at_space(captured.tail), redactor)
+        tail_text, pem_n = _redact_orphan_pem_end(tail_text)
+        redactions = head_n + tail_n + pem_n
+    budget = max(0, output_limit - len(omission_marker(captured.total_bytes).encode()))
+    head = _head_bytes(head_text, budget - budget // 2)
+    tail = _tail_bytes(tail_text, budget // 2)
+    omitted = max(0, captured.total_bytes - len(head.encode()) - len(tail.encode()))
+    return SanitizedOutput(text=head + omission_marker(omitted) + tail, truncated=True, redactions=redactions)
+
+
+def sanitize_output(
+    data: bytes,
+    *,
+    output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    secret_values: Iterable[str] = (),
+    redact_patterns: Iterable[str] = (),
+) -> SanitizedOutput:
+    """Sanitize a complete byte string (for callers that already hold the whole output)."""
+    captured = Captured(head=data, tail=b"", total_bytes=len(data))
+    return sanitize_captured(captured, build_redactor(secret_values, redact_patterns), output_limit)
+
+
+def redact_argv(
+    argv: Iterable[str], secret_values: Iterable[str] = (), patterns: Iterable[str] = ()
+) -> list[str]:
+    """The argv as shown to humans: secrets redacted with the output's detectors, plus flag values.
+
+    ``--password=x`` is caught by the assignment detector; ``--password x`` (the value as the next item) is
+    redacted here because the detectors see one item at a time. Control characters are stripped so an
+    argument can't rewrite the approval card's terminal-style rendering.
+    """
+    redactor = build_redactor(secret_values, patterns)
+    shown: list[str] = []
+    secret_next = False
+    for item in argv:
+        if secret_next and not item.startswith("-"):
+            shown.append(MARKER.format(kind="flag_value"))
+            secret_next = False
+            continue
+        secret_next = bool(_FLAG_WITH_SECRET.match(item))
+        shown.append(redactor.redact(strip_controls(item))[0])
+    return shown

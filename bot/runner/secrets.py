@@ -1,0 +1,173 @@
+"""Secret detectors: one compiled alternation of hand-written patterns, plus exact credential values.
+
+Why hand-written regexes and not a detector library: the output must be *redacted* (not just flagged), across
+line breaks (PEM blocks), keeping the harmless part visible (the key of ``password=...``, the user of a URL),
+on every tool result. detect-secrets 1.5.0 was measured against this set on ~1 MB of text (see
+``bench/bench_execute.py --secrets``): it is line-oriented, reports but does not redact, misses multi-line PEM
+blocks and URL credentials, and is far slower. All patterns are joined into one alternation so the text is
+scanned once; at a given position the first listed detector wins (``anthropic_key`` before ``openai_key``).
+
+Every redaction leaves ``[REDACTED:<kind>]`` so a reader (human or model) knows something was there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+MARKER = "[REDACTED:{kind}]"
+# Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
+MIN_SECRET_VALUE_LENGTH = 6
+
+# Keywords that make the value after ``=`` or ``:`` a secret, and the kind each one is reported as.
+_KEYWORD_KINDS = (
+    ("passphrase", "password"),
+    ("password", "password"),
+    ("passwd", "password"),
+    ("client_secret", "secret"),
+    ("secret", "secret"),
+    ("token", "token"),
+    ("api_key", "api_key"),
+    ("api-key", "api_key"),
+    ("apikey", "api_key"),
+    ("access_key", "access_key"),
+    ("access-key", "access_key"),
+    ("accesskey", "access_key"),
+    ("private_key", "private_key"),
+    ("private-key", "private_key"),
+    ("credential", "credential"),
+)
+_KEYWORDS = "|".join(re.escape(k) for k, _ in _KEYWORD_KINDS)
+# Values that are clearly not secrets (small counters such as ``max_tokens: 1024``, booleans, nulls) or
+# already redacted are left alone.
+_NOT_A_SECRET = r"(?!\[REDACTED|(?:\d{1,5}|true|false|null|none|yes|no)(?![^\s,;&}\"'\]]))"
+
+# (kind, pattern). Groups named ``keep``/``keep2`` stay visible; a group named ``val`` is the part replaced
+# (when absent, the whole match is replaced); ``kw`` picks the kind from _KEYWORD_KINDS.
+_DETECTORS: tuple[tuple[str, str], ...] = (
+    (
+        "private_key",
+        r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+        r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    ),
+    ("slack_webhook", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]+"),
+    ("slack_token", r"(?<![A-Za-z0-9])xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}"),
+    ("slack_token", r"(?<![A-Za-z0-9])xapp-[A-Za-z0-9-]{10,}"),
+    ("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("github_token", r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
+    ("github_token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
+    ("gitlab_token", r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
+    ("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"),
+    (
+        "aws_access_key_id",
+        r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])",
+    ),
+    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
+    (
+        "aws_secret_key",
+        # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
+        r"(?i:(?P<keep>aws[^\n]{0,60}?)(?<![A-Za-z0-9/+=])(?![0-9a-f]{40})"
+        r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))",
+    ),
+    (
+        "authorization",
+        r"(?i:(?P<keep>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest)\s+)?)"
+        r"(?P<val>(?!\[REDACTED)[^\s\"',;]+))",
+    ),
+    ("bearer", r"(?i:(?P<keep>\bbearer\s+)(?P<val>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,}))"),
+    (
+        "url_password",
+        r"(?i:(?P<keep>\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]*:)(?P<val>(?!\[REDACTED)[^\s@/\"'<>]+)(?=@))",
+    ),
+    (
+        "assignment",
+        rf"(?i:(?P<keep>(?P<kw>{_KEYWORDS})[\w.-]*[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
+        rf"{_NOT_A_SECRET}(?P<val>(?(q)[^\"'\n]+|[^\s,;&}}\"'\]]+)))",
+    ),
+)
+
+_KIND_OF_KEYWORD = dict(_KEYWORD_KINDS)
+
+
+@dataclass(frozen=True)
+class _Branch:
+    kind: str
+    has_val: bool
+
+
+@dataclass(frozen=True)
+class Redactor:
+    """A compiled detector set: exact values first, then the patterns. Build once, reuse for every text."""
+
+    values: re.Pattern[str] | None
+    patterns: re.Pattern[str]
+    custom: tuple[re.Pattern[str], ...]
+    branches: dict[str, _Branch]
+
+    def redact(self, text: str) -> tuple[str, int]:
+        """Return ``text`` with every secret replaced by its marker, and the number of redactions."""
+        count = 0
+
+        def sub(pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str]) -> str:
+            nonlocal count
+            new, n = pattern.subn(repl, text)
+            count += n
+            return new
+
+        if self.values is not None:
+            text = sub(self.values, text, lambda m: MARKER.format(kind="secret_value"))
+        for pattern in self.custom:
+            text = sub(pattern, text, lambda m: MARKER.format(kind="custom"))
+        text = sub(self.patterns, text, self._replace)
+        return text, count
+
+    def _replace(self, m: re.Match[str]) -> str:
+        name = m.lastgroup or ""
+        branch = self.branches[name]
+        if not branch.has_val:
+            return MARKER.format(kind=branch.kind)
+        kind = branch.kind
+        kw = m.group(f"{name}_kw") if kind == "assignment" else None
+        if kw is not None:
+            kind = _KIND_OF_KEYWORD.get(kw.lower(), "secret")
+        start, end = m.span()
+        vstart, vend = m.span(f"{name}_val")
+        whole = m.string
+        return whole[start:vstart] + MARKER.format(kind=kind) + whole[vend:end]
+
+
+def _renamed(index: int, pattern: str) -> str:
+    """Give a detector's inner named groups a per-branch prefix so all of them fit in one alternation."""
+    pattern = re.sub(r"\(\?P<(\w+)>", lambda m: f"(?P<b{index}_{m.group(1)}>", pattern)
+    pattern = re.sub(r"\(\?\((\w+)\)", lambda m: f"(?(b{index}_{m.group(1)})", pattern)
+    return pattern
+
+
+def build_redactor(secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> Redactor:
+    """Compile the detectors for one call: its scrubbed credential values and the operator's patterns.
+
+    ``patterns`` are operator-configured regular expressions; an invalid one raises ``re.error`` so a bad
+    configuration is noticed at startup rather than silently letting a secret through.
+    """
+    values = sorted({v for v in secret_values if len(v) >= MIN_SECRET_VALUE_LENGTH}, key=len, reverse=True)
+    values_re = re.compile("|".join(re.escape(v) for v in values)) if values else None
+    custom = tuple(re.compile(p) for p in patterns if p)
+    parts: list[str] = []
+    branches: dict[str, _Branch] = {}
+    for index, (kind, pattern) in enumerate(_DETECTORS):
+        name = f"b{index}"
+        parts.append(f"(?P<{name}>{_renamed(index, pattern)})")
+        branches[name] = _Branch(kind=kind, has_val="(?P<val>" in pattern)
+    return Redactor(values=values_re, patterns=re.compile("|".join(parts)), custom=custom, branches=branches)
+
+
+DEFAULT_REDACTOR = build_redactor()
+
+
+def redact(text: str, secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> tuple[str, int]:
+    """Convenience: redact ``text`` with a redactor built for these values and patterns."""
+    values, extra = tuple(secret_values), tuple(patterns)
+    redactor = DEFAULT_REDACTOR if not values and not extra else build_redactor(values, extra)
+    return redactor.redact(text)
