@@ -1,0 +1,210 @@
+"""The loopback fakes speak the real wire formats: the real SDKs talk to them and parse what they answer."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anthropic
+import pytest
+from anthropic.types import (
+    ServerToolUseBlock,
+    TextBlock,
+    ToolSearchToolResultBlock,
+    ToolSearchToolSearchResultBlock,
+    ToolUseBlock,
+)
+
+from tests.support.fake_anthropic import (
+    FakeAnthropic,
+    Reply,
+    error_reply,
+    pause_turn_reply,
+    server_tool_search_reply,
+    text_reply,
+    tool_use_reply,
+)
+
+
+@pytest.fixture
+def fake_anthropic() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as fake:
+        yield fake
+
+
+def client(fake: FakeAnthropic, max_retries: int = 0) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(api_key="test-key", base_url=fake.base_url, max_retries=max_retries)
+
+
+async def create(c: anthropic.AsyncAnthropic, **kw: Any) -> anthropic.types.Message:
+    params: dict[str, Any] = {
+        "model": "claude-fake-model",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "why 502 on db-3?"}],
+    }
+    params.update(kw)
+    return await c.messages.create(**params)
+
+
+# -- Anthropic -----------------------------------------------------------------------------------------------
+
+
+async def test_text_reply_parses_and_request_is_recorded(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(text_reply("hello"))
+    async with client(fake_anthropic) as c:
+        msg = await create(c, system="be brief")
+    assert isinstance(msg.content[0], TextBlock)
+    assert msg.content[0].text == "hello"
+    assert msg.stop_reason == "end_turn"
+    assert msg.model == "claude-fake-model"  # echoed from the request
+    assert msg.usage.input_tokens == 10 and msg.usage.cache_read_input_tokens == 0
+    (req,) = fake_anthropic.requests
+    assert req.path == "/v1/messages" and req.method == "POST"
+    # anthropic 2.x sends the API key as a bearer token, not x-api-key
+    assert req.headers["authorization"] == "Bearer test-key"
+    assert "anthropic-version" in req.headers
+    assert req.json["system"] == "be brief"
+    assert fake_anthropic.message_requests == [req.json]
+
+
+async def test_tool_use_with_raw_json_input_keeps_number_verbatim(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(
+        tool_use_reply(
+            [
+                ("toolu_1", "opsctl_status", '{"host": "db-3", "limit": 12.50}'),
+                ("toolu_2", "opsctl_ping", {}),
+            ],
+            text="Let me check.",
+        )
+    )
+    async with client(fake_anthropic) as c:
+        raw = await c.messages.with_raw_response.create(
+            model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}]
+        )
+        body = await raw.read()
+        msg = await raw.parse()
+    assert b'"input": {"host": "db-3", "limit": 12.50}' in body
+    assert msg.stop_reason == "tool_use"
+    text, first, second = msg.content
+    assert isinstance(text, TextBlock) and text.text == "Let me check."
+    assert isinstance(first, ToolUseBlock) and first.id == "toolu_1" and first.name == "opsctl_status"
+    assert first.input == {"host": "db-3", "limit": 12.5}
+    assert isinstance(second, ToolUseBlock) and second.input == {}
+
+
+async def test_server_tool_search_blocks_parse(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(
+        server_tool_search_reply(
+            "database status",
+            ["opsctl_db_status", "opsctl_db_logs"],
+            then_calls=[("toolu_9", "opsctl_db_status", {"host": "db-3"})],
+        )
+    )
+    async with client(fake_anthropic) as c:
+        msg = await create(c)
+    srv, result, call = msg.content
+    assert isinstance(srv, ServerToolUseBlock)
+    assert srv.name == "tool_search_tool_bm25" and srv.input == {"query": "database status"}
+    assert isinstance(result, ToolSearchToolResultBlock) and result.tool_use_id == srv.id
+    assert isinstance(result.content, ToolSearchToolSearchResultBlock)
+    assert [r.tool_name for r in result.content.tool_references] == ["opsctl_db_status", "opsctl_db_logs"]
+    assert isinstance(call, ToolUseBlock) and call.name == "opsctl_db_status"
+    assert msg.stop_reason == "tool_use"
+    # the blocks round-trip as request params unchanged (what the agent must send back)
+    param = msg.to_param()
+    assert param["role"] == "assistant"
+
+
+@pytest.mark.parametrize("stop", ["max_tokens", "refusal", "model_context_window_exceeded"])
+async def test_other_stop_reasons(fake_anthropic: FakeAnthropic, stop: str) -> None:
+    fake_anthropic.script(text_reply("partial", stop_reason=stop))
+    async with client(fake_anthropic) as c:
+        msg = await create(c)
+    assert msg.stop_reason == stop
+
+
+async def test_pause_turn(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(pause_turn_reply(query="disk"))
+    async with client(fake_anthropic) as c:
+        msg = await create(c)
+    assert msg.stop_reason == "pause_turn"
+    assert isinstance(msg.content[0], ServerToolUseBlock)
+
+
+async def test_529_is_retried_by_sdk(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(error_reply(529, message="Overloaded"), text_reply("after retry"))
+    async with client(fake_anthropic, max_retries=2) as c:
+        started = time.monotonic()
+        msg = await create(c)
+    assert msg.content[0].type == "text" and msg.content[0].text == "after retry"
+    assert len(fake_anthropic.requests) == 2
+    assert fake_anthropic.requests[1].headers["x-stainless-retry-count"] == "1"
+    assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("status", "exc", "etype"),
+    [
+        (429, anthropic.RateLimitError, "rate_limit_error"),
+        (529, anthropic.OverloadedError, "overloaded_error"),
+        (500, anthropic.InternalServerError, "api_error"),
+        (400, anthropic.BadRequestError, "invalid_request_error"),
+    ],
+)
+async def test_errors_raise_typed_exceptions(
+    fake_anthropic: FakeAnthropic, status: int, exc: type[anthropic.APIStatusError], etype: str
+) -> None:
+    fake_anthropic.script(error_reply(status, message="nope"))
+    async with client(fake_anthropic) as c:
+        with pytest.raises(exc) as info:
+            await create(c)
+    assert info.value.status_code == status
+    assert isinstance(info.value.body, dict)
+    assert info.value.body["error"] == {"type": etype, "message": "nope"}
+
+
+async def test_unscripted_request_fails_loudly_without_retries(fake_anthropic: FakeAnthropic) -> None:
+    async with client(fake_anthropic, max_retries=3) as c:
+        with pytest.raises(anthropic.InternalServerError, match="unscripted request #1"):
+            await create(c)
+    assert len(fake_anthropic.requests) == 1
+    assert len(fake_anthropic.unscripted) == 1
+
+
+async def test_callable_responder_sees_request(fake_anthropic: FakeAnthropic) -> None:
+    def responder(req: dict[str, Any]) -> Reply:
+        return text_reply(f"{len(req['messages'])} messages")
+
+    fake_anthropic.script(responder, responder)
+    async with client(fake_anthropic) as c:
+        first = await create(c)
+        second = await create(
+            c,
+            messages=[
+                {"role": "user", "content": "a"},
+                {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"},
+            ],
+        )
+    assert first.content[0].type == "text" and first.content[0].text == "1 messages"
+    assert second.content[0].type == "text" and second.content[0].text == "3 messages"
+
+
+async def test_streaming_answer(fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script(
+        server_tool_search_reply(
+            "db", ["opsctl_db"], then_calls=[("toolu_s", "opsctl_db", '{"n": 12.50}')], text="Checking"
+        )
+    )
+    async with (
+        client(fake_anthropic) as c,
+        c.messages.stream(model="m", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as stream,
+    ):
+        msg = await stream.get_final_message()
+    assert [b.type for b in msg.content] == ["server_tool_use", "tool_search_tool_result", "text", "tool_use"]
+    assert msg.stop_reason == "tool_use"
+    call = msg.content[3]
+    assert isinstance(call, ToolUseBlock) and call.input == {"n": 12.5}
+    assert json.loads(fake_anthropic.requests[0].body)["stream"] is True
