@@ -7,6 +7,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+import aiohttp
 import anthropic
 import pytest
 from anthropic.types import (
@@ -16,6 +17,11 @@ from anthropic.types import (
     ToolSearchToolSearchResultBlock,
     ToolUseBlock,
 )
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from tests.support.fake_anthropic import (
     FakeAnthropic,
@@ -26,6 +32,7 @@ from tests.support.fake_anthropic import (
     text_reply,
     tool_use_reply,
 )
+from tests.support.fake_slack import FakeSlack, sign_slack_request
 
 
 @pytest.fixture
@@ -208,3 +215,135 @@ async def test_streaming_answer(fake_anthropic: FakeAnthropic) -> None:
     call = msg.content[3]
     assert isinstance(call, ToolUseBlock) and call.input == {"n": 12.5}
     assert json.loads(fake_anthropic.requests[0].body)["stream"] is True
+
+
+# -- Slack ---------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_slack() -> Iterator[FakeSlack]:
+    with FakeSlack() as fake:
+        yield fake
+
+
+def slack_client(fake: FakeSlack, **kw: Any) -> AsyncWebClient:
+    return AsyncWebClient(token="xoxb-test", base_url=fake.api_url, **kw)
+
+
+async def test_slack_auth_and_post_and_update(fake_slack: FakeSlack) -> None:
+    client = slack_client(fake_slack)
+    auth = await client.auth_test()
+    assert auth["user_id"] == "UBOT" and auth["bot_id"] == "BBOT"
+    first = await client.chat_postMessage(channel="C1", text="card", blocks=[{"type": "divider"}])
+    second = await client.chat_postMessage(channel="C1", text="reply", thread_ts=first["ts"])
+    assert first["ts"] == "1700000000.000100" and second["ts"] == "1700000000.000101"
+    assert first["channel"] == "C1" and first["message"]["text"] == "card"
+    updated = await client.chat_update(channel="C1", ts=first["ts"], text="approved", blocks=[])
+    assert updated["ts"] == first["ts"] and updated["text"] == "approved"
+    assert fake_slack.message("C1", first["ts"])["text"] == "approved"
+    assert [m["text"] for m in fake_slack.thread("C1", first["ts"])] == ["approved", "reply"]
+    (post, _) = fake_slack.calls_to("chat.postMessage")
+    assert post.params["blocks"] == [{"type": "divider"}]
+    assert post.token == "xoxb-test" and post.headers["authorization"] == "Bearer xoxb-test"
+    assert post.json is not None  # chat.* is sent as JSON
+
+
+async def test_slack_other_default_methods(fake_slack: FakeSlack) -> None:
+    client = slack_client(fake_slack)
+    assert (await client.chat_postEphemeral(channel="C1", user="U1", text="only you"))["message_ts"]
+    await client.reactions_add(channel="C1", timestamp="1.2", name="eyes")
+    await client.reactions_remove(channel="C1", timestamp="1.2", name="eyes")
+    fake_slack.users["U7"] = {"id": "U7", "name": "alice", "tz": "Europe/Oslo"}
+    assert (await client.users_info(user="U7"))["user"]["name"] == "alice"
+    assert (await client.users_info(user="U8"))["user"]["id"] == "U8"
+    assert (await client.conversations_info(channel="C9"))["channel"]["id"] == "C9"
+    await client.assistant_threads_setStatus(channel_id="D1", thread_ts="1.2", status="is thinking...")
+    assert fake_slack.calls_to("reactions.add")[0].params == {"channel": "C1", "timestamp": "1.2", "name": "eyes"}
+    assert fake_slack.calls_to("users.info")[0].http_method == "GET"
+    assert fake_slack.calls_to("assistant.threads.setStatus")[0].params["status"] == "is thinking..."
+    with pytest.raises(SlackApiError) as info:
+        await client.api_call("no.such.method")
+    assert info.value.response["error"] == "unknown_method"
+
+
+async def test_slack_files_upload_v2_round_trip(fake_slack: FakeSlack) -> None:
+    client = slack_client(fake_slack)
+    result = await client.files_upload_v2(
+        channel="C1", thread_ts="1.2", content="x" * 70_000, filename="out.txt", title="output"
+    )
+    assert result["file"]["title"] == "output"
+    (file_id,) = fake_slack.uploads
+    assert fake_slack.uploads[file_id] == b"x" * 70_000
+    complete = fake_slack.calls_to("files.completeUploadExternal")[0]
+    assert complete.params["channel_id"] == "C1" and complete.params["thread_ts"] == "1.2"
+    assert json.loads(complete.params["files"])[0]["id"] == file_id
+
+
+async def test_slack_scripted_error_and_token_check() -> None:
+    with FakeSlack(expected_token="xoxb-right") as fake:
+        fake.fail_next("chat.postMessage", error="channel_not_found")
+        good = AsyncWebClient(token="xoxb-right", base_url=fake.api_url)
+        with pytest.raises(SlackApiError) as info:
+            await good.chat_postMessage(channel="C1", text="x")
+        assert info.value.response["error"] == "channel_not_found"
+        assert (await good.chat_postMessage(channel="C1", text="x"))["ok"]
+        bad = AsyncWebClient(token="xoxb-wrong", base_url=fake.api_url)
+        with pytest.raises(SlackApiError, match="invalid_auth"):
+            await bad.auth_test()
+        fake.on("auth.test", {"ok": True, "user_id": "UOTHER"})
+        assert (await good.auth_test())["user_id"] == "UOTHER"
+
+
+async def test_slack_rate_limit_retried_after_retry_after(fake_slack: FakeSlack) -> None:
+    fake_slack.fail_next("chat.postMessage", status=429, headers={"Retry-After": "0"})
+    client = slack_client(fake_slack, retry_handlers=[AsyncRateLimitErrorRetryHandler(max_retry_count=1)])
+    result = await client.chat_postMessage(channel="C1", text="after 429")
+    assert result["ok"]
+    first, second = fake_slack.calls_to("chat.postMessage")
+    assert first.status == 429 and first.response == {"ok": False, "error": "ratelimited"}
+    assert second.status == 200
+
+
+async def test_slack_429_without_retry_handler_raises(fake_slack: FakeSlack) -> None:
+    fake_slack.fail_next("chat.postMessage", status=429, headers={"Retry-After": "7"})
+    client = slack_client(fake_slack, retry_handlers=[])
+    with pytest.raises(SlackApiError) as info:
+        await client.chat_postMessage(channel="C1", text="x")
+    assert info.value.response.status_code == 429
+    assert info.value.response.headers["Retry-After"] == "7"
+
+
+async def test_slack_outage_modes(fake_slack: FakeSlack) -> None:
+    client = slack_client(fake_slack, retry_handlers=[])
+    fake_slack.down = "error"
+    with pytest.raises(SlackApiError) as info:
+        await client.chat_postMessage(channel="C1", text="x")
+    assert info.value.response.status_code == 503
+    fake_slack.down = "reset"
+    with pytest.raises(aiohttp.ClientError):
+        await client.chat_postMessage(channel="C1", text="x")
+    fake_slack.down = None
+    fake_slack.stop()  # connection refused while stopped, same port afterwards
+    with pytest.raises(aiohttp.ClientConnectionError):
+        await client.chat_postMessage(channel="C1", text="x")
+    fake_slack.start()
+    assert (await client.chat_postMessage(channel="C1", text="x"))["ok"]
+
+
+async def test_response_url(fake_slack: FakeSlack) -> None:
+    webhook = AsyncWebhookClient(fake_slack.response_url("abc"))
+    response = await webhook.send(text="done", replace_original=True)
+    assert response.status_code == 200 and response.body == "ok"
+    assert fake_slack.response_url_posts["abc"] == [{"text": "done", "replace_original": True}]
+
+
+def test_signature_matches_slack_sdk_verifier() -> None:
+    body = b"token=x&command=%2Ffisk&text=why+502"
+    headers = sign_slack_request("s3cret", body)
+    verifier = SignatureVerifier("s3cret")
+    assert verifier.is_valid_request(body, headers)
+    assert verifier.is_valid(body, headers["X-Slack-Request-Timestamp"], headers["X-Slack-Signature"])
+    assert not SignatureVerifier("other").is_valid_request(body, headers)
+    assert not verifier.is_valid_request(body + b"x", headers)
+    stale = sign_slack_request("s3cret", body, timestamp=int(time.time()) - 3600)
+    assert not verifier.is_valid_request(body, stale)

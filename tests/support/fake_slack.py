@@ -1,0 +1,405 @@
+"""A loopback server that plays the Slack Web API, for the real ``slack_sdk`` clients.
+
+Usage::
+
+    with FakeSlack() as slack:
+        client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)  # api_url ends in "/api/"
+        await client.chat_postMessage(channel="C1", text="hi")
+        assert slack.calls_to("chat.postMessage")[0].params["text"] == "hi"
+
+slack_sdk joins ``base_url`` and the method with ``urljoin``, so the base URL must end with a slash.
+Parameters arrive as a JSON body (chat.*, assistant.*), as a query string (auth.test, reactions.*,
+files.*; GET for conversations.info and users.info) or as a form body; ``SlackCall.params`` merges them.
+
+Also served: the file upload URL handed out by files.getUploadURLExternal (``POST /upload/<file_id>``) and
+response_url endpoints (``POST /response_url/<id>``, see :meth:`FakeSlack.response_url`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import itertools
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+TEAM_ID = "T0FAKE"
+TEAM = "fake-team"
+
+
+def sign_slack_request(
+    signing_secret: str, body: bytes | str, timestamp: int | str | None = None
+) -> dict[str, str]:
+    """The headers Slack adds to a request it sends us: ``v0=HMAC-SHA256(secret, "v0:<ts>:<body>")``."""
+    if isinstance(body, str):
+        body = body.encode()
+    ts = str(int(time.time()) if timestamp is None else timestamp)
+    base = b"v0:" + ts.encode() + b":" + body
+    digest = hmac.new(signing_secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": ts, "X-Slack-Signature": f"v0={digest}"}
+
+
+@dataclass
+class SlackCall:
+    method: str  # the API method ("chat.postMessage"), or "upload" / "response_url" for those endpoints
+    params: dict[str, Any]  # query string + form + JSON body, merged (form/query values are strings)
+    headers: dict[str, str]  # lower-cased names
+    http_method: str
+    path: str
+    body: bytes
+    json: Any = None  # the JSON body, when there was one
+    status: int = 200  # what the fake answered
+    response: Any = None
+
+    @property
+    def token(self) -> str | None:
+        auth = self.headers.get("authorization", "")
+        if auth.lower().startswith("bearer "):
+            return auth[7:]
+        token = self.params.get("token")
+        return token if isinstance(token, str) else None
+
+
+@dataclass
+class SlackReply:
+    status: int = 200
+    body: Any = field(default_factory=lambda: {"ok": True})  # dict -> JSON; str/bytes sent as text
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Handler = Callable[[SlackCall], "SlackReply | dict[str, Any]"]
+
+
+class FakeSlack:
+    def __init__(self, *, expected_token: str | None = None) -> None:
+        """``expected_token``: when set, API calls with another token get ``{"ok": false, "error":
+        "invalid_auth"}``."""
+        self.expected_token = expected_token
+        self.calls: list[SlackCall] = []
+        self.uploads: dict[str, bytes] = {}  # file_id -> uploaded bytes
+        self.response_url_posts: dict[str, list[Any]] = {}  # id -> JSON payloads posted to response_url(id)
+        self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) -> current message
+        self.users: dict[str, dict[str, Any]] = {}  # user id -> user object for users.info (default made up)
+        self.channels: dict[str, dict[str, Any]] = {}  # channel id -> channel object for conversations.info
+        self.down: str | None = None  # None, "error" (HTTP 503 to everything) or "reset" (drop connections)
+        self._failures: dict[str, list[SlackReply]] = {}
+        self._handlers: dict[str, Handler] = {}
+        self._ts = itertools.count(100)
+        self._file_ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._port = 0
+
+    # lifecycle -------------------------------------------------------------------------------------------
+    def start(self) -> FakeSlack:
+        """Start listening; after :meth:`stop`, starts again on the same port (connection refused between)."""
+        fake = self
+
+        class _Bound(_RequestHandler):
+            owner = fake
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), _Bound)
+        self._server.daemon_threads = True
+        self._port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, args=(0.05,), name="fake-slack", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(5)
+            self._thread = None
+
+    def __enter__(self) -> FakeSlack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def api_url(self) -> str:
+        """What to pass as ``base_url`` to slack_sdk clients and bolt: ``http://127.0.0.1:<port>/api/``."""
+        return self.base_url + "/api/"
+
+    def response_url(self, id: str) -> str:
+        return f"{self.base_url}/response_url/{id}"
+
+    # scripting -------------------------------------------------------------------------------------------
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        headers: dict[str, str] | None = None,
+        body: Any = None,
+        times: int = 1,
+    ) -> None:
+        """The next ``times`` calls of ``method`` fail. ``status=429`` defaults to ``error="ratelimited"`` and
+        ``Retry-After: 0``; ``status=200`` with ``error`` is Slack's usual ``{"ok": false, "error": ...}``."""
+        if status == 429:
+            headers = {"Retry-After": "0", **(headers or {})}
+            error = error or "ratelimited"
+        if body is None:
+            body = {"ok": False, "error": error or ("internal_error" if status >= 500 else "fatal_error")}
+        with self._lock:
+            self._failures.setdefault(method, []).extend(
+                SlackReply(status, body, dict(headers or {})) for _ in range(times)
+            )
+
+    def on(self, method: str, handler: Handler | dict[str, Any] | None) -> None:
+        """Answer ``method`` with ``handler(call)`` (or a fixed dict) from now on; ``None`` restores the
+        default."""
+        with self._lock:
+            if handler is None:
+                self._handlers.pop(method, None)
+            elif callable(handler):
+                self._handlers[method] = handler
+            else:
+                fixed = handler
+                self._handlers[method] = lambda _call: fixed
+
+    # inspection ------------------------------------------------------------------------------------------
+    def calls_to(self, method: str) -> list[SlackCall]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def message(self, channel: str, ts: str) -> dict[str, Any]:
+        """The current state of a message posted through chat.postMessage (after any chat.update)."""
+        return self.messages[(channel, ts)]
+
+    def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+        """Messages in a thread (the parent, if posted here, and replies), oldest first."""
+        return [
+            m
+            for (ch, ts), m in sorted(self.messages.items(), key=lambda kv: float(kv[0][1]))
+            if ch == channel and (ts == thread_ts or m.get("thread_ts") == thread_ts)
+        ]
+
+    # answering -------------------------------------------------------------------------------------------
+    def _next_ts(self) -> str:
+        return f"1700000000.{next(self._ts):06d}"
+
+    def _answer(self, call: SlackCall) -> SlackReply:
+        with self._lock:
+            failures = self._failures.get(call.method)
+            if failures:
+                return failures.pop(0)
+            handler = self._handlers.get(call.method)
+        if call.method == "upload":
+            file_id = call.path.rsplit("/", 1)[-1]
+            with self._lock:
+                self.uploads[file_id] = call.body
+            return SlackReply(200, f"OK - {len(call.body)}", {"Content-Type": "text/plain"})
+        if call.method == "response_url":
+            rid = call.path.rsplit("/", 1)[-1]
+            with self._lock:
+                self.response_url_posts.setdefault(rid, []).append(call.json)
+            return SlackReply(200, "ok", {"Content-Type": "text/html"})
+        if self.expected_token is not None and call.token != self.expected_token:
+            return SlackReply(200, {"ok": False, "error": "invalid_auth" if call.token else "not_authed"})
+        if handler is not None:
+            result = handler(call)
+            return result if isinstance(result, SlackReply) else SlackReply(200, result)
+        default = getattr(self, "_api_" + call.method.replace(".", "_"), None)
+        if default is None:
+            return SlackReply(200, {"ok": False, "error": "unknown_method"})
+        return SlackReply(200, default(call.params))
+
+    def _api_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "url": f"https://{TEAM}.slack.com/",
+            "team": TEAM,
+            "user": "fisk",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _api_chat_postMessage(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel = str(p.get("channel", ""))
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        ts = self._next_ts()
+        message = {
+            "type": "message",
+            "user": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "app_id": "AFAKE",
+            "team": TEAM_ID,
+            "text": p.get("text", ""),
+            "ts": ts,
+        }
+        for key in ("blocks", "attachments", "thread_ts", "metadata"):
+            if p.get(key) is not None:
+                message[key] = p[key]
+        with self._lock:
+            self.messages[(channel, ts)] = message
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def _api_chat_update(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(p.get("channel", "")), str(p.get("ts", ""))
+        with self._lock:
+            message = self.messages.get((channel, ts))
+            if message is None:
+                message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "ts": ts}
+                self.messages[(channel, ts)] = message
+            message["text"] = p.get("text", message.get("text", ""))
+            for key in ("blocks", "attachments", "metadata"):
+                if key in p:
+                    message[key] = p[key]
+            message["edited"] = {"user": BOT_USER_ID, "ts": self._next_ts()}
+        return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": dict(message)}
+
+    def _api_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    def _api_chat_delete(self, p: dict[str, Any]) -> dict[str, Any]:
+        channel, ts = str(p.get("channel", "")), str(p.get("ts", ""))
+        with self._lock:
+            self.messages.pop((channel, ts), None)
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _api_reactions_add(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _api_reactions_remove(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _api_assistant_threads_setStatus(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _api_conversations_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        cid = str(p.get("channel", ""))
+        channel = self.channels.get(cid) or {
+            "id": cid,
+            "name": f"chan-{cid.lower()}",
+            "is_channel": cid.startswith("C"),
+            "is_group": False,
+            "is_im": cid.startswith("D"),
+            "is_private": cid.startswith("G"),
+            "is_member": True,
+            "is_archived": False,
+        }
+        return {"ok": True, "channel": channel}
+
+    def _api_users_info(self, p: dict[str, Any]) -> dict[str, Any]:
+        uid = str(p.get("user", ""))
+        user = self.users.get(uid) or {
+            "id": uid,
+            "team_id": TEAM_ID,
+            "name": f"user-{uid.lower()}",
+            "real_name": f"User {uid}",
+            "deleted": False,
+            "is_bot": uid == BOT_USER_ID,
+            "is_admin": False,
+            "tz": "UTC",
+            "profile": {"display_name": f"user-{uid.lower()}", "real_name": f"User {uid}"},
+        }
+        return {"ok": True, "user": user}
+
+    def _api_files_getUploadURLExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"F{next(self._file_ids):08d}"
+        return {"ok": True, "upload_url": f"{self.base_url}/upload/{file_id}", "file_id": file_id}
+
+    def _api_files_completeUploadExternal(self, p: dict[str, Any]) -> dict[str, Any]:
+        files = p.get("files", [])
+        if isinstance(files, str):
+            files = json.loads(files)
+        out = []
+        for f in files:
+            if f.get("id") not in self.uploads:
+                return {"ok": False, "error": "file_not_found"}
+            out.append({"id": f["id"], "title": f.get("title") or "", "size": len(self.uploads[f["id"]])})
+        return {"ok": True, "files": out}
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    owner: FakeSlack
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _handle(self) -> None:
+        fake = self.owner
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        if fake.down == "reset":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        url = urlsplit(self.path)
+        params: dict[str, Any] = dict(parse_qsl(url.query, keep_blank_values=True))
+        content_type = (self.headers.get("content-type") or "").split(";")[0].strip().lower()
+        parsed_json: Any = None
+        if content_type == "application/json" and body:
+            parsed_json = json.loads(body)
+            if isinstance(parsed_json, dict):
+                params.update(parsed_json)
+        elif content_type == "application/x-www-form-urlencoded" and body:
+            params.update(parse_qsl(body.decode(), keep_blank_values=True))
+        if url.path.startswith("/api/"):
+            method = url.path[len("/api/") :]
+        elif url.path.startswith("/upload/"):
+            method = "upload"
+        elif url.path.startswith("/response_url/"):
+            method = "response_url"
+            if parsed_json is None and body:
+                parsed_json = json.loads(body)
+        else:
+            method = url.path
+        call = SlackCall(
+            method=method,
+            params=params,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            http_method=self.command,
+            path=url.path,
+            body=body,
+            json=parsed_json,
+        )
+        if fake.down == "error":
+            reply = SlackReply(503, "service unavailable", {"Content-Type": "text/plain"})
+        else:
+            reply = fake._answer(call)
+        call.status, call.response = reply.status, reply.body
+        with fake._lock:
+            fake.calls.append(call)
+        if isinstance(reply.body, dict | list):
+            data = json.dumps(reply.body).encode()
+            headers = {"Content-Type": "application/json; charset=utf-8"}
+        else:
+            data = reply.body.encode() if isinstance(reply.body, str) else bytes(reply.body)
+            headers = {"Content-Type": "text/plain; charset=utf-8"}
+        headers.update(reply.headers)
+        self.send_response(reply.status)
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = _handle
+    do_POST = _handle
