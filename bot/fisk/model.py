@@ -12,13 +12,22 @@ from pydantic import BaseModel, ConfigDict, Field
 
 # fisk's own framework flags and commands; they never become tool parameters or tools.
 FRAMEWORK_FLAG_PREFIXES = ("help", "completion")
-FRAMEWORK_FLAGS = frozenset({"fisk-introspect", "version"})
+FRAMEWORK_FLAGS = frozenset(
+    {"help", "help-long", "help-man", "completion-bash", "completion-script-bash", "completion-script-zsh",
+     "fisk-introspect"}
+)
 FRAMEWORK_COMMANDS = frozenset({"help", "cheat"})
 
 
-def is_framework_flag(name: str) -> bool:
-    """True for fisk's built-in flags (help*, completion*, fisk-introspect, version)."""
-    return name in FRAMEWORK_FLAGS or name.startswith(FRAMEWORK_FLAG_PREFIXES)
+def is_framework_flag(name: str, app_level: bool = False) -> bool:
+    """True for fisk's built-in flags.
+
+    At application level that is help*, completion*, fisk-introspect and version. A command's own flag named
+    ``version`` (``deploy --version``) is the command's, so below the top only the exact framework names count.
+    """
+    if app_level:
+        return name in FRAMEWORK_FLAGS or name == "version" or name.startswith(FRAMEWORK_FLAG_PREFIXES)
+    return name in FRAMEWORK_FLAGS
 
 
 class _Model(BaseModel):

@@ -1,0 +1,109 @@
+"""The ``fisk-chatops`` command: inspection commands for operators and the process roles."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.config import Config, ConfigError, config_for_binary, load_config
+from bot.fisk.arguments import ArgumentsError
+from bot.fisk.introspect import IntrospectionError
+from bot.tools.catalog import Catalog
+from bot.tools.params import build_tool_params
+from bot.wiring import load_catalog
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """An error the user can fix; printed on stderr, exit 2."""
+
+
+def _add_source(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
+    group.add_argument("--app", help="a single fisk application binary, instead of a configuration file")
+
+
+def _config(args: argparse.Namespace) -> Config:
+    if getattr(args, "app", None):
+        binary = args.app
+        if "/" not in binary:
+            binary = shutil.which(binary) or binary
+        return config_for_binary(binary)
+    return load_config(args.config)
+
+
+def _catalog(args: argparse.Namespace) -> tuple[Config, Catalog]:
+    config = _config(args)
+    if not config.applications:
+        raise CliError(f"{config.source}: applications: no fisk application configured (use --config or --app)")
+    return config, load_catalog(config)
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    config, catalog = _catalog(args)
+    params = build_tool_params(list(catalog), tool_search=config.tool_search)
+    if args.json:
+        print(json.dumps({"tools": params}, indent=2, ensure_ascii=False))
+        return 0
+    deferred = {p["name"] for p in params if p.get("defer_loading")}
+    rows = [("NAME", "TAGS", "DEFERRED", "DESCRIPTION")]
+    for tool in catalog:
+        first = tool.description.splitlines()[0] if tool.description else ""
+        rows.append((tool.name, ",".join(tool.tags) or "-", "yes" if tool.name in deferred else "no", first))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:3], widths, strict=True)) + "  " + row[3])
+    if any(p.get("type") == "tool_search_tool_bm25_20251119" for p in params):
+        print(f"\n{len(catalog)} tools; tool search on (BM25), ai:no_defer tools sent directly")
+    else:
+        print(f"\n{len(catalog)} tools; sent directly")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    _, catalog = _catalog(args)
+    tool = catalog.get(args.tool)
+    if tool is None:
+        why = "denied by tag ai:deny" if args.tool in catalog.denied else "not a selected tool"
+        raise CliError(f"unknown tool {args.tool!r}: {why}")
+    print(json.dumps({"argv": tool.render_argv(args.arguments)}, ensure_ascii=False))
+    return 0
+
+
+def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fisk-chatops", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    tools = sub.add_parser("tools", help="list the tools the model would see")
+    _add_source(tools)
+    tools.add_argument("--json", action="store_true", help='print {"tools": [...]} as sent to the Messages API')
+    tools.set_defaults(func=cmd_tools)
+
+    explain = sub.add_parser("explain", help="print the argv a tool call would run, running nothing")
+    _add_source(explain)
+    explain.add_argument("tool")
+    explain.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
+    explain.set_defaults(func=cmd_explain)
+    for add in extra:
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CliError, ConfigError, IntrospectionError, ArgumentsError) as exc:
+        print(f"fisk-chatops: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,137 @@
+"""Settings from a YAML file plus environment variables, validated by pydantic.
+
+Secrets (Slack tokens, signing secret, Anthropic key, Redis URL) come only from the environment so that a
+configuration file can be committed and shared. Every error names the file, the key and the problem.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+CONFIG_ENV = "FISK_CHATOPS_CONFIG"
+
+
+class ConfigError(ValueError):
+    """A configuration problem, with the file, key and problem in the message."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RuleConfig(_Section):
+    tools: list[str] = Field(default_factory=list, description="regexes searched in the unprefixed tool name")
+    tags: list[str] = Field(default_factory=list, description='exact tags; "" matches a tool with no tags')
+
+
+class ApplicationConfig(_Section):
+    binary: str
+    alias: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,30}$")
+    include: RuleConfig = Field(default_factory=RuleConfig)
+    exclude: RuleConfig = Field(default_factory=RuleConfig)
+    global_flags: list[str] = Field(default_factory=list)
+    timeout_seconds: float = Field(default=60.0, gt=0)
+    working_dir: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    max_concurrency: int = Field(default=4, ge=1)
+
+
+class ExecutionConfig(_Section):
+    max_timeout_seconds: float = Field(default=600.0, gt=0)
+    kill_grace_seconds: float = Field(default=5.0, ge=0)
+    output_limit_bytes: int = Field(default=65536, ge=1024)
+    redact_patterns: list[str] = Field(default_factory=list)
+
+
+class RedisConfig(_Section):
+    url: str | None = None
+    state_dir: str = ".state"
+    retention_seconds: int = Field(default=7 * 86400, gt=0)
+
+
+class Config(_Section):
+    """The whole configuration file."""
+
+    applications: list[ApplicationConfig] = Field(default_factory=list)
+    tool_search: bool = True
+    sensitive_env_vars: list[str] = Field(default_factory=list)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
+    redis: RedisConfig = Field(default_factory=RedisConfig)
+    source: str = Field(default="<defaults>", exclude=True)
+
+    @field_validator("sensitive_env_vars")
+    @classmethod
+    def _names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not name or "=" in name:
+                raise ValueError(f"not an environment variable name: {name!r}")
+        return value
+
+
+class Secrets(BaseSettings):
+    """Credentials and endpoints read from the environment only."""
+
+    model_config = SettingsConfigDict(extra="ignore")
+
+    slack_bot_token: str | None = None
+    slack_app_token: str | None = None
+    slack_signing_secret: str | None = None
+    slack_api_url: str | None = None
+    anthropic_api_key: str | None = None
+    redis_url: str | None = None
+
+
+def _format_validation(path: str, exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "<root>"
+        lines.append(f"{path}: {key}: {err['msg']}")
+    return "\n".join(lines)
+
+
+def parse_config(data: Any, source: str = "<config>") -> Config:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: <root>: expected a mapping of settings, got {type(data).__name__}")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(source, exc)) from None
+    config.source = source
+    return config
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Load the YAML file at ``path`` (or $FISK_CHATOPS_CONFIG); no file at all means the defaults."""
+    chosen = path or os.environ.get(CONFIG_ENV)
+    if not chosen:
+        return parse_config({}, "<defaults>")
+    file = Path(chosen)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "<root>"
+        raise ConfigError(f"{file}: {where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    config = parse_config(data, str(file))
+    base = file.parent
+    for app in config.applications:
+        if not os.path.isabs(app.binary) and os.sep in app.binary:
+            app.binary = str((base / app.binary).resolve())
+    return config
+
+
+def config_for_binary(binary: str) -> Config:
+    """A configuration with one application and nothing else (the CLI's ``--app PATH``)."""
+    return parse_config({"applications": [{"binary": str(Path(binary).resolve())}]}, f"--app {binary}")

@@ -1,0 +1,211 @@
+"""JSON arguments to argv: the trust boundary between the model and the operating system.
+
+Semantics follow fisk's ``CmdModel.ArgsFromJSON`` (golden vectors in ``shared/fixtures/fisk``), with two
+deliberate differences: a property naming a hidden flag or argument is refused like an unknown one (hidden
+parameters are not part of the tool), and missing required parameters are refused before anything is shown
+for approval. Trailing data after the JSON object is refused too, where Go's decoder silently ignores it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.fisk.model import ArgModel, CmdModel, FlagModel, is_framework_flag
+
+
+class JsonNumber(str):
+    """A JSON number kept as the literal text it was written with (no float round trip)."""
+
+
+class ArgumentsError(ValueError):
+    """Arguments that cannot become a command line. ``kind`` is stable; the message is for people and models."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+def _reject_constant(name: str) -> Any:
+    raise ArgumentsError("invalid_json", f"invalid JSON arguments: {name} is not valid JSON")
+
+
+def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Decode the model's arguments into a dict whose numbers are ``JsonNumber`` literals.
+
+    Empty input and JSON ``null`` mean "no arguments", as in Go (decoding null into a map leaves it empty).
+    An already-decoded mapping is accepted for callers that only have parsed input.
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    text = raw.decode("utf-8", errors="strict") if isinstance(raw, bytes) else raw
+    if text.strip() == "":
+        return {}
+    decoder = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=_reject_constant)
+    try:
+        value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+    except json.JSONDecodeError as exc:
+        raise ArgumentsError("invalid_json", f"invalid JSON arguments: {exc.msg}") from None
+    if text[end:].strip():
+        raise ArgumentsError("invalid_json", "invalid JSON arguments: unexpected data after the JSON object")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        kind = _json_kind(value)
+        raise ArgumentsError("invalid_json", f"invalid JSON arguments: expected an object, got {kind}")
+    return value
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, str) and not isinstance(value, JsonNumber):
+        return "string"
+    if isinstance(value, JsonNumber | int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _scalar(value: Any) -> str:
+    """Render a scalar as fisk would parse it; numbers verbatim, booleans as true/false, null as ""."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int | float):
+        return repr(value)
+    raise ArgumentsError("unsupported_value_type", f"unsupported value type {_json_kind(value)}")
+
+
+def visible_flags(command: CmdModel) -> list[FlagModel]:
+    """The command's own flags that are part of the tool: not hidden, not fisk's framework flags."""
+    return [f for f in command.flags if not f.hidden and not is_framework_flag(f.name)]
+
+
+def visible_args(command: CmdModel) -> list[ArgModel]:
+    return [a for a in command.args if not a.hidden]
+
+
+def _flag_tokens(flag: FlagModel, value: Any) -> list[str]:
+    if flag.boolean:
+        if not isinstance(value, bool):
+            raise ArgumentsError("expected_boolean", f"expected boolean, got {_json_kind(value)}")
+        if flag.negatable:
+            return [f"--{flag.name}" if value else f"--no-{flag.name}"]
+        if value:
+            return [f"--{flag.name}"]
+        if flag.defaults_to_true:
+            raise ArgumentsError(
+                "unnegatable_false_with_true_default",
+                "cannot be set to false: the flag has no negation and defaults to true",
+            )
+        return []
+    if isinstance(value, list):
+        return [f"--{flag.name}={_scalar(item)}" for item in value]
+    if isinstance(value, dict):
+        return [f"--{flag.name}={key}={_scalar(value[key])}" for key in _go_sorted(value)]
+    return [f"--{flag.name}={_scalar(value)}"]
+
+
+def _go_sorted(keys: Mapping[str, Any]) -> list[str]:
+    """Go's sort.Strings orders by UTF-8 bytes, which differs from Python's code point order only rarely."""
+    return sorted(keys, key=lambda k: k.encode("utf-8", "surrogatepass"))
+
+
+def _with_context(kind_of: str, name: str, fn: Any, *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except ArgumentsError as exc:
+        raise ArgumentsError(exc.kind, f"{kind_of} {json.dumps(name)}: {exc.message}") from None
+
+
+def _positional_tokens(args: Sequence[ArgModel], values: Mapping[str, Any]) -> list[str]:
+    for index, arg in enumerate(args):
+        if arg.cumulative and index != len(args) - 1:
+            raise ArgumentsError(
+                "cumulative_not_last", f"argument {json.dumps(arg.name)} is cumulative but is not the last argument"
+            )
+    supplied = [i for i, a in enumerate(args) if a.name in values]
+    if not supplied:
+        return []
+    out: list[str] = []
+    for arg in args[: supplied[-1] + 1]:
+        if arg.name not in values:
+            if not arg.default:
+                raise ArgumentsError(
+                    "positional_gap_without_default",
+                    f"argument {json.dumps(arg.name)} must be set because a later argument is set",
+                )
+            out.extend(arg.default)
+            continue
+        value = values[arg.name]
+        items = value if isinstance(value, list) else [value]
+        out.extend(_with_context("argument", arg.name, _scalar, item) for item in items)
+    return out
+
+
+def args_from_json(
+    command: CmdModel,
+    arguments: str | bytes | Mapping[str, Any] | None,
+    *,
+    include_hidden: bool = False,
+) -> list[str]:
+    """fisk's ArgsFromJSON for one command: flags in declared order, then ``--`` and the positionals.
+
+    ``include_hidden=True`` reproduces fisk exactly (for the golden vectors); the bot never uses it.
+    """
+    values = parse_arguments(arguments)
+    flags = command.flags if include_hidden else visible_flags(command)
+    args = command.args if include_hidden else visible_args(command)
+    known = {f.name for f in flags} | {a.name for a in args}
+    for key in values:
+        if key not in known:
+            raise ArgumentsError("unknown_property", f"unknown property {json.dumps(key)}")
+    out: list[str] = []
+    for flag in flags:
+        if flag.name in values:
+            out.extend(_with_context("flag", flag.name, _flag_tokens, flag, values[flag.name]))
+    positionals = _positional_tokens(args, values)
+    if positionals:
+        out.append("--")
+        out.extend(positionals)
+    return out
+
+
+def global_flag_tokens(flags: Sequence[FlagModel], values: Mapping[str, Any]) -> list[str]:
+    """Render allowlisted application-level flags (placed after the command path, before the command's own)."""
+    out: list[str] = []
+    for flag in flags:
+        if flag.name in values:
+            out.extend(_with_context("flag", flag.name, _flag_tokens, flag, values[flag.name]))
+    return out
+
+
+def missing_required(command: CmdModel, values: Mapping[str, Any]) -> list[str]:
+    """Names of required, visible flags and arguments absent from ``values`` (fisk-ai's pre-check)."""
+    names = [f.name for f in visible_flags(command) if f.required]
+    names += [a.name for a in visible_args(command) if a.required]
+    return [n for n in names if n not in values]
+
+
+def parameter_roster(command: CmdModel, global_flags: Sequence[FlagModel] = ()) -> str:
+    """A one-line summary of what the command accepts, so a model can correct a call in one turn."""
+    required: list[str] = []
+    optional: list[str] = []
+    for flag in [*visible_flags(command), *global_flags]:
+        (required if flag.required else optional).append(flag.name + (" (boolean)" if flag.boolean else ""))
+    for arg in visible_args(command):
+        (required if arg.required else optional).append(arg.name + (" (list)" if arg.cumulative else ""))
+    return f"required: {', '.join(required) or 'none'}; optional: {', '.join(optional) or 'none'}"

@@ -1,0 +1,166 @@
+"""Run ``<binary> --fisk-introspect`` and parse its output into an ApplicationModel.
+
+This is one of the two places the bot starts a process (the runner is the other), so it gets the same
+treatment: an argument vector and no shell, no stdin, the scrubbed environment, a deadline and a read cap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bot.fisk.environment import scrub_environment
+from bot.fisk.model import ApplicationModel
+
+INTROSPECT_TIMEOUT = 30.0
+INTROSPECT_MAX_BYTES = 16 * 1024 * 1024
+
+
+class IntrospectionError(RuntimeError):
+    """Base of every introspection failure; the message names the binary and what went wrong."""
+
+
+class BinaryNotFound(IntrospectionError):
+    pass
+
+
+class BinaryNotExecutable(IntrospectionError):
+    pass
+
+
+class IntrospectionExitError(IntrospectionError):
+    pass
+
+
+class IntrospectionTimeout(IntrospectionError):
+    pass
+
+
+class IntrospectionTooLarge(IntrospectionError):
+    pass
+
+
+class IntrospectionNotJSON(IntrospectionError):
+    pass
+
+
+class NotAFiskModel(IntrospectionError):
+    pass
+
+
+def _check_binary(binary: str) -> None:
+    path = Path(binary)
+    if not path.exists():
+        raise BinaryNotFound(f"{binary}: no such file")
+    if path.is_dir() or not os.access(path, os.X_OK):
+        raise BinaryNotExecutable(f"{binary}: not an executable file")
+
+
+def _read_capped(proc: subprocess.Popen[bytes], binary: str, timeout: float, max_bytes: int) -> tuple[bytes, bytes]:
+    """Read stdout and stderr until EOF, the deadline or the cap, whichever comes first."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out, err = bytearray(), bytearray()
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ, out)
+        sel.register(proc.stderr, selectors.EVENT_READ, err)
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise IntrospectionTimeout(f"{binary} --fisk-introspect did not finish within {timeout:g}s")
+            for key, _ in sel.select(remaining):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf: bytearray = key.data
+                buf.extend(chunk)
+                if len(out) > max_bytes:
+                    raise IntrospectionTooLarge(
+                        f"{binary} --fisk-introspect printed more than {max_bytes} bytes"
+                    )
+                if len(err) > 65536:
+                    del err[:-65536]
+    return bytes(out), bytes(err)
+
+
+def run_introspection(
+    binary: str,
+    *,
+    sensitive_env_vars: Iterable[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = INTROSPECT_TIMEOUT,
+    max_bytes: int = INTROSPECT_MAX_BYTES,
+) -> bytes:
+    """The raw bytes ``binary --fisk-introspect`` prints, or a specific IntrospectionError."""
+    _check_binary(binary)
+    env = scrub_environment(sensitive_env_vars=sensitive_env_vars, extra=extra_env).env
+    try:
+        proc = subprocess.Popen(
+            [binary, "--fisk-introspect"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise BinaryNotFound(f"{binary}: {exc.strerror}") from None
+    except PermissionError as exc:
+        raise BinaryNotExecutable(f"{binary}: {exc.strerror}") from None
+    except OSError as exc:
+        raise BinaryNotExecutable(f"{binary}: cannot start: {exc.strerror or exc}") from None
+    try:
+        out, err = _read_capped(proc, binary, timeout, max_bytes)
+        code = proc.wait(timeout=max(1.0, timeout))
+    except BaseException:
+        _kill_group(proc)
+        raise
+    if code != 0:
+        first = err.decode("utf-8", "replace").strip().splitlines()[:3]
+        detail = f": {' / '.join(first)}" if first else ""
+        raise IntrospectionExitError(f"{binary} --fisk-introspect exited with code {code}{detail}")
+    return out
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def parse_application(data: bytes | str, source: str = "introspection") -> ApplicationModel:
+    """Parse introspection JSON, separating "not JSON" from "JSON but not a fisk application model"."""
+    try:
+        raw = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise IntrospectionNotJSON(f"{source}: output is not JSON ({exc})") from None
+    if not isinstance(raw, dict) or "name" not in raw or not isinstance(raw.get("commands", []), list):
+        raise NotAFiskModel(f"{source}: JSON is not a fisk application model (no name/commands)")
+    try:
+        return ApplicationModel.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise NotAFiskModel(f"{source}: JSON is not a fisk application model: {where}: {first['msg']}") from None
+
+
+def introspect(
+    binary: str,
+    *,
+    sensitive_env_vars: Iterable[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = INTROSPECT_TIMEOUT,
+) -> ApplicationModel:
+    """Introspect ``binary`` and return its application model."""
+    data = run_introspection(binary, sensitive_env_vars=sensitive_env_vars, extra_env=extra_env, timeout=timeout)
+    return parse_application(data, source=f"{binary} --fisk-introspect")

@@ -1,0 +1,116 @@
+"""Configuration errors name file, key and problem; the CLI works as a new user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, load_config
+from bot.wiring import load_catalog
+from tests.support.fisk_app import make_script
+
+CLI = [sys.executable, "-m", "bot.cli"]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})}, cwd=Path(__file__).resolve().parents[2])
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_config_errors_name_file_key_and_problem(tmp_path: Path) -> None:
+    path = write(tmp_path, "applications:\n  - binary: /x\n    timeout_seconds: -1\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert f"{path}: applications.0.timeout_seconds: Input should be greater than 0" in str(info.value)
+    path = write(tmp_path, "applications:\n  - binary: /x\n    colour: blue\n")
+    with pytest.raises(ConfigError, match=r"applications\.0\.colour: Extra inputs are not permitted"):
+        load_config(path)
+    path = write(tmp_path, "applications: [\n")
+    with pytest.raises(ConfigError, match=r"config.yaml: line \d+: invalid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_invalid_rule_regex_names_the_rule(tmp_path: Path, opsctl: Path) -> None:
+    path = write(tmp_path, f"applications:\n  - binary: {opsctl}\n    exclude:\n      tools: ['[bad']\n")
+    with pytest.raises(ConfigError, match=r"applications\[0\]\.exclude: invalid tool regex '\[bad'"):
+        load_catalog(load_config(path))
+
+
+def test_two_applications_with_alias(tmp_path: Path, opsctl: Path) -> None:
+    path = write(tmp_path, f"""
+applications:
+  - binary: {opsctl}
+    include: {{tags: ["impact:ro"]}}
+  - binary: {opsctl}
+    alias: stage
+    include: {{tools: ["^incident_"]}}
+    exclude: {{tags: [""]}}
+""")
+    catalog = load_catalog(load_config(path))
+    assert catalog.names == ["service_status", "service_logs", "auth_user_list", "db_query",
+                             "stage_incident_open", "stage_incident_note", "stage_incident_resolve"]
+
+
+def test_duplicate_names_are_a_configuration_error(tmp_path: Path, opsctl: Path) -> None:
+    path = write(tmp_path, f"applications:\n  - binary: {opsctl}\n  - binary: {opsctl}\n")
+    with pytest.raises(ConfigError, match="also a tool of opsctl"):
+        load_catalog(load_config(path))
+
+
+def test_cli_tools_json_is_the_messages_api_parameter(opsctl: Path) -> None:
+    result = run_cli("tools", "--app", str(opsctl), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert list(data) == ["tools"]
+    names = [t["name"] for t in data["tools"]]
+    assert names[-1] == "tool_search_tool_bm25" and "db_drop" not in names and len(names) == 15
+
+
+def test_cli_tools_table(opsctl: Path) -> None:
+    result = run_cli("tools", "--app", str(opsctl))
+    assert result.returncode == 0
+    line = next(x for x in result.stdout.splitlines() if x.startswith("service_status"))
+    assert "ai:no_defer,impact:ro" in line and " no " in line
+
+
+def test_cli_explain(opsctl: Path, tmp_path: Path) -> None:
+    result = run_cli("explain", "--app", str(opsctl), "service_restart", '{"service":"web","force":true}')
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"argv": [str(opsctl), "service", "restart", "--force", "--", "web"]}
+    for tool, args, message in [
+        ("db_drop", "{}", "denied by tag ai:deny"),
+        ("rm_rf", "{}", "not a selected tool"),
+        ("service_restart", '{"service":"web","colour":1}', 'unknown property "colour"'),
+        ("service_restart", "{oops", "invalid JSON"),
+    ]:
+        result = run_cli("explain", "--app", str(opsctl), tool, args)
+        assert result.returncode == 2 and message in result.stderr and result.stdout == ""
+
+
+def test_cli_explain_executes_nothing_but_introspection(tmp_path: Path, fixtures_dir: Path) -> None:
+    marker = tmp_path / "ran"
+    body = (f"import sys\nif sys.argv[1:] == ['--fisk-introspect']:\n"
+            f"    sys.stdout.write(open({str(fixtures_dir / 'opsctl.introspect.json')!r}).read())\n"
+            f"else:\n    open({str(marker)!r}, 'w').write('x')\n")
+    app = make_script(tmp_path, "opsctl", body)
+    result = run_cli("explain", "--app", str(app), "service_status", "{}")
+    assert result.returncode == 0 and json.loads(result.stdout)["argv"][1:] == ["service", "status"]
+    assert not marker.exists()
+
+
+def test_cli_without_configuration_says_so() -> None:
+    result = run_cli("tools", env={"FISK_CHATOPS_CONFIG": ""})
+    assert result.returncode == 2 and "no fisk application configured" in result.stderr
