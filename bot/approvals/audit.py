@@ -1,0 +1,103 @@
+"""Reading the audit trail.
+
+The entries are WRITTEN by the transition scripts (``scripts.py``), in the same script as the transition, so
+a transition without its audit line (or the reverse) cannot exist. One stream per shard (``<prefix>:{s<n>}:
+audit``), trimmed to the retention period; this module merges the shards back into one time-ordered list.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+from redis.asyncio import Redis
+
+from bot.approvals.keys import Keys
+from bot.approvals.records import from_epoch, to_epoch
+
+
+class AuditEntry(BaseModel):
+    """One transition: ``from_state`` -> ``to_state`` by ``actor`` (Slack user id, ``policy``,
+    ``runner:<id>``, ``sweeper`` or ``agent``). A first approval of a two-person call is audited as
+    awaiting_approval -> awaiting_approval."""
+
+    id: str
+    call_id: str
+    from_state: str
+    to_state: str
+    actor: str
+    at: datetime
+    reason: str = ""
+
+
+async def read_audit(
+    redis: Redis,
+    since: datetime | None = None,
+    limit: int = 100,
+    *,
+    call_id: str | None = None,
+    key_prefix: str = "fc",
+    shards: int = 1,
+) -> list[AuditEntry]:
+    """Audit entries in time order: the first ``limit`` at or after ``since``, or the last ``limit`` if
+    ``since`` is None. ``call_id`` filters to one call (read from that call's shard only)."""
+    keys = Keys(key_prefix, shards)
+    shard_list = [keys.shard_of_call(call_id)] if call_id else list(keys.all_shards())
+    entries: list[AuditEntry] = []
+    for shard in shard_list:
+        stream = keys.audit_stream(shard)
+        if call_id is not None:
+            start = f"{int(to_epoch(since) * 1000)}-0" if since else "-"
+            raw: Any = await redis.xrange(stream, min=start, max="+")
+        elif since is not None:
+            raw = await redis.xrange(stream, min=f"{int(to_epoch(since) * 1000)}-0", max="+", count=limit)
+        else:
+            raw = list(reversed(await redis.xrevrange(stream, max="+", min="-", count=limit) or []))
+        entries.extend(_entry(entry_id, fields or {}) for entry_id, fields in raw or [])
+    if call_id is not None:
+        entries = [e for e in entries if e.call_id == call_id]
+    entries.sort(key=lambda e: (e.at, _id_key(e.id)))
+    return entries[:limit] if since is not None or call_id is not None else entries[-limit:]
+
+
+def format_audit_table(entries: list[AuditEntry]) -> str:
+    """A plain-text table for ``fisk-chatops audit``: time (UTC), call, transition, actor, reason."""
+    header = ("TIME (UTC)", "CALL", "TRANSITION", "ACTOR", "REASON")
+    rows = [
+        (
+            e.at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S"),
+            e.call_id,
+            f"{e.from_state} -> {e.to_state}",
+            e.actor,
+            e.reason.replace("\n", " "),
+        )
+        for e in entries
+    ]
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(4)]
+    lines = []
+    for row in [header, *rows]:
+        lines.append("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4])
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _entry(entry_id: Any, fields: dict[Any, Any]) -> AuditEntry:
+    f = {_text(k): _text(v) for k, v in fields.items()}
+    return AuditEntry(
+        id=_text(entry_id),
+        call_id=f.get("call_id", ""),
+        from_state=f.get("from", ""),
+        to_state=f.get("to", ""),
+        actor=f.get("actor", ""),
+        at=from_epoch(f.get("at", "0")),
+        reason=f.get("reason", ""),
+    )
+
+
+def _id_key(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,80 @@
+"""Redis key layout of the approval lifecycle, shared by the store, the workers and the event consumers.
+
+Redis Cluster only runs a Lua script whose keys all live in one hash slot. A transition touches the call's
+record, its conversation's sets, and the run / audit / completions streams in ONE script (that is what makes
+it atomic), so all of those must share a hash tag. A tag per call (``{call:<id>}``) cannot be shared by a
+stream, so the layout is *sharded*: a conversation is mapped to one of ``shards`` shards, and every key of
+that shard (call records, conversation sets, and the shard's own streams) carries the tag ``{s<n>}``. With
+``shards=1`` (the default, right for a single Redis or Sentinel) everything is one slot; on Cluster choose
+``shards`` >= the number of masters so the load spreads. Consumers read every shard's stream.
+
+The shard is encoded in the call id (``<shard>-<hex>``) so any process finds a call's keys from its id alone.
+Keys a script derives at run time (conversation sets) are built from the shard base: same slot.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Keys:
+    """Names of every key and stream; the single place that knows the layout."""
+
+    prefix: str = "fc"
+    shards: int = 1
+
+    def __post_init__(self) -> None:
+        if self.shards < 1:
+            raise ValueError("shards must be >= 1")
+
+    def shard_for_conversation(self, conversation: str) -> int:
+        """Stable shard of a conversation: all its calls (and its sets) live together."""
+        if self.shards == 1:
+            return 0
+        return zlib.crc32(conversation.encode()) % self.shards
+
+    def shard_of_call(self, call_id: str) -> int:
+        head, sep, _ = call_id.partition("-")
+        if not sep or not head.isdigit() or int(head) >= self.shards:
+            raise ValueError(f"malformed call id {call_id!r}")
+        return int(head)
+
+    def base(self, shard: int) -> str:
+        """Prefix of every key of one shard, including the hash tag."""
+        return f"{self.prefix}:{{s{shard}}}:"
+
+    def all_shards(self) -> range:
+        return range(self.shards)
+
+    def call(self, call_id: str) -> str:
+        return self.base(self.shard_of_call(call_id)) + "call:" + call_id
+
+    def heartbeat(self, call_id: str) -> str:
+        return self.base(self.shard_of_call(call_id)) + "hb:" + call_id
+
+    def conv_open(self, shard: int, conversation: str) -> str:
+        """Set of the conversation's calls that are not terminal yet."""
+        return self.base(shard) + "conv:" + conversation + ":open"
+
+    def conv_pending(self, shard: int, conversation: str) -> str:
+        """Set of the conversation's calls awaiting approval."""
+        return self.base(shard) + "conv:" + conversation + ":pending"
+
+    def awaiting(self, shard: int) -> str:
+        """Sorted set of calls awaiting approval, scored by ``expires_at`` (the sweeper's index)."""
+        return self.base(shard) + "awaiting"
+
+    def running(self, shard: int) -> str:
+        """Sorted set of running calls, scored by claim time (the heartbeat check's index)."""
+        return self.base(shard) + "running"
+
+    def run_stream(self, shard: int) -> str:
+        return self.base(shard) + "run"
+
+    def audit_stream(self, shard: int) -> str:
+        return self.base(shard) + "audit"
+
+    def completions_stream(self, shard: int) -> str:
+        return self.base(shard) + "completions"

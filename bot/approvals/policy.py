@@ -1,0 +1,131 @@
+"""Approval policy: what needs a human, who may approve it, how many approvers.
+
+Embedded in the application's YAML config under ``approval:``. Unknown keys are refused (``extra="forbid"``)
+so a typo such as ``aproovers`` fails loudly instead of silently letting anyone approve.
+
+Defaults are the safe ones: every call needs approval, approvals expire after 15 minutes. If both
+``approvers.users`` and ``approvers.groups`` are empty, ANY workspace user may approve (the small-team
+default); list users or user groups to restrict it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
+
+from bot.approvals.errors import NotAuthorized, PolicyError
+from bot.approvals.records import CallRecord
+
+#: Tag a tool author sets to demand a human decision whatever the operator's rules say.
+CONFIRM_TAG = "ai:confirm"
+#: Tag that hides a tool from the model; checked here too as defence in depth.
+DENY_TAG = "ai:deny"
+
+
+class ApproverSet(BaseModel):
+    """Slack user ids and user-group ids; a user is in the set if listed or a member of a listed group."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    users: list[str] = Field(default_factory=list)
+    groups: list[str] = Field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.users and not self.groups
+
+    def allows(self, user_id: str, user_groups: Iterable[str]) -> bool:
+        return user_id in self.users or bool(set(self.groups) & set(user_groups))
+
+
+class AutoApprove(BaseModel):
+    """Calls that run without a click: tool-name regexes (``re.search``) or tags."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tools: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+class ApprovalPolicy(BaseModel):
+    """The ``approval:`` section of the configuration."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approvers: ApproverSet = Field(default_factory=ApproverSet)
+    per_tag: dict[str, ApproverSet] = Field(default_factory=dict)
+    confirm_tags: list[str] = Field(default_factory=list)
+    auto_approve: AutoApprove = Field(default_factory=AutoApprove)
+    forbid_self_approval: bool = False
+    two_person_tags: list[str] = Field(default_factory=list)
+    expire_after_seconds: float = Field(default=900, gt=0)
+
+    _tool_patterns: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="after")
+    def _compile(self) -> ApprovalPolicy:
+        patterns = []
+        for index, pattern in enumerate(self.auto_approve.tools):
+            try:
+                patterns.append(re.compile(pattern))
+            except re.error as exc:
+                raise PolicyError(
+                    f"approval.auto_approve.tools[{index}]: invalid regex {pattern!r}: {exc}"
+                ) from exc
+        for tag, approvers in self.per_tag.items():
+            if approvers.empty:
+                raise PolicyError(
+                    f"approval.per_tag.{tag}: list at least one user or group (an empty entry would let"
+                    " nobody approve; remove the entry to fall back to the global approvers)"
+                )
+        self._tool_patterns = patterns
+        return self
+
+    def decide_trigger(self, tool_name: str, tags: Iterable[str]) -> tuple[bool, str]:
+        """Whether a call needs a human click, and the reason shown on the card and in the audit trail.
+
+        Order matters: the confirm rules (``ai:confirm``, ``confirm_tags``, two-person tags) win over
+        ``auto_approve`` because they express "a human must look at this", which an operator's broad
+        auto-approve regex must not silently override.
+        """
+        tag_list = list(tags)
+        if DENY_TAG in tag_list:
+            return True, f"tag {DENY_TAG}"
+        if CONFIRM_TAG in tag_list:
+            return True, CONFIRM_TAG
+        for tag in self.confirm_tags:
+            if tag in tag_list:
+                return True, f"confirm tag {tag}"
+        for tag in self.two_person_tags:
+            if tag in tag_list:
+                return True, f"two-person tag {tag}"
+        for index, pattern in enumerate(self._tool_patterns):
+            if pattern.search(tool_name):
+                return False, f"auto_approve rule tools[{index}] {pattern.pattern!r}"
+        for tag in self.auto_approve.tags:
+            if tag in tag_list:
+                return False, f"auto_approve rule tag {tag}"
+        return True, "default policy"
+
+    def check_approver(self, record: CallRecord, user_id: str, user_groups: Iterable[str]) -> None:
+        """Raise ``NotAuthorized`` unless ``user_id`` may approve ``record``.
+
+        The global allowlist applies to every call (empty = anyone); each ``per_tag`` entry matching one of
+        the call's tags must ALSO allow the user, so a tag can only narrow who approves, never widen it.
+        """
+        groups = list(user_groups)
+        if self.forbid_self_approval and user_id == record.requester:
+            raise NotAuthorized("self-approval is forbidden: another person must approve this call")
+        if not self.approvers.empty and not self.approvers.allows(user_id, groups):
+            raise NotAuthorized(f"{user_id} is not an approver")
+        for tag in record.tool_tags:
+            allowed = self.per_tag.get(tag)
+            if allowed is not None and not allowed.allows(user_id, groups):
+                raise NotAuthorized(f"{user_id} may not approve calls tagged {tag}")
+
+    def approvals_needed(self, record_or_tags: CallRecord | Iterable[str]) -> int:
+        """2 when a tag of the call is in ``two_person_tags`` (two distinct approvers), else 1."""
+        tags = record_or_tags.tool_tags if isinstance(record_or_tags, CallRecord) else list(record_or_tags)
+        return 2 if set(tags) & set(self.two_person_tags) else 1

@@ -1,0 +1,218 @@
+"""Pydantic models of a tool call and its lifecycle, and their mapping to a Redis hash.
+
+The record is stored as a flat Redis hash (not one JSON blob) so the Lua transition scripts can read and
+write single fields without decoding JSON: Lua's cjson loses float precision and turns ``[]`` into ``{}``,
+so fields that Lua must not touch stay opaque JSON strings and timestamps stay decimal strings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class CallState(StrEnum):
+    """States of the lifecycle drawn in DESIGN.md."""
+
+    proposed = "proposed"
+    awaiting_approval = "awaiting_approval"
+    approved = "approved"
+    auto_approved = "auto_approved"
+    denied = "denied"
+    expired = "expired"
+    running = "running"
+    finished = "finished"
+    timed_out = "timed_out"
+    failed_to_start = "failed_to_start"
+    interrupted = "interrupted"
+    rejected = "rejected"
+
+    @property
+    def terminal(self) -> bool:
+        return self in TERMINAL_STATES
+
+
+TERMINAL_STATES: frozenset[CallState] = frozenset(
+    {
+        CallState.denied,
+        CallState.expired,
+        CallState.finished,
+        CallState.timed_out,
+        CallState.failed_to_start,
+        CallState.interrupted,
+        CallState.rejected,
+    }
+)
+
+#: The statuses a runner may report in ``finish`` (the executor's ``result["status"]``).
+RESULT_STATUSES: frozenset[CallState] = frozenset(
+    {CallState.finished, CallState.timed_out, CallState.failed_to_start}
+)
+
+
+def hash_argv(argv: Sequence[str]) -> str:
+    """sha256 of the argv joined with NUL: an approval click carries it to bind to this exact command line."""
+    return hashlib.sha256("\0".join(argv).encode()).hexdigest()
+
+
+def to_epoch(moment: datetime) -> float:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def from_epoch(value: str | float) -> datetime:
+    return datetime.fromtimestamp(float(value), UTC)
+
+
+class Approval(BaseModel):
+    """One approver's click (two are kept for a two-person call)."""
+
+    user: str
+    at: datetime
+
+
+class Decision(BaseModel):
+    """Who closed the approval phase (approved, denied, expired, auto-approved, rejected) and why."""
+
+    actor: str
+    at: datetime
+    reason: str = ""
+
+
+class Proposal(BaseModel):
+    """A call the agent wants to make, already validated and rendered to argv by the tools layer."""
+
+    tool: str
+    app: str
+    arguments: str = Field(description="the model's raw JSON arguments")
+    argv: list[str]
+    tags: list[str] = Field(default_factory=list)
+    tool_use_id: str | None = Field(
+        default=None, description="the model's tool_use id; makes propose idempotent when the agent retries"
+    )
+
+
+class CallRecord(BaseModel):
+    """Everything known about one tool call; the single source of truth lives in Redis."""
+
+    id: str
+    conversation: str
+    tool: str
+    app: str
+    arguments: str
+    argv: list[str]
+    argv_hash: str
+    requester: str
+    tool_tags: list[str] = Field(default_factory=list)
+    trigger: str = ""
+    state: CallState
+    approvals: list[Approval] = Field(default_factory=list)
+    approvals_needed: int = 1
+    decision: Decision | None = None
+    runner: str | None = None
+    result: dict[str, Any] | None = None
+    tool_use_id: str | None = None
+    created_at: datetime
+    expires_at: datetime
+    updated_at: datetime
+    meta: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def terminal(self) -> bool:
+        return self.state.terminal
+
+    @classmethod
+    def from_redis(cls, raw: Mapping[Any, Any]) -> CallRecord:
+        """Build a record from HGETALL output (bytes or str keys and values)."""
+        fields = {_text(k): _text(v) for k, v in raw.items()}
+        meta = {k[5:]: v for k, v in fields.items() if k.startswith("meta:")}
+        return cls(
+            id=fields["id"],
+            conversation=fields["conversation"],
+            tool=fields["tool"],
+            app=fields["app"],
+            arguments=fields["arguments"],
+            argv=json.loads(fields["argv"]),
+            argv_hash=fields["argv_hash"],
+            requester=fields["requester"],
+            tool_tags=json.loads(fields.get("tool_tags") or "[]"),
+            trigger=fields.get("trigger", ""),
+            state=CallState(fields["state"]),
+            approvals=[
+                Approval(user=a["user"], at=from_epoch(a["at"]))
+                for a in json.loads(fields.get("approvals") or "[]")
+            ],
+            approvals_needed=int(fields.get("approvals_needed") or 1),
+            decision=_decision(fields.get("decision") or ""),
+            runner=fields.get("runner") or None,
+            result=json.loads(fields["result"]) if fields.get("result") else None,
+            tool_use_id=fields.get("tool_use_id") or None,
+            created_at=from_epoch(fields["created_at"]),
+            expires_at=from_epoch(fields["expires_at"]),
+            updated_at=from_epoch(fields["updated_at"]),
+            meta=meta,
+        )
+
+    @classmethod
+    def from_flat(cls, flat: Sequence[Any]) -> CallRecord:
+        """Build a record from a Lua script's flat ``HGETALL`` reply (k1, v1, k2, v2...)."""
+        return cls.from_redis(dict(zip(flat[0::2], flat[1::2], strict=True)))
+
+
+def initial_fields(
+    *,
+    call_id: str,
+    conversation: str,
+    tool: str,
+    app: str,
+    arguments: str,
+    argv: Sequence[str],
+    requester: str,
+    tags: Sequence[str],
+    trigger: str,
+    approvals_needed: int,
+    tool_use_id: str | None,
+    now: float,
+    expires_at: float,
+) -> dict[str, str]:
+    """The hash fields of a freshly proposed call (every value a string, as the Lua script expects)."""
+    return {
+        "id": call_id,
+        "conversation": conversation,
+        "tool": tool,
+        "app": app,
+        "arguments": arguments,
+        "argv": json.dumps(list(argv)),
+        "argv_hash": hash_argv(argv),
+        "requester": requester,
+        "tool_tags": json.dumps(list(tags)),
+        "trigger": trigger,
+        "state": CallState.proposed.value,
+        "approvals": "[]",
+        "approvals_needed": str(approvals_needed),
+        "decision": "",
+        "runner": "",
+        "result": "",
+        "tool_use_id": tool_use_id or "",
+        "created_at": repr(now),
+        "expires_at": repr(expires_at),
+        "updated_at": repr(now),
+    }
+
+
+def _decision(raw: str) -> Decision | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return Decision(actor=data["actor"], at=from_epoch(data["at"]), reason=data.get("reason", ""))
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)

@@ -1,0 +1,213 @@
+"""The Lua scripts that perform every lifecycle transition atomically.
+
+One script per transition: it reads the current state, checks the guard, writes the new state, maintains the
+indexes (awaiting / running sorted sets, the conversation's open and pending sets), appends the audit entry,
+enqueues the run-stream entry (on approval) and the completion event (on a terminal state) -- all inside one
+script, so no crash, retry or concurrent click can leave a half-done transition or a transition without its
+audit line. Scripts answer with a status word the store maps to an exception, never with a Redis error, so a
+script that wrote (e.g. expired a call on a late click) still reports what it did.
+
+Common ARGV: 1 = shard key base (``fc:{s0}:``), 2 = now (epoch seconds), 3 = retention seconds, 4 = the
+MINID under which stream entries are trimmed. Keys other than KEYS[1] are derived from the shard base, so they
+share KEYS[1]'s hash slot (see ``keys.py``).
+"""
+
+from __future__ import annotations
+
+PRELUDE = r"""
+local base = ARGV[1]
+local now = ARGV[2]
+local retention = tonumber(ARGV[3])
+local minid = ARGV[4]
+local TERMINAL = {denied=true, expired=true, finished=true, timed_out=true, failed_to_start=true,
+                  interrupted=true, rejected=true}
+
+local function keep(key)
+  redis.call('EXPIRE', key, retention)
+end
+
+local function audit(id, from, to, actor, reason)
+  redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
+             'actor', actor, 'at', now, 'reason', reason)
+end
+
+local function decide(key, actor, reason)
+  redis.call('HSET', key, 'decision', cjson.encode({actor=actor, at=now, reason=reason}))
+end
+
+local function move(key, id, from, to, actor, reason)
+  local conv = redis.call('HGET', key, 'conversation')
+  local open = base .. 'conv:' .. conv .. ':open'
+  local pending = base .. 'conv:' .. conv .. ':pending'
+  redis.call('HSET', key, 'state', to, 'updated_at', now)
+  if to == 'awaiting_approval' then
+    redis.call('ZADD', base .. 'awaiting', redis.call('HGET', key, 'expires_at'), id)
+    redis.call('SADD', pending, id)
+    keep(pending)
+  else
+    redis.call('ZREM', base .. 'awaiting', id)
+    redis.call('SREM', pending, id)
+  end
+  if to == 'running' then
+    redis.call('ZADD', base .. 'running', now, id)
+  else
+    redis.call('ZREM', base .. 'running', id)
+  end
+  if to == 'approved' or to == 'auto_approved' then
+    redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
+               'app', redis.call('HGET', key, 'app'))
+  end
+  audit(id, from, to, actor, reason)
+  if TERMINAL[to] then
+    redis.call('SREM', open, id)
+    local left = redis.call('SCARD', open)
+    redis.call('DEL', base .. 'hb:' .. id)
+    redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
+               'conversation', conv, 'state', to, 'open', tostring(left), 'at', now)
+  end
+  keep(key)
+  keep(open)
+end
+
+local function expired_now(key)
+  return tonumber(redis.call('HGET', key, 'expires_at')) <= tonumber(now)
+end
+
+local function close_expired(key, id)
+  decide(key, 'sweeper', 'approval window elapsed')
+  move(key, id, 'awaiting_approval', 'expired', 'sweeper', 'approval window elapsed')
+end
+"""
+
+# ARGV[5] = JSON list of {fields, target, actor, reason, decided}. Existing ids are left alone (idempotent).
+CREATE = PRELUDE + r"""
+local items = cjson.decode(ARGV[5])
+local out = {}
+for _, item in ipairs(items) do
+  local f = item.fields
+  local id = f.id
+  local key = base .. 'call:' .. id
+  if redis.call('EXISTS', key) == 0 then
+    for k, v in pairs(f) do
+      redis.call('HSET', key, k, v)
+    end
+    redis.call('SADD', base .. 'conv:' .. f.conversation .. ':open', id)
+    if item.decided then
+      decide(key, item.actor, item.reason)
+    end
+    move(key, id, 'proposed', item.target, item.actor, item.reason)
+  end
+  out[#out + 1] = redis.call('HGETALL', key)
+end
+return out
+"""
+
+# KEYS[1] = call; ARGV[5] id, 6 user, 7 argv hash or '', 8 approvals needed now, 9 reason
+APPROVE = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local user = ARGV[6]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+if state ~= 'awaiting_approval' then return {'invalid', state} end
+if expired_now(key) then
+  close_expired(key, id)
+  return {'invalid', 'expired'}
+end
+if ARGV[7] ~= '' and ARGV[7] ~= redis.call('HGET', key, 'argv_hash') then return {'argv_mismatch'} end
+local approvals = cjson.decode(redis.call('HGET', key, 'approvals'))
+for _, a in ipairs(approvals) do
+  if a.user == user then return {'already', user} end
+end
+approvals[#approvals + 1] = {user=user, at=now}
+redis.call('HSET', key, 'approvals', cjson.encode(approvals))
+local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
+if #approvals >= needed then
+  decide(key, user, ARGV[9])
+  move(key, id, state, 'approved', user, ARGV[9])
+else
+  redis.call('HSET', key, 'updated_at', now)
+  keep(key)
+  audit(id, state, state, user, 'approval ' .. #approvals .. ' of ' .. needed)
+end
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call; ARGV[5] id, 6 actor, 7 reason, 8 comma-separated allowed states, 9 target state,
+# 10 mode: 'live' (a late click on an expired card expires it), 'due' (only if expires_at <= now), 'any'.
+CLOSE = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+local allowed = false
+for s in string.gmatch(ARGV[8], '[^,]+') do
+  if s == state then allowed = true end
+end
+if not allowed then return {'invalid', state} end
+if state == 'awaiting_approval' and ARGV[10] ~= 'any' then
+  local due = expired_now(key)
+  if ARGV[10] == 'due' and not due then return {'invalid', state} end
+  if ARGV[10] == 'live' and due then
+    close_expired(key, id)
+    return {'invalid', 'expired'}
+  end
+end
+decide(key, ARGV[6], ARGV[7])
+move(key, id, state, ARGV[9], ARGV[6], ARGV[7])
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms
+CLAIM = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+if state ~= 'approved' and state ~= 'auto_approved' then return {'invalid', state} end
+redis.call('HSET', key, 'runner', ARGV[6])
+redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
+move(key, id, state, 'running', 'runner:' .. ARGV[6], 'claimed')
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] runner id, 6 ttl ms. Returns 1 if still ours and running.
+HEARTBEAT = r"""
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+if redis.call('HGET', KEYS[1], 'runner') ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason
+FINISH = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then return {'invalid', state} end
+redis.call('HSET', key, 'result', ARGV[8])
+move(key, id, state, ARGV[7], 'runner:' .. ARGV[6], ARGV[9])
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 actor, 7 reason, 8 '1' = only if the heartbeat is gone,
+# 9 result JSON
+INTERRUPT = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+if state ~= 'running' then return {'invalid', state} end
+if ARGV[8] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return {'invalid', state} end
+redis.call('HSET', key, 'result', ARGV[9])
+move(key, id, state, 'interrupted', ARGV[6], ARGV[7])
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call; ARGV = field, value, field, value... Only on an existing record (no stray keys).
+SET_META = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1
+"""

@@ -1,0 +1,412 @@
+"""``CallStore``: the tool-call lifecycle in Redis.
+
+Every public transition is one Lua script (see ``scripts.py``) guarded by the current state, so two clicks,
+two replicas or a retried delivery can never approve twice or run twice. Authorization (who may approve) is
+checked here in Python against the policy before the script runs; the script re-checks everything that can
+race (state, argv hash, who already approved, expiry).
+
+The store keeps no state in memory: any replica can serve any call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from redis.asyncio import Redis
+
+from bot.approvals import scripts
+from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition, NotAuthorized
+from bot.approvals.keys import Keys
+from bot.approvals.policy import DENY_TAG, ApprovalPolicy
+from bot.approvals.records import (
+    RESULT_STATUSES,
+    CallRecord,
+    CallState,
+    Proposal,
+    initial_fields,
+    to_epoch,
+)
+
+_CLOSABLE_BY_CANCEL = "awaiting_approval,approved,auto_approved"
+
+
+class CallStore:
+    """Atomic lifecycle operations on call records (see DESIGN.md, "The tool-call lifecycle")."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        *,
+        retention_seconds: float = 7 * 86400,
+        key_prefix: str = "fc",
+        shards: int = 1,
+        heartbeat_ttl: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.redis = redis
+        self.keys = Keys(key_prefix, shards)
+        self.retention_seconds = retention_seconds
+        self.heartbeat_ttl = heartbeat_ttl
+        self._clock = clock
+        self._create = redis.register_script(scripts.CREATE)
+        self._approve = redis.register_script(scripts.APPROVE)
+        self._close = redis.register_script(scripts.CLOSE)
+        self._claim = redis.register_script(scripts.CLAIM)
+        self._heartbeat = redis.register_script(scripts.HEARTBEAT)
+        self._finish = redis.register_script(scripts.FINISH)
+        self._interrupt = redis.register_script(scripts.INTERRUPT)
+        self._set_meta = redis.register_script(scripts.SET_META)
+
+    # ---------------------------------------------------------------- creation
+
+    async def propose(
+        self, conversation: str, proposals: Sequence[Proposal], policy: ApprovalPolicy, requester: str
+    ) -> list[CallRecord]:
+        """Record the calls of one assistant turn, all in one script (same conversation, same shard).
+
+        Each becomes ``awaiting_approval`` or, when the policy says so, ``auto_approved`` and enqueued on the
+        run stream. A tool tagged ``ai:deny`` is recorded as ``rejected`` (defence in depth: the tools layer
+        should never have offered it). Passing the model's ``tool_use_id`` makes a retried propose idempotent.
+        """
+        now = self._clock()
+        shard = self.keys.shard_for_conversation(conversation)
+        items = []
+        for p in proposals:
+            needs, trigger = policy.decide_trigger(p.tool, p.tags)
+            fields = initial_fields(
+                call_id=self._new_id(shard, p.tool_use_id),
+                conversation=conversation,
+                tool=p.tool,
+                app=p.app,
+                arguments=p.arguments,
+                argv=p.argv,
+                requester=requester,
+                tags=p.tags,
+                trigger=trigger,
+                approvals_needed=policy.approvals_needed(p.tags),
+                tool_use_id=p.tool_use_id,
+                now=now,
+                expires_at=now + policy.expire_after_seconds,
+            )
+            if DENY_TAG in p.tags:
+                item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
+            elif needs:
+                item = _item(fields, CallState.awaiting_approval, requester, trigger, decided=False)
+            else:
+                item = _item(fields, CallState.auto_approved, "policy", trigger, decided=True)
+            items.append(item)
+        if not items:
+            return []
+        replies = await self._create(
+            keys=[self.keys.run_stream(shard)], args=[*self._common(shard, now), json.dumps(items)]
+        )
+        return [CallRecord.from_flat(r) for r in replies]
+
+    async def reject(
+        self,
+        conversation: str,
+        *,
+        tool: str,
+        arguments: str,
+        reason: str,
+        requester: str,
+        app: str = "",
+        argv: Sequence[str] = (),
+        tags: Sequence[str] = (),
+        tool_use_id: str | None = None,
+        actor: str = "agent",
+    ) -> CallRecord:
+        """Record an invalid proposal (unknown tool, bad arguments) as ``rejected``, never for approval."""
+        now = self._clock()
+        shard = self.keys.shard_for_conversation(conversation)
+        fields = initial_fields(
+            call_id=self._new_id(shard, tool_use_id),
+            conversation=conversation,
+            tool=tool,
+            app=app,
+            arguments=arguments,
+            argv=argv,
+            requester=requester,
+            tags=tags,
+            trigger="rejected",
+            approvals_needed=1,
+            tool_use_id=tool_use_id,
+            now=now,
+            expires_at=now,
+        )
+        item = _item(fields, CallState.rejected, actor, reason, decided=True)
+        replies = await self._create(
+            keys=[self.keys.run_stream(shard)], args=[*self._common(shard, now), json.dumps([item])]
+        )
+        return CallRecord.from_flat(replies[0])
+
+    # ---------------------------------------------------------------- reads
+
+    async def find(self, call_id: str) -> CallRecord | None:
+        try:
+            key = self.keys.call(call_id)
+        except ValueError:
+            return None
+        raw = await self.redis.hgetall(key)
+        return CallRecord.from_redis(raw) if raw else None
+
+    async def get(self, call_id: str) -> CallRecord:
+        record = await self.find(call_id)
+        if record is None:
+            raise CallNotFound(call_id)
+        return record
+
+    async def pending(self, conversation: str) -> list[CallRecord]:
+        """Calls of a thread awaiting approval, oldest first."""
+        shard = self.keys.shard_for_conversation(conversation)
+        return await self._records(await self.redis.smembers(self.keys.conv_pending(shard, conversation)))
+
+    async def open_calls(self, conversation: str) -> list[CallRecord]:
+        """Calls of a thread that are not terminal yet (awaiting, approved, running), oldest first."""
+        shard = self.keys.shard_for_conversation(conversation)
+        return await self._records(await self.redis.smembers(self.keys.conv_open(shard, conversation)))
+
+    # ---------------------------------------------------------------- human decisions
+
+    async def approve(
+        self,
+        call_id: str,
+        user: str,
+        groups: Iterable[str],
+        policy: ApprovalPolicy,
+        argv_hash: str | None = None,
+        reason: str = "",
+    ) -> CallRecord:
+        """Record ``user``'s approval; the call becomes ``approved`` (and is enqueued) once enough approved.
+
+        With a two-person tag the first approval is recorded (audited as awaiting -> awaiting) and the call
+        stays awaiting until a second, distinct approver clicks.
+        """
+        record = await self.get(call_id)
+        policy.check_approver(record, user, groups)
+        now = self._clock()
+        shard = self.keys.shard_of_call(call_id)
+        reply = await self._approve(
+            keys=[self.keys.call(call_id)],
+            args=[
+                *self._common(shard, now),
+                call_id,
+                user,
+                argv_hash or "",
+                policy.approvals_needed(record),
+                reason or f"approved by {user}",
+            ],
+        )
+        return _unwrap(reply, call_id)
+
+    async def deny(
+        self, call_id: str, user: str, groups: Iterable[str], policy: ApprovalPolicy, reason: str = ""
+    ) -> CallRecord:
+        """Deny an awaiting call. Approvers may deny; so may the requester (withdrawing one's own call)."""
+        record = await self.get(call_id)
+        if user != record.requester:
+            policy.check_approver(record, user, groups)
+        return await self._close_call(
+            call_id, user, reason or f"denied by {user}", "awaiting_approval", CallState.denied, "live"
+        )
+
+    async def cancel(self, call_id: str, actor: str, reason: str = "") -> CallRecord:
+        """Close a call that has not started (awaiting, approved, auto_approved) as ``denied``.
+
+        Used when the user stops the conversation; an approved call that is cancelled before a runner claims
+        it never runs (the claim script refuses a denied call).
+        """
+        return await self._close_call(
+            call_id, actor, reason or "cancelled", _CLOSABLE_BY_CANCEL, CallState.denied, "any"
+        )
+
+    async def expire_due(self, now: datetime | None = None) -> list[CallRecord]:
+        """Sweeper: close every awaiting call whose ``expires_at`` has passed as ``expired``."""
+        moment = to_epoch(now) if now is not None else self._clock()
+        closed = []
+        for shard in self.keys.all_shards():
+            due = await self.redis.zrangebyscore(self.keys.awaiting(shard), "-inf", moment)
+            for raw_id in due:
+                call_id = _text(raw_id)
+                try:
+                    closed.append(
+                        await self._close_call(
+                            call_id, "sweeper", "approval window elapsed", "awaiting_approval",
+                            CallState.expired, "due", now=moment,
+                        )
+                    )
+                except (InvalidTransition, CallNotFound):
+                    await self.redis.zrem(self.keys.awaiting(shard), call_id)
+        return closed
+
+    # ---------------------------------------------------------------- runner side
+
+    async def claim(
+        self, call_id: str, runner_id: str, heartbeat_ttl: float | None = None
+    ) -> CallRecord | None:
+        """approved/auto_approved -> running for ``runner_id``, atomically; None if someone else has it,
+        it was cancelled, or it is already past that point. The heartbeat key is set in the same script."""
+        now = self._clock()
+        ttl_ms = int((heartbeat_ttl or self.heartbeat_ttl) * 1000)
+        reply = await self._claim(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
+            args=[*self._common(self.keys.shard_of_call(call_id), now), call_id, runner_id, ttl_ms],
+        )
+        try:
+            return _unwrap(reply, call_id)
+        except (InvalidTransition, CallNotFound):
+            return None
+
+    async def heartbeat(self, call_id: str, runner_id: str, ttl: float | None = None) -> bool:
+        """Refresh the running call's heartbeat; False if the call is no longer running for this runner."""
+        ttl_ms = int((ttl or self.heartbeat_ttl) * 1000)
+        ok = await self._heartbeat(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)], args=[runner_id, ttl_ms]
+        )
+        return bool(ok)
+
+    async def finish(self, call_id: str, runner_id: str, result: dict[str, Any]) -> CallRecord:
+        """Store the result; ``result["status"]`` (finished, timed_out, failed_to_start) is the new state."""
+        status = CallState(result.get("status", ""))
+        if status not in RESULT_STATUSES:
+            raise ValueError(f"result status must be one of {sorted(RESULT_STATUSES)}, got {status}")
+        now = self._clock()
+        reason = f"exit code {result['exit_code']}" if "exit_code" in result else str(status)
+        reply = await self._finish(
+            keys=[self.keys.call(call_id)],
+            args=[
+                *self._common(self.keys.shard_of_call(call_id), now),
+                call_id, runner_id, status.value, json.dumps(result), reason,
+            ],
+        )
+        return _unwrap(reply, call_id)
+
+    async def mark_interrupted(
+        self, call_id: str, reason: str, *, actor: str = "sweeper", only_if_stale: bool = False
+    ) -> CallRecord:
+        """running -> interrupted: the outcome is unknown and the call is never re-run by itself.
+
+        With ``only_if_stale`` the script refuses while the heartbeat key still exists, so a slow but live
+        runner is never cut off by a sweeper on another replica.
+        """
+        now = self._clock()
+        result = json.dumps({"status": CallState.interrupted.value, "error": reason})
+        reply = await self._interrupt(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
+            args=[
+                *self._common(self.keys.shard_of_call(call_id), now),
+                call_id, actor, reason, "1" if only_if_stale else "0", result,
+            ],
+        )
+        return _unwrap(reply, call_id)
+
+    async def interrupt_stale(self) -> list[CallRecord]:
+        """Mark every running call whose heartbeat expired as interrupted (its runner died)."""
+        interrupted = []
+        for shard in self.keys.all_shards():
+            for raw_id in await self.redis.zrange(self.keys.running(shard), 0, -1):
+                call_id = _text(raw_id)
+                if await self.redis.exists(self.keys.heartbeat(call_id)):
+                    continue
+                record = await self.find(call_id)
+                runner = record.runner if record else "?"
+                try:
+                    interrupted.append(
+                        await self.mark_interrupted(
+                            call_id,
+                            f"heartbeat of runner {runner} stopped; outcome unknown, not re-run",
+                            only_if_stale=True,
+                        )
+                    )
+                except InvalidTransition:
+                    pass
+                except CallNotFound:
+                    await self.redis.zrem(self.keys.running(shard), call_id)
+        return interrupted
+
+    async def set_meta(self, call_id: str, **meta: str) -> None:
+        """Attach front-end data (e.g. Slack channel and ts of the approval card) to an existing call."""
+        if not meta:
+            return
+        args: list[str] = []
+        for k, v in meta.items():
+            args += [f"meta:{k}", v]
+        if not await self._set_meta(keys=[self.keys.call(call_id)], args=args):
+            raise CallNotFound(call_id)
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _close_call(
+        self,
+        call_id: str,
+        actor: str,
+        reason: str,
+        allowed: str,
+        target: CallState,
+        mode: str,
+        now: float | None = None,
+    ) -> CallRecord:
+        try:
+            key = self.keys.call(call_id)
+        except ValueError as exc:
+            raise CallNotFound(call_id) from exc
+        moment = self._clock() if now is None else now
+        reply = await self._close(
+            keys=[key],
+            args=[
+                *self._common(self.keys.shard_of_call(call_id), moment),
+                call_id, actor, reason, allowed, target.value, mode,
+            ],
+        )
+        return _unwrap(reply, call_id)
+
+    def _common(self, shard: int, now: float) -> list[str]:
+        min_ms = max(0, int((now - self.retention_seconds) * 1000))
+        return [self.keys.base(shard), repr(now), str(int(self.retention_seconds)), f"{min_ms}-0"]
+
+    def _new_id(self, shard: int, tool_use_id: str | None) -> str:
+        return f"{shard}-{tool_use_id or uuid.uuid4().hex}"
+
+    async def _records(self, raw_ids: Iterable[Any]) -> list[CallRecord]:
+        records = []
+        for raw_id in raw_ids:
+            record = await self.find(_text(raw_id))
+            if record is not None:
+                records.append(record)
+        return sorted(records, key=lambda r: (r.created_at, r.id))
+
+
+def _item(
+    fields: dict[str, str], target: CallState, actor: str, reason: str, *, decided: bool
+) -> dict[str, Any]:
+    return {"fields": fields, "target": target.value, "actor": actor, "reason": reason, "decided": decided}
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _unwrap(reply: Any, call_id: str) -> CallRecord:
+    """Map a script's status reply to a record or to the matching exception."""
+    status = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
+    if status == "ok":
+        return CallRecord.from_flat(reply[1])
+    if status == "not_found":
+        raise CallNotFound(call_id)
+    if status == "invalid":
+        state = reply[1].decode() if isinstance(reply[1], bytes) else reply[1]
+        raise InvalidTransition(state)
+    if status == "already":
+        user = reply[1].decode() if isinstance(reply[1], bytes) else reply[1]
+        raise AlreadyApproved(user)
+    if status == "argv_mismatch":
+        raise ArgvMismatch(f"call {call_id}: the approved command line differs from the stored one")
+    raise RuntimeError(f"unexpected script reply {reply!r}")
+
+
+__all__ = ["CallStore", "NotAuthorized"]
