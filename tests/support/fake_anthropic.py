@@ -80,9 +80,7 @@ def tool_use_block(id: str | None, name: str, input: dict[str, Any] | str) -> di
     return {"type": "tool_use", "id": id or _next_id("toolu"), "name": name, "input": input}
 
 
-def server_tool_use_block(
-    query: str, id: str | None = None, name: str = "tool_search_tool_bm25"
-) -> dict[str, Any]:
+def server_tool_use_block(query: str, id: str | None = None, name: str = "tool_search_tool_bm25") -> dict[str, Any]:
     return {
         "type": "server_tool_use",
         "id": id or _next_id("srvtoolu"),
@@ -198,9 +196,7 @@ def server_tool_search_reply(
     return message_reply(blocks, stop_reason, **kw)
 
 
-def pause_turn_reply(
-    blocks: Sequence[dict[str, Any]] | None = None, *, query: str | None = None, **kw: Any
-) -> Reply:
+def pause_turn_reply(blocks: Sequence[dict[str, Any]] | None = None, *, query: str | None = None, **kw: Any) -> Reply:
     """stop_reason pause_turn. Default content: a ``server_tool_use`` (tool search for ``query``) without its
     result yet, which is what a paused long-running server tool turn looks like; or pass ``blocks``."""
     if blocks is None:
@@ -321,8 +317,7 @@ class FakeAnthropic:
             reply = error_reply(
                 500,
                 "api_error",
-                f"FakeAnthropic: unscripted request #{len(self.requests)} {request.method} {request.path}: "
-                f"{summary}",
+                f"FakeAnthropic: unscripted request #{len(self.requests)} {request.method} {request.path}: {summary}",
                 headers={"x-should-retry": "false"},
             )
             return reply
@@ -394,9 +389,7 @@ class _Handler(BaseHTTPRequestHandler):
 def _stream_events(message: dict[str, Any], raw: dict[str, str]) -> list[tuple[str, dict[str, Any]]]:
     start = dict(message, content=[], stop_reason=None, stop_sequence=None)
     start["usage"] = dict(message["usage"], output_tokens=1)
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("message_start", {"type": "message_start", "message": start})
-    ]
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": start})]
     for index, block in enumerate(message["content"]):
         kind = block["type"]
         if kind == "text":
@@ -409,13 +402,9 @@ def _stream_events(message: dict[str, Any], raw: dict[str, str]) -> list[tuple[s
             delta = {"type": "input_json_delta", "partial_json": partial}
         else:
             first, delta = block, None
-        events.append(
-            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": first})
-        )
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": first}))
         if delta is not None:
-            events.append(
-                ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta})
-            )
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}))
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(
         (

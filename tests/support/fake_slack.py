@@ -36,9 +36,7 @@ TEAM_ID = "T0FAKE"
 TEAM = "fake-team"
 
 
-def sign_slack_request(
-    signing_secret: str, body: bytes | str, timestamp: int | str | None = None
-) -> dict[str, str]:
+def sign_slack_request(signing_secret: str, body: bytes | str, timestamp: int | str | None = None) -> dict[str, str]:
     """The headers Slack adds to a request it sends us: ``v0=HMAC-SHA256(secret, "v0:<ts>:<body>")``."""
     if isinstance(body, str):
         body = body.encode()
@@ -111,9 +109,7 @@ class FakeSlack:
         self._server = ThreadingHTTPServer(("127.0.0.1", self._port), _Bound)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-slack", daemon=True
-        )
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-slack", daemon=True)
         self._thread.start()
         return self
 

