@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import shutil
 import sys
@@ -12,9 +13,11 @@ from typing import Any
 from bot.config import Config, ConfigError, config_for_binary, load_config
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
+from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params
-from bot.wiring import load_catalog
+from bot.tools.tool import Tool
+from bot.wiring import execution_limits, load_catalog
 
 EXIT_USAGE = 2
 
@@ -68,12 +71,26 @@ def cmd_tools(args: argparse.Namespace) -> int:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     _, catalog = _catalog(args)
-    tool = catalog.get(args.tool)
-    if tool is None:
-        why = "denied by tag ai:deny" if args.tool in catalog.denied else "not a selected tool"
-        raise CliError(f"unknown tool {args.tool!r}: {why}")
+    tool = _tool(catalog, args.tool)
     print(json.dumps({"argv": tool.render_argv(args.arguments)}, ensure_ascii=False))
     return 0
+
+
+def _tool(catalog: Catalog, name: str) -> Tool:
+    tool = catalog.get(name)
+    if tool is None:
+        why = "denied by tag ai:deny" if name in catalog.denied else "not a selected tool"
+        raise CliError(f"unknown tool {name!r}: {why}")
+    return tool
+
+
+def cmd_exec(args: argparse.Namespace) -> int:
+    config, catalog = _catalog(args)
+    tool = _tool(catalog, args.tool)
+    argv = tool.render_argv(args.arguments)
+    result = asyncio.run(execute_tool(tool, argv, execution_limits(config)))
+    print(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    return 1 if result.status == "failed_to_start" else 0
 
 
 def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
@@ -90,6 +107,11 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     explain.add_argument("tool")
     explain.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     explain.set_defaults(func=cmd_explain)
+    execute = sub.add_parser("exec", help="run one tool call now, without approval (your own terminal)")
+    _add_source(execute)
+    execute.add_argument("tool")
+    execute.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
+    execute.set_defaults(func=cmd_exec)
     for add in extra:
         add(sub)
     return parser

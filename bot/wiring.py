@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.config import ApplicationConfig, Config, ConfigError
 from bot.fisk.introspect import introspect
 from bot.fisk.model import ApplicationModel
+from bot.runner.call import ExecutionLimits
 from bot.tools.catalog import AppSpec, Catalog, CatalogError, build_catalog
 from bot.tools.selection import Rule, SelectionError
 from bot.tools.tool import AppSettings
@@ -39,3 +40,14 @@ def load_catalog(config: Config) -> Catalog:
         return build_catalog(specs, load)
     except CatalogError as exc:
         raise ConfigError(f"{config.source}: {exc}") from None
+
+
+def execution_limits(config: Config) -> ExecutionLimits:
+    ex = config.execution
+    return ExecutionLimits(
+        max_timeout_seconds=ex.max_timeout_seconds,
+        kill_grace_seconds=ex.kill_grace_seconds,
+        output_limit_bytes=ex.output_limit_bytes,
+        redact_patterns=tuple(ex.redact_patterns),
+        sensitive_env_vars=tuple(config.sensitive_env_vars),
+    )

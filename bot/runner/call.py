@@ -1,0 +1,77 @@
+"""Execute one tool call of the catalog: the single path from (tool name, JSON arguments) to a CallResult.
+
+Used by the runner worker for approved calls and by ``fisk-chatops exec`` for an operator's own terminal. The
+tool name is looked up in the current catalog (never trusted), the arguments go through the JSON-to-argv
+conversion again, and for an approved call the result must equal the argv the human approved: if the catalog
+or the binary's model changed in between, the call fails to start rather than run something else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.fisk.arguments import ArgumentsError
+from bot.fisk.environment import scrub_environment
+from bot.runner.execute import run_argv
+from bot.runner.result import CallResult
+from bot.runner.sanitize import redact_argv
+from bot.tools.catalog import Catalog
+from bot.tools.tool import Tool
+
+
+@dataclass(frozen=True)
+class ExecutionLimits:
+    """Operator-wide execution settings (a projection of the ``execution`` configuration section)."""
+
+    max_timeout_seconds: float = 600.0
+    kill_grace_seconds: float = 5.0
+    output_limit_bytes: int = 65536
+    redact_patterns: tuple[str, ...] = ()
+    sensitive_env_vars: tuple[str, ...] = field(default_factory=tuple)
+
+
+async def execute_tool(
+    tool: Tool,
+    argv: list[str],
+    limits: ExecutionLimits,
+    base_env: Mapping[str, str] | None = None,
+) -> CallResult:
+    """Run an argv already produced by ``tool.render_argv`` with the tool's settings and the global limits."""
+    scrubbed = scrub_environment(base_env, limits.sensitive_env_vars, tool.settings.env)
+    return await run_argv(
+        argv,
+        env=scrubbed.env,
+        cwd=tool.settings.working_dir,
+        timeout=min(tool.settings.timeout_seconds, limits.max_timeout_seconds),
+        kill_grace=limits.kill_grace_seconds,
+        output_limit=limits.output_limit_bytes,
+        secret_values=scrubbed.removed_values.values(),
+        redact_patterns=limits.redact_patterns,
+    )
+
+
+def _refused(argv: Iterable[str], reason: str, limits: ExecutionLimits) -> CallResult:
+    display = redact_argv(list(argv), (), limits.redact_patterns)
+    return CallResult(status="failed_to_start", argv_display=display, error=reason)
+
+
+async def execute_approved_call(
+    catalog: Catalog,
+    tool_name: str,
+    arguments: str | bytes | Mapping[str, Any] | None,
+    approved_argv: list[str],
+    limits: ExecutionLimits,
+) -> CallResult:
+    """Re-check everything at execution time, then run; refusals are ``failed_to_start`` results, not errors."""
+    tool = catalog.get(tool_name)
+    if tool is None:
+        return _refused(approved_argv, f"tool {tool_name!r} is not a currently selected tool", limits)
+    try:
+        argv = tool.render_argv(arguments)
+    except ArgumentsError as exc:
+        return _refused(approved_argv, f"arguments no longer valid: {exc.message}", limits)
+    if argv != list(approved_argv):
+        return _refused(approved_argv, "the command line differs from the one approved; not run", limits)
+    return await execute_tool(tool, argv, limits)

@@ -1,0 +1,84 @@
+"""The one execution path from (tool, JSON arguments) to a result, and ``fisk-chatops exec`` over it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from bot.config import config_for_binary
+from bot.runner.call import ExecutionLimits, execute_approved_call
+from bot.wiring import load_catalog
+from tests.support.fisk_app import make_script
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot.cli", *args], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+async def test_approved_call_runs_exactly_the_approved_argv(opsctl: Path) -> None:
+    catalog = load_catalog(config_for_binary(str(opsctl)))
+    args = '{"service":"web","lines":12.50}'
+    argv = [str(opsctl), "service", "logs", "--lines=12.50", "--", "web"]
+    result = await execute_approved_call(catalog, "service_logs", args, argv, ExecutionLimits())
+    assert result.status == "finished" and result.exit_code == 0
+    assert result.output.splitlines() == argv[1:]
+
+
+async def test_approved_call_refuses_a_different_argv_or_unknown_tool(opsctl: Path) -> None:
+    catalog = load_catalog(config_for_binary(str(opsctl)))
+    limits = ExecutionLimits()
+    tampered = [str(opsctl), "service", "logs", "--", "api"]
+    result = await execute_approved_call(catalog, "service_logs", '{"service":"web"}', tampered, limits)
+    assert result.status == "failed_to_start" and "differs from the one approved" in (result.error or "")
+    result = await execute_approved_call(catalog, "db_drop", '{"database":"x"}', [str(opsctl), "db", "drop"], limits)
+    assert result.status == "failed_to_start" and "not a currently selected tool" in (result.error or "")
+    result = await execute_approved_call(catalog, "service_logs", '{"service":"web","x":1}', tampered, limits)
+    assert result.status == "failed_to_start" and "no longer valid" in (result.error or "")
+
+
+def test_exec_prints_the_result_and_exits_0_whatever_the_exit_code(opsctl: Path) -> None:
+    result = run_cli("exec", "--app", str(opsctl), "service_status", '{"service":"web"}',
+                     env={"OPSCTL_EXIT_CODE": "3"})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["status"] == "finished" and data["exit_code"] == 3
+    assert data["output"] == "service\nstatus\n--\nweb\nopsctl: exiting with code 3\n"
+    assert data["argv_display"] == [str(opsctl), "service", "status", "--", "web"]
+
+
+def test_exec_invalid_input_exits_2_and_runs_nothing(opsctl: Path) -> None:
+    for tool, args in [("db_drop", "{}"), ("service_status", '{"nope":1}'), ("service_restart", "{}")]:
+        result = run_cli("exec", "--app", str(opsctl), tool, args)
+        assert result.returncode == 2 and result.stdout == "" and "error:" in result.stderr
+
+
+def test_exec_child_environment_has_no_credentials(tmp_path: Path, fixtures_dir: Path) -> None:
+    fixture = str(fixtures_dir / "opsctl.introspect.json")
+    body = (
+        "import os, sys\n"
+        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
+        "else:\n    [print(f'{k}={v}') for k, v in sorted(os.environ.items())]\n"
+    )
+    app = make_script(tmp_path, "envdump", body)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"applications: [{{binary: {app}, env: {{EXTRA_SETTING: 'on'}}}}]\nsensitive_env_vars: [DB_PASSWORD]\n"
+    )
+    secrets = {
+        "SLACK_BOT_TOKEN": "xoxb-111-222-abcdefabcdef", "SLACK_APP_TOKEN": "xapp-1-A1-222-abcdef",
+        "SLACK_SIGNING_SECRET": "8f742231b10e8888abcd99yyyzzz85a5", "ANTHROPIC_API_KEY": "sk-ant-api03-secretsecret",
+        "ANTHROPIC_AUTH_TOKEN": "bearer-secret-value-123", "REDIS_URL": "redis://:redispass123@db:6379/0",
+        "DB_PASSWORD": "correct-horse-battery",
+    }
+    result = run_cli("exec", "--config", str(config), "service_status", "{}", env=secrets)
+    assert result.returncode == 0, result.stderr
+    output = json.loads(result.stdout)["output"]
+    for name, value in secrets.items():
+        assert f"{name}=" not in output and value not in output
+    assert "LLMFORMAT=1" in output and "EXTRA_SETTING=on" in output
