@@ -1,0 +1,291 @@
+"""``RunnerWorker``: consumes the run stream and executes each approved call at most once.
+
+Delivery is at-least-once (a consumer group, entries acked after the result is stored); execution is
+at-most-once because the only way to start executing is the atomic ``claim`` (approved -> running). So:
+
+* a worker that dies after XREADGROUP but BEFORE claiming loses nothing: its entry stays pending, another
+  worker takes it over with XAUTOCLAIM after ``reclaim_after`` seconds, claims and runs it -- once;
+* a worker that dies AFTER claiming leaves the call ``running`` with a heartbeat key that stops being
+  refreshed; when it expires (``stale_after``) the recovery loop marks the call ``interrupted`` (outcome
+  unknown) and nobody re-runs it. A reclaimed entry for such a call fails to claim and is just acked.
+
+If the injected executor raises, the call is marked ``interrupted`` with the error: the executor may have
+started the process before failing, so "failed to start" would be a guess. An executor that knows it did not
+start must return ``{"status": "failed_to_start", ...}`` itself.
+
+Per-application concurrency is a per-process ``asyncio.Semaphore``: simple and enough to protect one host.
+Across N replicas the effective limit is N x limit; a Redis counter would make it global but needs lease
+handling for dead holders, which is not worth it yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.approvals.errors import ApprovalError, InvalidTransition
+from bot.approvals.records import CallRecord
+from bot.approvals.store import CallStore
+
+log = logging.getLogger(__name__)
+
+Executor = Callable[[CallRecord], Awaitable[dict[str, Any]]]
+T = TypeVar("T")
+_TRANSIENT = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+async def ensure_group(redis: Redis, stream: str, group: str, start_id: str = "0") -> None:
+    """Create the consumer group (and the stream) if missing; idempotent."""
+    try:
+        await redis.xgroup_create(stream, group, id=start_id, mkstream=True)
+    except ResponseError as exc:
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+class RunnerWorker:
+    """One runner replica: ``await worker.run(stop_event)``."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        store: CallStore,
+        executor: Executor,
+        *,
+        runner_id: str,
+        group: str = "runners",
+        heartbeat_interval: float = 2.0,
+        stale_after: float = 10.0,
+        per_app_limits: dict[str, int] | None = None,
+        concurrency: int = 16,
+        reclaim_after: float | None = None,
+        recovery_interval: float | None = None,
+        grace_period: float = 30.0,
+        block_seconds: float = 1.0,
+        sweep: bool = True,
+    ) -> None:
+        self.redis = redis
+        self.store = store
+        self.executor = executor
+        self.runner_id = runner_id
+        self.group = group
+        self.heartbeat_interval = heartbeat_interval
+        self.stale_after = stale_after
+        self.concurrency = concurrency
+        self.reclaim_after = reclaim_after if reclaim_after is not None else 3 * stale_after
+        self.recovery_interval = recovery_interval if recovery_interval is not None else stale_after / 2
+        self.grace_period = grace_period
+        self.block_ms = max(1, int(block_seconds * 1000))
+        self.sweep = sweep
+        self._app_limits = {app: asyncio.Semaphore(n) for app, n in (per_app_limits or {}).items()}
+        self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._executing: dict[str, asyncio.Task[dict[str, Any]]] = {}
+        self._freed = asyncio.Event()
+        self._stopping = False
+
+    # ---------------------------------------------------------------- lifecycle
+
+    async def ensure_groups(self) -> None:
+        for shard in self.store.keys.all_shards():
+            await ensure_group(self.redis, self.store.keys.run_stream(shard), self.group)
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        """Consume until ``stop_event`` is set, then stop gracefully (see ``_drain``)."""
+        self._stopping = False
+        await self._retry(self.ensure_groups)
+        loops = [asyncio.create_task(self._read_loop(s)) for s in self.store.keys.all_shards()]
+        loops.append(asyncio.create_task(self._recovery_loop()))
+        try:
+            await stop_event.wait()
+        finally:
+            self._stopping = True
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            await self._drain()
+
+    async def _drain(self) -> None:
+        """Let running calls finish within ``grace_period``; cut off the rest (they become interrupted).
+
+        Entries read but not claimed yet are left pending: another replica (or this one after a restart,
+        which first re-reads its own pending entries) picks them up.
+        """
+        tasks = list(self._inflight.values())
+        if not tasks:
+            return
+        _, late = await asyncio.wait(tasks, timeout=self.grace_period)
+        if late:
+            for exec_task in list(self._executing.values()):
+                exec_task.cancel()
+            await asyncio.wait(late, timeout=max(5.0, self.heartbeat_interval * 2))
+
+    # ---------------------------------------------------------------- reading
+
+    async def _read_loop(self, shard: int) -> None:
+        stream = self.store.keys.run_stream(shard)
+        last_id = "0"  # first our own pending entries (a restart with the same runner id), then new ones
+        backoff = 0.1
+        while not self._stopping:
+            await self._wait_for_capacity()
+            free = self.concurrency - len(self._inflight)
+            try:
+                reply: Any = await self.redis.xreadgroup(
+                    self.group, self.runner_id, {stream: last_id}, count=free,
+                    block=None if last_id == "0" else self.block_ms,
+                )
+                backoff = 0.1
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self._retry(self.ensure_groups)
+                continue
+            except _TRANSIENT as exc:
+                log.warning("runner %s: reading %s failed (%s); retrying", self.runner_id, stream, exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            entries = reply[0][1] if reply else []
+            if last_id == "0" and not entries:
+                last_id = ">"
+            for entry_id, fields in entries:
+                self._spawn(shard, entry_id, fields)
+
+    async def _wait_for_capacity(self) -> None:
+        while len(self._inflight) >= self.concurrency:
+            self._freed.clear()
+            await self._freed.wait()
+
+    def _spawn(self, shard: int, entry_id: Any, fields: dict[Any, Any] | None) -> None:
+        eid = _text(entry_id)
+        if eid in self._inflight:
+            return
+        task = asyncio.create_task(self._handle(shard, eid, fields or {}))
+        self._inflight[eid] = task
+
+    # ---------------------------------------------------------------- one entry
+
+    async def _handle(self, shard: int, entry_id: str, fields: dict[Any, Any]) -> None:
+        stream = self.store.keys.run_stream(shard)
+        try:
+            decoded = {_text(k): _text(v) for k, v in fields.items()}
+            call_id = decoded.get("call_id", "")
+            limit = self._app_limits.get(decoded.get("app", "")) or self._app_limits.get("*")
+            async with limit if limit is not None else contextlib.nullcontext():
+                if self._stopping:
+                    return  # not claimed: stays pending for another replica
+                try:
+                    record = await self._retry(lambda: self.store.claim(call_id, self.runner_id, self.stale_after))
+                except ValueError:
+                    log.error("runner %s: malformed run entry %s %r", self.runner_id, entry_id, decoded)
+                    record = None
+                if record is not None:
+                    await self._execute(record)
+            await self._retry(lambda: self.redis.xack(stream, self.group, entry_id))
+        except Exception:
+            log.exception("runner %s: entry %s failed; it stays pending", self.runner_id, entry_id)
+        finally:
+            self._inflight.pop(entry_id, None)
+            self._freed.set()
+
+    async def _execute(self, record: CallRecord) -> None:
+        exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record))
+        self._executing[record.id] = exec_task
+        beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task))
+        try:
+            await asyncio.wait({exec_task})
+        finally:
+            beat.cancel()
+            self._executing.pop(record.id, None)
+        if exec_task.cancelled():
+            await self._interrupt(record.id, "runner stopped before the call finished; outcome unknown")
+            return
+        error = exec_task.exception()
+        if error is not None:
+            await self._interrupt(record.id, f"executor error after start: {error!r}")
+            return
+        try:
+            await self._retry(lambda: self.store.finish(record.id, self.runner_id, exec_task.result()))
+        except ValueError as exc:
+            await self._interrupt(record.id, f"executor returned an invalid result: {exc}")
+        except InvalidTransition as exc:
+            log.warning("runner %s: result of %s not stored, call is %s", self.runner_id, record.id,
+                        exc.current_state)
+
+    async def _call_executor(self, record: CallRecord) -> dict[str, Any]:
+        return await self.executor(record)
+
+    async def _interrupt(self, call_id: str, reason: str) -> None:
+        with contextlib.suppress(ApprovalError):
+            await self._retry(
+                lambda: self.store.mark_interrupted(call_id, reason, actor=f"runner:{self.runner_id}")
+            )
+
+    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any]) -> None:
+        while True:
+            await asyncio.sleep(self.heartbeat_interval)
+            try:
+                alive = await self.store.heartbeat(call_id, self.runner_id, self.stale_after)
+            except _TRANSIENT:
+                continue
+            if not alive:
+                log.error("runner %s: %s is no longer ours (marked interrupted); stopping it",
+                          self.runner_id, call_id)
+                exec_task.cancel()
+                return
+
+    # ---------------------------------------------------------------- recovery
+
+    async def _recovery_loop(self) -> None:
+        while not self._stopping:
+            try:
+                await self.recover_once()
+            except _TRANSIENT as exc:
+                log.warning("runner %s: recovery pass failed (%s)", self.runner_id, exc)
+            except Exception:
+                log.exception("runner %s: recovery pass failed", self.runner_id)
+            await asyncio.sleep(self.recovery_interval)
+
+    async def recover_once(self) -> None:
+        """Take over entries left pending by dead consumers; interrupt calls whose runner died; sweep."""
+        for shard in self.store.keys.all_shards():
+            free = self.concurrency - len(self._inflight)
+            if free <= 0 or self._stopping:
+                break
+            stream = self.store.keys.run_stream(shard)
+            reply: Any = await self.redis.xautoclaim(
+                stream, self.group, self.runner_id, int(self.reclaim_after * 1000), "0-0", count=free
+            )
+            for entry_id, fields in reply[1] if len(reply) > 1 else []:
+                if fields is None:  # trimmed away while pending: nothing to run
+                    await self.redis.xack(stream, self.group, entry_id)
+                    continue
+                log.info("runner %s: reclaimed %s", self.runner_id, _text(entry_id))
+                self._spawn(shard, entry_id, fields)
+        if self.sweep:
+            await self.store.interrupt_stale()
+            await self.store.expire_due()
+
+    async def _retry(self, operation: Callable[[], Awaitable[T]]) -> T:
+        """Retry on connection errors (a Redis restart) for up to a minute; results must not be lost."""
+        delay = 0.05
+        deadline = asyncio.get_running_loop().time() + max(60.0, self.stale_after * 6)
+        while True:
+            try:
+                return await operation()
+            except _TRANSIENT:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
