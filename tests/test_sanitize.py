@@ -246,3 +246,16 @@ def test_argv_display_redacts_secrets_and_secret_flag_values() -> None:
     assert shown[10] == "--verbose"
     assert shown[12] == "web-1"
     assert len(shown) == len(argv)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=Hunter2Hunter2", "DB_PASSWORD=[REDACTED:password]"),
+        ("password:\n  Hunter2Hunter2\nnext: 1", "password:\n  [REDACTED:password]\nnext: 1"),
+        ("İstanbul token=abcdef123456", "İstanbul token=[REDACTED:token]"),  # lower() changes length here
+        ("a\n" * 3000 + f"x {GHP}\n" + "b\n" * 3000, "a\n" * 3000 + "x [REDACTED:github_token]\n" + "b\n" * 3000),
+    ],
+)
+def test_trigger_prefilter_keeps_every_match(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected

@@ -123,9 +123,7 @@ def sanitize_output(
     return sanitize_captured(captured, build_redactor(secret_values, redact_patterns), output_limit)
 
 
-def redact_argv(
-    argv: Iterable[str], secret_values: Iterable[str] = (), patterns: Iterable[str] = ()
-) -> list[str]:
+def redact_argv(argv: Iterable[str], secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> list[str]:
     """The argv as shown to humans: secrets redacted with the output's detectors, plus flag values.
 
     ``--password=x`` is caught by the assignment detector; ``--password x`` (the value as the next item) is
