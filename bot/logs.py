@@ -1,0 +1,57 @@
+"""JSON logs, one object per line, carrying conversation and call ids when a log call passes them.
+
+Secrets never reach a log line: every message and extra value goes through the same redactor as tool output,
+and the known credential values of this process are redacted by value.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from typing import Any
+
+from bot.fisk.environment import is_credential_name
+from bot.runner.secrets import build_redactor
+
+CONTEXT_FIELDS = ("conversation", "call_id", "role", "tool", "user")
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, secret_values: list[str] | None = None) -> None:
+        super().__init__()
+        values = secret_values if secret_values is not None else [
+            v for k, v in os.environ.items() if is_credential_name(k) and len(v) >= 6
+        ]
+        self._redactor = build_redactor(values, ())
+
+    def _clean(self, text: str) -> str:
+        return self._redactor.redact(text)[0]
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": self._clean(record.getMessage()),
+        }
+        for name in CONTEXT_FIELDS:
+            value = getattr(record, name, None)
+            if value is not None:
+                entry[name] = self._clean(str(value))
+        if record.exc_info:
+            entry["exception"] = self._clean(self.formatException(record.exc_info))
+        return json.dumps(entry, ensure_ascii=False)
+
+
+def configure_logging(level: str = "INFO", json_logs: bool = True) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if json_logs:
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())

@@ -1,0 +1,40 @@
+"""Prometheus metrics of one process. Each role exports what it observes; Prometheus sums over pods.
+
+This module imports nothing of the bot, so any package may record into it without breaking the package order.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+CALLS_FINAL = Counter(
+    "fisk_chatops_calls_total", "Tool calls that reached a final state, by state", ["state"], registry=REGISTRY
+)
+APPROVAL_WAIT = Histogram(
+    "fisk_chatops_approval_wait_seconds", "Time from proposal to a human decision",
+    buckets=(1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600), registry=REGISTRY,
+)
+RUN_DURATION = Histogram(
+    "fisk_chatops_run_duration_seconds", "Tool call run time",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600), registry=REGISTRY,
+)
+QUEUE_DEPTH = Gauge(
+    "fisk_chatops_queue_depth", "Calls waiting, by stage (awaiting_approval, queued, running)", ["stage"],
+    registry=REGISTRY,
+)
+OLDEST_PENDING = Gauge(
+    "fisk_chatops_oldest_pending_age_seconds", "Age of the oldest call awaiting approval", registry=REGISTRY
+)
+MODEL_REQUESTS = Counter(
+    "fisk_chatops_model_requests_total", "Messages API requests, by outcome", ["outcome"], registry=REGISTRY
+)
+MODEL_TOKENS = Counter(
+    "fisk_chatops_model_tokens_total", "Tokens used, by kind (input, output, cache_read, cache_write)", ["kind"],
+    registry=REGISTRY,
+)
+SLACK_API_ERRORS = Counter(
+    "fisk_chatops_slack_api_errors_total", "Slack Web API calls that failed, by method", ["method"],
+    registry=REGISTRY,
+)

@@ -1,0 +1,70 @@
+"""The health endpoint (alive, ready, Prometheus metrics) and JSON logs without secrets."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.health import HealthServer
+from bot.logs import JsonFormatter
+from bot.metrics import CALLS_FINAL, QUEUE_DEPTH
+
+
+async def test_health_ready_and_metrics() -> None:
+    state = {"redis": True}
+
+    async def redis_check() -> tuple[bool, str]:
+        return state["redis"], "PONG" if state["redis"] else "connection refused"
+
+    async def broken_check() -> tuple[bool, str]:
+        raise ConnectionError("slack unreachable")
+
+    async def collect() -> None:
+        QUEUE_DEPTH.labels("awaiting_approval").set(3)
+
+    server = HealthServer(host="127.0.0.1", port=0, checks={"redis": redis_check}, collectors=[collect])
+    port = await server.start()
+    CALLS_FINAL.labels("finished").inc()
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{port}/healthz") as r:
+                assert r.status == 200 and (await r.json()) == {"status": "alive"}
+            async with http.get(f"http://127.0.0.1:{port}/readyz") as r:
+                assert r.status == 200 and (await r.json())["checks"]["redis"] == {"ok": True, "detail": "PONG"}
+            state["redis"] = False
+            server.checks["slack"] = broken_check
+            async with http.get(f"http://127.0.0.1:{port}/readyz") as r:
+                body = await r.json()
+                assert r.status == 503 and body["ready"] is False
+                assert body["checks"]["slack"]["detail"] == "ConnectionError: slack unreachable"
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as r:
+                text = await r.text()
+    finally:
+        await server.stop()
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+    assert samples[("fisk_chatops_queue_depth", (("stage", "awaiting_approval"),))] == 3
+    assert samples[("fisk_chatops_calls_total", (("state", "finished"),))] >= 1
+    assert any(name == "fisk_chatops_approval_wait_seconds_bucket" for name, _ in samples)
+
+
+def test_json_logs_carry_ids_and_never_secrets() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter(secret_values=["s3cr3t-signing-value"]))
+    logger = logging.getLogger("test.jsonlogs")
+    logger.addHandler(handler)
+    logger.propagate = False
+    logger.warning("token xoxb-1234567890-abcdefghij and s3cr3t-signing-value",
+                   extra={"conversation": "slack:C1:1.2", "call_id": "0-abc"})
+    entry = json.loads(stream.getvalue())
+    assert entry["conversation"] == "slack:C1:1.2" and entry["call_id"] == "0-abc"
+    assert "xoxb-1234567890" not in entry["message"] and "s3cr3t-signing-value" not in entry["message"]
+    assert entry["level"] == "warning"
