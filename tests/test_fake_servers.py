@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Iterator
@@ -347,3 +348,46 @@ def test_signature_matches_slack_sdk_verifier() -> None:
     assert not verifier.is_valid_request(body + b"x", headers)
     stale = sign_slack_request("s3cret", body, timestamp=int(time.time()) - 3600)
     assert not verifier.is_valid_request(body, stale)
+
+
+async def test_bolt_accepts_signed_slash_command_and_talks_to_fake(fake_slack: FakeSlack) -> None:
+    """Signed request in, Web API call and response_url post out: the real bolt AsyncApp end to end."""
+    from urllib.parse import urlencode
+
+    from slack_bolt.async_app import AsyncApp
+    from slack_bolt.request.async_request import AsyncBoltRequest
+
+    app = AsyncApp(
+        client=AsyncWebClient(token="xoxb-test", base_url=fake_slack.api_url),
+        signing_secret="s3cret",
+    )
+
+    @app.command("/fisk")
+    async def fisk(ack: Any, respond: Any, client: AsyncWebClient, command: dict[str, Any]) -> None:
+        await ack()
+        await client.chat_postMessage(channel=command["channel_id"], text=f"on it: {command['text']}")
+        await respond("started")
+
+    body = urlencode(
+        {
+            "command": "/fisk",
+            "text": "why 502",
+            "channel_id": "C1",
+            "user_id": "U1",
+            "team_id": "T0FAKE",
+            "trigger_id": "1.2.3",
+            "response_url": fake_slack.response_url("r1"),
+        }
+    )
+    headers = {"content-type": "application/x-www-form-urlencoded", **sign_slack_request("s3cret", body)}
+    response = await app.async_dispatch(AsyncBoltRequest(body=body, headers=headers))
+    assert response.status == 200
+    for _ in range(100):  # bolt runs the listener after acking
+        if fake_slack.response_url_posts.get("r1"):
+            break
+        await asyncio.sleep(0.02)
+    assert fake_slack.calls_to("chat.postMessage")[0].params["text"] == "on it: why 502"
+    assert fake_slack.response_url_posts["r1"][0]["text"] == "started"
+
+    bad = {**headers, "X-Slack-Signature": "v0=" + "0" * 64}
+    assert (await app.async_dispatch(AsyncBoltRequest(body=body, headers=bad))).status == 401
