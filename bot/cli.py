@@ -8,11 +8,14 @@ import json
 import shutil
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.config import Config, ConfigError, config_for_binary, load_config
+from bot.approvals.audit import AuditEntry, format_audit_table, read_audit
+from bot.config import Config, ConfigError, Secrets, config_for_binary, load_config
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
+from bot.redis_connection import RedisUnavailable, connect_redis
 from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params
@@ -93,6 +96,42 @@ def cmd_exec(args: argparse.Namespace) -> int:
     return 1 if result.status == "failed_to_start" else 0
 
 
+def _parse_since(text: str | None) -> datetime | None:
+    """``--since`` takes an ISO time (UTC if no zone) or an age like 30s, 10m, 2h, 7d."""
+    if not text:
+        return None
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    if text[-1:] in units and text[:-1].isdigit():
+        return datetime.now(UTC) - timedelta(seconds=int(text[:-1]) * units[text[-1]])
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise CliError(f"--since: expected an ISO time or an age like 10m, got {text!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def redis_url_for(config: Config) -> str | None:
+    return Secrets().redis_url or config.redis.url
+
+
+async def _read_audit(config: Config, since: datetime | None, limit: int, call_id: str | None) -> list[AuditEntry]:
+    handle = await connect_redis(redis_url_for(config), state_dir=config.redis.state_dir)
+    try:
+        return await read_audit(handle.client, since, limit, call_id=call_id)
+    finally:
+        await handle.close()
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    entries = asyncio.run(_read_audit(config, _parse_since(args.since), args.limit, args.call))
+    if args.json:
+        print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2))
+    else:
+        print(format_audit_table(entries))
+    return 0
+
+
 def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fisk-chatops", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -112,6 +151,13 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     execute.add_argument("tool")
     execute.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     execute.set_defaults(func=cmd_exec)
+    audit = sub.add_parser("audit", help="read the audit trail of call transitions")
+    audit.add_argument("--config", help="YAML configuration file (for the Redis settings)")
+    audit.add_argument("--since", help="ISO time or age (10m, 2h, 7d); default: the latest entries")
+    audit.add_argument("--limit", type=int, default=100)
+    audit.add_argument("--call", help="only this call id")
+    audit.add_argument("--json", action="store_true")
+    audit.set_defaults(func=cmd_audit)
     for add in extra:
         add(sub)
     return parser
@@ -122,7 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CliError, ConfigError, IntrospectionError, ArgumentsError) as exc:
+    except (CliError, ConfigError, IntrospectionError, ArgumentsError, RedisUnavailable) as exc:
         print(f"fisk-chatops: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
