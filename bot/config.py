@@ -14,6 +14,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.approvals.policy import ApprovalPolicy
+
 CONFIG_ENV = "FISK_CHATOPS_CONFIG"
 
 
@@ -63,6 +65,7 @@ class Config(_Section):
     sensitive_env_vars: list[str] = Field(default_factory=list)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     redis: RedisConfig = Field(default_factory=RedisConfig)
+    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
     source: str = Field(default="<defaults>", exclude=True)
 
     @field_validator("sensitive_env_vars")
