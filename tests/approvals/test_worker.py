@@ -212,6 +212,7 @@ async def test_redis_restart_with_persistence_loses_nothing(tmp_path: Path):
     server = RedisServer(tmp_path / "redis", appendonly=True)
     server.start()
     redis = Redis.from_url(server.url)
+    clients = [redis]
     store = CallStore(redis)
     marker = tmp_path / "marker"
     policy = ApprovalPolicy(two_person_tags=["rw"])
@@ -225,15 +226,22 @@ async def test_redis_restart_with_persistence_loses_nothing(tmp_path: Path):
             server.kill()
             await asyncio.sleep(0.3)
             server.start()
+            # The test side uses a fresh client (a pooled connection of the old one fails once, as it would
+            # for any front end); the worker keeps its client and must recover on its own.
+            fresh = Redis.from_url(server.url)
+            clients.append(fresh)
+            store = CallStore(fresh)
             rec = await store.get(second.id)
             assert rec.state is CallState.awaiting_approval and [a.user for a in rec.approvals] == ["U_A"]
+            assert (await store.get(first.id)).state is CallState.finished
             await store.approve(second.id, "U_B", [], policy)
             await wait_until(lambda: all_terminal(store, [second.id]))
         assert sorted(executions(marker)) == sorted([first.id, second.id])
-        trail = [(e.call_id, e.to_state) for e in await read_audit(redis, limit=100)]
+        trail = [(e.call_id, e.to_state) for e in await read_audit(fresh, limit=100)]
         assert trail.count((second.id, "finished")) == 1 and len(trail) == 9
     finally:
-        await redis.aclose()
+        for client in clients:
+            await client.aclose()
         server.stop()
 
 
