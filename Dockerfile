@@ -1,0 +1,47 @@
+# fisk-chatops: one image for every process role (slack, agent, runner, or all in one process).
+#
+#   docker build -t fisk-chatops .
+#   docker run --rm -e SLACK_BOT_TOKEN=... -e SLACK_APP_TOKEN=... -e ANTHROPIC_API_KEY=... \
+#       -e REDIS_URL=redis://redis:6379/0 -v "$PWD/config.yaml:/etc/fisk-chatops/config.yaml:ro" fisk-chatops
+#
+# Secrets come only from the environment at run time; none is baked into the image.
+# Your fisk applications (Go CLIs) go in /opt/fisk/bin, which is on PATH, either with a derived image
+#   FROM fisk-chatops
+#   COPY mytool /opt/fisk/bin/
+# or, on Kubernetes, through the Helm chart's fiskApps init container filling an emptyDir at /opt/fisk/bin.
+# No HEALTHCHECK: Kubernetes probes /healthz and /readyz on the health port (8080).
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PIP_ROOT_USER_ACTION=ignore
+
+RUN groupadd --system --gid 10001 fisk \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home \
+        --home-dir /var/lib/fisk-chatops --shell /usr/sbin/nologin fisk \
+    && mkdir -p /opt/fisk/bin /opt/fisk/demo /etc/fisk-chatops /var/lib/fisk-chatops \
+    && chown 10001:10001 /var/lib/fisk-chatops
+
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+RUN pip install . && rm -rf /src
+
+# The opsctl stand-in, so a trial install works before your own fisk applications are added.
+COPY config/demo/ /opt/fisk/demo/
+COPY config/fisk-chatops.yaml /etc/fisk-chatops/config.example.yaml
+
+ENV PATH="/opt/fisk/bin:${PATH}" \
+    FISK_CHATOPS_CONFIG=/etc/fisk-chatops/config.yaml \
+    HOME=/var/lib/fisk-chatops
+
+WORKDIR /var/lib/fisk-chatops
+USER 10001:10001
+
+# 8080: /healthz, /readyz, /metrics. 3000: Slack HTTP mode (/slack/events); Socket Mode needs no inbound port.
+EXPOSE 8080 3000
+
+ENTRYPOINT ["fisk-chatops"]
+CMD ["serve"]

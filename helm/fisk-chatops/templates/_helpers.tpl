@@ -1,0 +1,179 @@
+{{/* Names and labels. */}}
+{{- define "fisk-chatops.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "fisk-chatops.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fisk-chatops.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Selector labels of the app pods (every role, never the in-chart Redis). */}}
+{{- define "fisk-chatops.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "fisk-chatops.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "fisk-chatops.labels" -}}
+helm.sh/chart: {{ include "fisk-chatops.chart" . }}
+{{ include "fisk-chatops.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: fisk-chatops
+{{- end -}}
+
+{{- define "fisk-chatops.redisName" -}}
+{{- printf "%s-redis" (include "fisk-chatops.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "fisk-chatops.redisSelectorLabels" -}}
+app.kubernetes.io/name: {{ printf "%s-redis" (include "fisk-chatops.name" .) | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: redis
+{{- end -}}
+
+{{- define "fisk-chatops.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "fisk-chatops.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "fisk-chatops.secretName" -}}
+{{- default (include "fisk-chatops.fullname" .) .Values.secrets.existingSecret -}}
+{{- end -}}
+
+{{- define "fisk-chatops.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+
+{{/* The role Deployments to render: a list of role names. */}}
+{{- define "fisk-chatops.roles" -}}
+{{- if eq .Values.roles.mode "combined" -}}
+combined
+{{- else -}}
+slack agent runner
+{{- end -}}
+{{- end -}}
+
+{{/* Whether the shared /opt/fisk/bin volume filled by init containers is in use. */}}
+{{- define "fisk-chatops.fiskAppsVolume" -}}
+{{- if or .Values.fiskApps.image.repository .Values.fiskApps.initContainers -}}true{{- end -}}
+{{- end -}}
+
+{{/*
+Checks the JSON schema cannot express well; each failure names the value to change.
+Included by the ConfigMap, which is always rendered.
+*/}}
+{{- define "fisk-chatops.validate" -}}
+{{- $ext := .Values.redis.external -}}
+{{- $internal := .Values.redis.internal.enabled -}}
+{{- if and $ext.url $ext.existingSecret -}}
+{{- fail "redis.external: set either url or existingSecret, not both" -}}
+{{- end -}}
+{{- $external := or $ext.url $ext.existingSecret -}}
+{{- if and $external $internal -}}
+{{- fail "redis: both redis.external and redis.internal.enabled are set; configure exactly one (set redis.internal.enabled=false to use your external Redis)" -}}
+{{- end -}}
+{{- if not (or $external $internal) -}}
+{{- fail "redis: no Redis configured. The embedded Redis the app starts without REDIS_URL cannot be shared by pods in Kubernetes: set redis.external.url, or redis.external.existingSecret (with redis.external.key), or redis.internal.enabled=true (trials)" -}}
+{{- end -}}
+{{- if and (kindIs "map" .Values.config.redis) (hasKey .Values.config.redis "url") -}}
+{{- fail "config.redis.url: do not put the Redis URL in the configuration; set redis.external.url or redis.external.existingSecret" -}}
+{{- end -}}
+{{- if not .Values.secrets.create -}}
+{{- range $k, $v := .Values.secrets.values -}}
+{{- if $v -}}
+{{- fail (printf "secrets.values.%s is set but secrets.create is false: token values are used only with secrets.create=true (trials); in production put them in the Secret named by secrets.existingSecret" $k) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- if not .Values.secrets.values.slackBotToken -}}
+{{- fail "secrets.create=true needs secrets.values.slackBotToken" -}}
+{{- end -}}
+{{- if not .Values.secrets.values.anthropicApiKey -}}
+{{- fail "secrets.create=true needs secrets.values.anthropicApiKey" -}}
+{{- end -}}
+{{- if and (eq .Values.slack.mode "socket") (not .Values.secrets.values.slackAppToken) -}}
+{{- fail "secrets.create=true with slack.mode=socket needs secrets.values.slackAppToken" -}}
+{{- end -}}
+{{- if and (eq .Values.slack.mode "http") (not .Values.secrets.values.slackSigningSecret) -}}
+{{- fail "secrets.create=true with slack.mode=http needs secrets.values.slackSigningSecret" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.roles.runner.autoscaling.enabled (eq .Values.roles.mode "combined") -}}
+{{- fail "roles.runner.autoscaling.enabled applies to roles.mode=split only (there is no runner Deployment in combined mode)" -}}
+{{- end -}}
+{{- if and .Values.roles.runner.autoscaling.enabled (lt (int .Values.roles.runner.autoscaling.maxReplicas) (int .Values.roles.runner.autoscaling.minReplicas)) -}}
+{{- fail "roles.runner.autoscaling: maxReplicas must be >= minReplicas" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* REDIS_URL for the app containers. */}}
+{{- define "fisk-chatops.redisEnv" -}}
+{{- if .Values.redis.external.existingSecret }}
+- name: REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      name: {{ .Values.redis.external.existingSecret }}
+      key: {{ .Values.redis.external.key }}
+{{- else if .Values.redis.external.url }}
+- name: REDIS_URL
+  value: {{ .Values.redis.external.url | quote }}
+{{- else }}
+- name: REDIS_URL
+  value: {{ printf "redis://%s:%d/0" (include "fisk-chatops.redisName" .) (int .Values.redis.internal.port) | quote }}
+{{- end }}
+{{- end -}}
+
+{{- define "fisk-chatops.secretEnv" -}}
+{{- $secret := include "fisk-chatops.secretName" .root -}}
+- name: {{ .env }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ .key }}
+{{- end -}}
+
+{{/* Environment of one role's container: only the credentials that role uses. */}}
+{{- define "fisk-chatops.env" -}}
+{{- $root := .root -}}
+{{- $role := .role -}}
+{{- $keys := $root.Values.secrets.keys -}}
+- name: FISK_CHATOPS_CONFIG
+  value: /etc/fisk-chatops/config.yaml
+- name: FISK_CHATOPS_SLACK_MODE
+  value: {{ $root.Values.slack.mode | quote }}
+{{- if eq $root.Values.slack.mode "http" }}
+- name: FISK_CHATOPS_SLACK_PORT
+  value: {{ $root.Values.slack.http.port | quote }}
+{{- end }}
+{{- include "fisk-chatops.redisEnv" $root }}
+{{- if or (eq $role "slack") (eq $role "combined") }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "SLACK_BOT_TOKEN" "key" $keys.slackBotToken) }}
+{{- if eq $root.Values.slack.mode "socket" }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "SLACK_APP_TOKEN" "key" $keys.slackAppToken) }}
+{{- else }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "SLACK_SIGNING_SECRET" "key" $keys.slackSigningSecret) }}
+{{- end }}
+{{- end }}
+{{- if or (eq $role "agent") (eq $role "combined") }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "ANTHROPIC_API_KEY" "key" $keys.anthropicApiKey) }}
+{{- end }}
+{{- with $root.Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}

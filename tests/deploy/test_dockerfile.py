@@ -1,0 +1,92 @@
+"""Static checks of the Dockerfile and .dockerignore (no Docker daemon here)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with comments dropped and continuation lines joined."""
+    logical: list[str] = []
+    pending = ""
+    for raw in DOCKERFILE.read_text().splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        logical.append(pending + line)
+        pending = ""
+    assert not pending, "Dockerfile ends inside a continued line"
+    out = []
+    for line in logical:
+        word, _, rest = line.partition(" ")
+        out.append((word.upper(), rest.strip()))
+    return out
+
+
+def args_of(name: str) -> list[str]:
+    return [rest for word, rest in instructions() if word == name]
+
+
+def test_base_image_and_install():
+    assert args_of("FROM") == ["python:3.11-slim"]
+    assert any(re.search(r"\bpip install (?:[-\w=]+ )*\.(\s|$)", run) for run in args_of("RUN"))
+
+
+def test_runs_as_non_root_uid_10001_from_the_end():
+    users = args_of("USER")
+    assert users, "no USER instruction: the container would run as root"
+    final = users[-1].split(":")[0]
+    assert final == "10001"
+    # USER must come after the last RUN, so nothing runs as root afterwards and the final user sticks.
+    words = [word for word, _ in instructions()]
+    assert max(i for i, w in enumerate(words) if w == "USER") > max(i for i, w in enumerate(words) if w == "RUN")
+    assert any("--uid 10001" in run for run in args_of("RUN"))
+
+
+def test_entrypoint_cmd_ports_path():
+    assert [json.loads(e) for e in args_of("ENTRYPOINT")] == [["fisk-chatops"]]
+    assert [json.loads(c) for c in args_of("CMD")] == [["serve"]]
+    assert sorted(p for e in args_of("EXPOSE") for p in e.split()) == ["3000", "8080"]
+    envs = " ".join(args_of("ENV"))
+    assert re.search(r'PATH="?/opt/fisk/bin:', envs)
+    assert not args_of("HEALTHCHECK"), "probes are Kubernetes' job"
+
+
+SECRET_NAMES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY", "REDIS_URL")
+
+
+def test_no_secrets_baked_in():
+    for word, rest in instructions():
+        if word in ("ENV", "ARG"):
+            names = {tok.split("=", 1)[0] for tok in shlex.split(rest)}
+            assert not names & set(SECRET_NAMES), f"{word} {rest}"
+            assert not re.search(r"(?i)(token|secret|password|api_key)", " ".join(names)), f"{word} {rest}"
+    text = DOCKERFILE.read_text()
+    for pattern in (r"xox[abpr]-[0-9A-Za-z-]+", r"xapp-[0-9A-Za-z-]+", r"sk-ant-[0-9A-Za-z_-]+", r"redis://[^\s]*@"):
+        assert not re.search(pattern, text.replace("xoxb-...", "").replace("xapp-...", "").replace("sk-ant-...", ""))
+
+
+@pytest.mark.parametrize("ignored", [".git", ".venv", ".env", "tests", "**/__pycache__", "*.rdb", ".state"])
+def test_dockerignore_keeps_secrets_and_junk_out(ignored):
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    assert ignored in lines
+
+
+def test_copied_sources_exist():
+    for copy in args_of("COPY"):
+        sources = [s for s in copy.split()[:-1] if not s.startswith("--")]
+        for source in sources:
+            assert (ROOT / source).exists(), f"COPY {source}: not in the repository"

@@ -1,0 +1,434 @@
+"""The Helm chart, rendered offline by Helm's own library and checked against the Kubernetes schemas.
+
+helm-python-sdk binds Helm's Go SDK (bundled in the wheel), so lint, schema validation and rendering are the
+real Helm code paths, with no helm binary, no cluster and no network. kubernetes-validate ships the Kubernetes
+JSON schemas; every rendered object is validated in strict mode (unknown fields are errors) against one
+Kubernetes version. The ServiceMonitor is a CRD with no schema there, so it gets a structural check instead.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import kubernetes_validate
+import pytest
+import yaml
+
+CHART = Path(__file__).resolve().parents[2] / "helm" / "fisk-chatops"
+KUBE_VERSION = "1.30.0"
+RELEASE = "rel"
+NAMESPACE = "ops"
+FULLNAME = "rel-fisk-chatops"
+CRDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
+
+EXTERNAL_SECRET = {"internal": {"enabled": False}, "external": {"existingSecret": "redis-creds", "key": "url"}}
+SECRET_VALUES = ("xoxb-trial-bot-token", "xapp-trial-app-token", "trial-signing-secret", "sk-ant-trial-key")
+
+Manifest = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def chart():
+    with helm.Chart.load(CHART) as loaded:
+        yield loaded
+
+
+def render(chart: helm.Chart, values: dict[str, Any] | None = None) -> dict[tuple[str, str], Manifest]:
+    """Render like `helm template rel CHART -n ops -f values`; objects keyed by (kind, name)."""
+    files = chart.render(copy.deepcopy(values or {}), name=RELEASE, namespace=NAMESPACE, is_install=True)
+    objects: dict[tuple[str, str], Manifest] = {}
+    for path, text in files.items():
+        if path.endswith("NOTES.txt"):
+            continue
+        for doc in yaml.safe_load_all(text):
+            if doc:
+                key = (doc["kind"], doc["metadata"]["name"])
+                assert key not in objects, f"{key} rendered twice"
+                objects[key] = doc
+    return objects
+
+
+def notes(chart: helm.Chart, values: dict[str, Any] | None = None) -> str:
+    files = chart.render(copy.deepcopy(values or {}), name=RELEASE, namespace=NAMESPACE, is_install=True)
+    return next(text for path, text in files.items() if path.endswith("NOTES.txt"))
+
+
+def deployments(objects: dict[tuple[str, str], Manifest]) -> dict[str, Manifest]:
+    """Role -> Deployment."""
+    return {
+        obj["metadata"]["labels"]["app.kubernetes.io/component"]: obj
+        for (kind, _), obj in objects.items()
+        if kind == "Deployment"
+    }
+
+
+def container(deployment: Manifest) -> Manifest:
+    (main,) = [c for c in deployment["spec"]["template"]["spec"]["containers"] if c["name"] == "fisk-chatops"]
+    return main
+
+
+def env(deployment: Manifest) -> dict[str, Manifest]:
+    return {e["name"]: e for e in container(deployment)["env"]}
+
+
+def validate_all(objects: dict[tuple[str, str], Manifest]) -> None:
+    for (kind, name), obj in objects.items():
+        if (obj["apiVersion"], kind) in CRDS:
+            check_service_monitor(obj)
+            continue
+        try:
+            kubernetes_validate.validate(obj, KUBE_VERSION, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.path)
+            pytest.fail(f"{kind}/{name} is not valid Kubernetes {KUBE_VERSION}: {where}: {exc.message}")
+
+
+def check_service_monitor(obj: Manifest) -> None:
+    """No schema ships for this CRD: check the fields the Prometheus Operator needs."""
+    assert obj["metadata"]["name"] and obj["metadata"]["namespace"] == NAMESPACE
+    spec = obj["spec"]
+    assert set(spec) <= {"selector", "namespaceSelector", "endpoints", "jobLabel"}
+    assert spec["selector"]["matchLabels"]
+    for endpoint in spec["endpoints"]:
+        assert set(endpoint) <= {"port", "path", "interval", "scrapeTimeout", "scheme"}
+
+
+def render_error(chart: helm.Chart, values: dict[str, Any]) -> str:
+    with pytest.raises(helm.HelmError) as caught:
+        chart.render(values, name=RELEASE, namespace=NAMESPACE)
+    return str(caught.value)
+
+
+# --- lint ------------------------------------------------------------------------------------------------------
+
+
+def test_versions_and_metadata(chart):
+    assert helm.helm_sdk_version().startswith("v")
+    assert chart.metadata["apiVersion"] == "v2"
+    assert chart.metadata["appVersion"] == "0.1.0"
+    assert chart.schema is not None
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        None,
+        {"roles": {"mode": "combined", "combined": {"replicas": 3}}},
+        {"redis": EXTERNAL_SECRET, "slack": {"mode": "http"}, "monitoring": {"serviceMonitor": {"enabled": True}},
+         "roles": {"runner": {"autoscaling": {"enabled": True}}}},
+    ],
+    ids=["defaults", "combined", "external-http-hpa-monitor"],
+)
+def test_lint_passes_strict(values):
+    report = helm.lint(CHART, values, strict=True, kube_version=f"v{KUBE_VERSION}", namespace=NAMESPACE)
+    problems = [m for m in report["messages"] if m["severity"] >= 2]  # 2 warning, 3 error
+    assert report["errors"] == [] and problems == [], json.dumps(report, indent=1)
+
+
+def test_lint_reports_bad_values():
+    report = helm.lint(CHART, {"roles": {"mode": "bogus"}})
+    assert any("/roles/mode" in e and "split" in e for e in report["errors"]), report
+
+
+# --- default values: split roles, in-chart Redis, Socket Mode --------------------------------------------------
+
+
+def test_defaults_render_split_roles_and_validate(chart):
+    objects = render(chart)
+    validate_all(objects)
+    deps = deployments(objects)
+    assert set(deps) == {"slack", "agent", "runner"}
+    for role, dep in deps.items():
+        assert dep["metadata"]["name"] == f"{FULLNAME}-{role}"
+        assert dep["spec"]["replicas"] == 1
+        args = container(dep)["args"]
+        assert args[:3] == ["serve", "--role", role]
+        assert args[args.index("--health-port") + 1] == "8080"
+        assert args[args.index("--config") + 1] == "/etc/fisk-chatops/config.yaml"
+    kinds = {kind for kind, _ in objects}
+    assert kinds == {"ConfigMap", "Deployment", "Service", "StatefulSet", "PodDisruptionBudget", "ServiceAccount"}
+    assert ("Secret", FULLNAME) not in objects  # tokens come from a Secret the user creates
+
+
+def test_probes_and_ports(chart):
+    for dep in deployments(render(chart)).values():
+        main = container(dep)
+        assert main["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "health"}
+        assert main["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "health"}
+        assert {p["name"]: p["containerPort"] for p in main["ports"]} == {"health": 8080}
+
+
+def test_security_context(chart):
+    objects = render(chart)
+    for dep in deployments(objects).values():
+        pod = dep["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] == 10001
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert pod["automountServiceAccountToken"] is False
+        sc = container(dep)["securityContext"]
+        assert sc["runAsNonRoot"] is True and sc["runAsUser"] == 10001
+        assert sc["readOnlyRootFilesystem"] is True
+        assert sc["allowPrivilegeEscalation"] is False
+        assert sc["capabilities"] == {"drop": ["ALL"]}
+        assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+        mounts = {m["mountPath"]: m["name"] for m in container(dep)["volumeMounts"]}
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        for writable in ("/tmp", "/var/lib/fisk-chatops"):
+            assert "emptyDir" in volumes[mounts[writable]]
+    redis = objects[("StatefulSet", f"{FULLNAME}-redis")]["spec"]["template"]["spec"]
+    assert redis["securityContext"]["runAsNonRoot"] is True
+    assert redis["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True
+    assert redis["containers"][0]["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_secrets_are_references_and_each_role_gets_only_its_own(chart):
+    deps = deployments(render(chart))
+    expected = {
+        "slack": {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"},
+        "agent": {"ANTHROPIC_API_KEY"},
+        "runner": set(),
+    }
+    secret_names = {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY"}
+    for role, dep in deps.items():
+        variables = env(dep)
+        assert secret_names & set(variables) == expected[role], role
+        for name in expected[role]:
+            assert "value" not in variables[name]
+            assert variables[name]["valueFrom"]["secretKeyRef"] == {"name": FULLNAME, "key": name}
+
+
+def test_config_map_and_checksum_annotation(chart):
+    objects = render(chart)
+    config = yaml.safe_load(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["applications"][0]["binary"] == "/opt/fisk/demo/opsctl"
+    assert "url" not in config.get("redis", {})
+    before = {role: dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+              for role, dep in deployments(objects).items()}
+    assert len(set(before.values())) == 1 and len(next(iter(before.values()))) == 64
+    for dep in deployments(objects).values():
+        volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+        assert volumes["config"]["configMap"]["name"] == FULLNAME
+        mount = next(m for m in container(dep)["volumeMounts"] if m["name"] == "config")
+        assert mount["mountPath"] == "/etc/fisk-chatops/config.yaml" and mount["readOnly"] is True
+    changed = render(chart, {"config": {"tool_search": False}})
+    after = {role: dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+             for role, dep in deployments(changed).items()}
+    assert all(after[role] != before[role] for role in before)
+
+
+def test_internal_redis(chart):
+    objects = render(chart)
+    sts = objects[("StatefulSet", f"{FULLNAME}-redis")]
+    redis = sts["spec"]["template"]["spec"]["containers"][0]
+    assert redis["image"] == "redis:7-alpine"
+    assert redis["args"][redis["args"].index("--appendonly") + 1] == "yes"
+    assert sts["spec"]["volumeClaimTemplates"][0]["spec"]["resources"]["requests"]["storage"] == "1Gi"
+    service = objects[("Service", f"{FULLNAME}-redis")]
+    assert service["spec"]["selector"] == sts["spec"]["selector"]["matchLabels"]
+    for dep in deployments(objects).values():
+        assert env(dep)["REDIS_URL"] == {"name": "REDIS_URL", "value": f"redis://{FULLNAME}-redis:6379/0"}
+    # The health service must select app pods only, never the Redis pod.
+    health = objects[("Service", f"{FULLNAME}-health")]["spec"]["selector"]
+    redis_labels = sts["spec"]["template"]["metadata"]["labels"]
+    assert not all(redis_labels.get(k) == v for k, v in health.items())
+
+
+def test_internal_redis_without_persistence(chart):
+    objects = render(chart, {"redis": {"internal": {"persistence": {"enabled": False}}}})
+    validate_all(objects)
+    sts = objects[("StatefulSet", f"{FULLNAME}-redis")]["spec"]
+    assert "volumeClaimTemplates" not in sts
+    assert any(v["name"] == "data" and "emptyDir" in v for v in sts["template"]["spec"]["volumes"])
+
+
+def test_pod_disruption_budget_per_role(chart):
+    objects = render(chart)
+    pdbs = {name: obj for (kind, name), obj in objects.items() if kind == "PodDisruptionBudget"}
+    assert set(pdbs) == {f"{FULLNAME}-{role}" for role in ("slack", "agent", "runner")}
+    for role, dep in deployments(objects).items():
+        assert pdbs[f"{FULLNAME}-{role}"]["spec"]["selector"] == dep["spec"]["selector"]
+
+
+def test_notes_tell_the_next_steps(chart):
+    text = notes(chart)
+    assert f"create secret generic {FULLNAME}" in text
+    assert "SLACK_APP_TOKEN=xapp-" in text and "SLACK_SIGNING_SECRET" not in text
+    assert "config/slack-manifest.yaml" in text
+    assert "/readyz" in text
+    assert f"logs -f deploy/{FULLNAME}-runner" in text
+
+
+# --- combined mode ---------------------------------------------------------------------------------------------
+
+
+def test_combined_mode(chart):
+    objects = render(chart, {"roles": {"mode": "combined", "combined": {"replicas": 3}}})
+    validate_all(objects)
+    deps = deployments(objects)
+    assert set(deps) == {"combined"}
+    dep = deps["combined"]
+    assert dep["spec"]["replicas"] == 3
+    assert container(dep)["args"][:3] == ["serve", "--role", "all"]
+    assert {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "ANTHROPIC_API_KEY", "REDIS_URL"} <= set(env(dep))
+    pdbs = [name for kind, name in objects if kind == "PodDisruptionBudget"]
+    assert pdbs == [f"{FULLNAME}-combined"]
+
+
+# --- external Redis --------------------------------------------------------------------------------------------
+
+
+def test_external_redis_from_existing_secret(chart):
+    objects = render(chart, {"redis": EXTERNAL_SECRET, "secrets": {"existingSecret": "slack-and-anthropic",
+                                                                   "keys": {"slackBotToken": "bot"}}})
+    validate_all(objects)
+    assert ("StatefulSet", f"{FULLNAME}-redis") not in objects
+    assert ("Service", f"{FULLNAME}-redis") not in objects
+    deps = deployments(objects)
+    for dep in deps.values():
+        assert env(dep)["REDIS_URL"]["valueFrom"]["secretKeyRef"] == {"name": "redis-creds", "key": "url"}
+    slack = env(deps["slack"])
+    assert slack["SLACK_BOT_TOKEN"]["valueFrom"]["secretKeyRef"] == {"name": "slack-and-anthropic", "key": "bot"}
+
+
+def test_external_redis_url(chart):
+    url = "rediss://redis.example.internal:6380/0"
+    objects = render(chart, {"redis": {"internal": {"enabled": False}, "external": {"url": url}}})
+    validate_all(objects)
+    for dep in deployments(objects).values():
+        assert env(dep)["REDIS_URL"] == {"name": "REDIS_URL", "value": url}
+
+
+# --- HTTP mode, HPA, ServiceMonitor, fisk apps, trial secret ---------------------------------------------------
+
+
+def test_http_mode_hpa_and_service_monitor(chart):
+    objects = render(chart, {
+        "redis": EXTERNAL_SECRET,
+        "slack": {"mode": "http"},
+        "monitoring": {"serviceMonitor": {"enabled": True, "labels": {"release": "prom"}}},
+        "roles": {"runner": {"autoscaling": {"enabled": True, "minReplicas": 2, "maxReplicas": 7,
+                                             "targetMemoryUtilizationPercentage": 80}}},
+    })
+    validate_all(objects)
+    deps = deployments(objects)
+
+    slack = objects[("Service", f"{FULLNAME}-slack")]
+    assert slack["spec"]["selector"]["app.kubernetes.io/component"] == "slack"
+    assert slack["spec"]["ports"][0]["targetPort"] == "slack-http"
+    ports = {p["name"]: p["containerPort"] for p in container(deps["slack"])["ports"]}
+    assert ports == {"health": 8080, "slack-http": 3000}
+    assert "slack-http" not in {p["name"] for p in container(deps["agent"])["ports"]}
+    slack_env = env(deps["slack"])
+    assert "SLACK_SIGNING_SECRET" in slack_env and "SLACK_APP_TOKEN" not in slack_env
+
+    hpa = objects[("HorizontalPodAutoscaler", f"{FULLNAME}-runner")]
+    assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "name": f"{FULLNAME}-runner"}
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (2, 7)
+    assert {m["resource"]["name"] for m in hpa["spec"]["metrics"]} == {"cpu", "memory"}
+    assert "replicas" not in deps["runner"]["spec"]  # the HPA owns it
+    assert deps["agent"]["spec"]["replicas"] == 1
+
+    monitor = objects[("ServiceMonitor", FULLNAME)]
+    assert monitor["metadata"]["labels"]["release"] == "prom"
+    assert monitor["spec"]["endpoints"][0]["path"] == "/metrics"
+    assert monitor["spec"]["endpoints"][0]["port"] == "health"
+    health = objects[("Service", f"{FULLNAME}-health")]
+    assert all(health["metadata"]["labels"][k] == v for k, v in monitor["spec"]["selector"]["matchLabels"].items())
+
+
+def test_http_mode_combined_routes_slack_service_to_combined_pods(chart):
+    objects = render(chart, {"roles": {"mode": "combined"}, "slack": {"mode": "http"}})
+    validate_all(objects)
+    assert objects[("Service", f"{FULLNAME}-slack")]["spec"]["selector"]["app.kubernetes.io/component"] == "combined"
+
+
+def test_fisk_apps_init_container_only_where_tools_are_needed(chart):
+    objects = render(chart, {"fiskApps": {"image": {"repository": "registry.example/ops-tools", "tag": "1.2"},
+                                          "sourceDir": "/tools"}})
+    validate_all(objects)
+    deps = deployments(objects)
+    for role in ("agent", "runner"):
+        pod = deps[role]["spec"]["template"]["spec"]
+        (init,) = pod["initContainers"]
+        assert init["image"] == "registry.example/ops-tools:1.2"
+        assert init["command"][-1] == "cp -R /tools/. /opt/fisk/bin/"
+        assert init["securityContext"]["readOnlyRootFilesystem"] is True
+        assert {"name": "fisk-apps", "mountPath": "/opt/fisk/bin"} in init["volumeMounts"]
+        mount = next(m for m in container(deps[role])["volumeMounts"] if m["name"] == "fisk-apps")
+        assert mount == {"name": "fisk-apps", "mountPath": "/opt/fisk/bin", "readOnly": True}
+        assert {"name": "fisk-apps", "emptyDir": {}} in pod["volumes"]
+    slack = deps["slack"]["spec"]["template"]["spec"]
+    assert "initContainers" not in slack
+    assert all(v["name"] != "fisk-apps" for v in slack["volumes"])
+    # Without fiskApps nothing is mounted over /opt/fisk/bin (a derived image keeps its binaries).
+    for dep in deployments(render(chart)).values():
+        assert all(m["mountPath"] != "/opt/fisk/bin" for m in container(dep)["volumeMounts"])
+
+
+def test_fisk_apps_custom_init_containers(chart):
+    custom = {"name": "tools", "image": "busybox:1.36", "command": ["sh", "-c", "cp /x /opt/fisk/bin/"],
+              "volumeMounts": [{"name": "fisk-apps", "mountPath": "/opt/fisk/bin"}]}
+    objects = render(chart, {"roles": {"mode": "combined"}, "fiskApps": {"initContainers": [custom]}})
+    validate_all(objects)
+    pod = deployments(objects)["combined"]["spec"]["template"]["spec"]
+    assert pod["initContainers"] == [custom]
+    assert {"name": "fisk-apps", "emptyDir": {}} in pod["volumes"]
+
+
+def test_trial_secret_is_created_only_on_request(chart):
+    values = {"secrets": {"create": True, "values": dict(zip(
+        ("slackBotToken", "slackAppToken", "slackSigningSecret", "anthropicApiKey"), SECRET_VALUES, strict=True))}}
+    objects = render(chart, values)
+    validate_all(objects)
+    secret = objects[("Secret", FULLNAME)]
+    assert secret["stringData"]["SLACK_BOT_TOKEN"] == SECRET_VALUES[0]
+    for dep in deployments(objects).values():
+        annotations = dep["spec"]["template"]["metadata"]["annotations"]
+        assert len(annotations["checksum/secret"]) == 64
+        text = json.dumps(dep)
+        assert not any(token in text for token in SECRET_VALUES)  # pods reference the Secret, never the value
+    assert "NOT for\n   production" in notes(chart, values)
+
+
+# --- bad values fail with a clear message ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"roles": {"slack": {"replicas": -1}}}, "/roles/slack/replicas': minimum: got -1, want 0"),
+        ({"roles": {"runner": {"replicas": "2"}}}, "/roles/runner/replicas': got string, want integer"),
+        ({"roles": {"mode": "bogus"}}, "/roles/mode': value must be one of 'split', 'combined'"),
+        ({"slack": {"mode": "rtm"}}, "/slack/mode': value must be one of 'socket', 'http'"),
+        ({"redis": {"external": {"url": "http://redis:6379"}, "internal": {"enabled": False}}}, "/redis/external/url"),
+        ({"replicaCount": 2}, "additional properties 'replicaCount' not allowed"),
+        ({"config": {"applications": [{"binary": "opsctl"}]}}, "/config/applications/0/binary"),
+        ({"redis": {"internal": {"enabled": False}}}, "redis: no Redis configured"),
+        ({"redis": {"external": {"url": "redis://r:6379/0"}}}, "configure exactly one"),
+        ({"redis": {"internal": {"enabled": False}, "external": {"url": "redis://r:6379", "existingSecret": "s"}}},
+         "set either url or existingSecret, not both"),
+        ({"config": {"redis": {"url": "redis://:pw@r:6379"}}}, "config.redis.url: do not put the Redis URL"),
+        ({"secrets": {"values": {"anthropicApiKey": "sk-ant-x"}}},
+         "secrets.values.anthropicApiKey is set but secrets.create is false"),
+        ({"secrets": {"create": True}}, "secrets.create=true needs secrets.values.slackBotToken"),
+        ({"roles": {"mode": "combined", "runner": {"autoscaling": {"enabled": True}}}},
+         "applies to roles.mode=split only"),
+    ],
+    ids=["replicas-negative", "replicas-string", "mode-enum", "slack-mode-enum", "redis-url-scheme",
+         "unknown-key", "relative-binary", "no-redis", "both-redis", "url-and-secret", "url-in-config",
+         "token-without-create", "create-without-token", "hpa-in-combined"],
+)
+def test_bad_values_fail_clearly(chart, values, message):
+    assert message in render_error(chart, values)
+
+
+def test_schema_validation_alone_names_the_key(chart):
+    with pytest.raises(helm.HelmValuesError, match=r"/roles/agent/replicas"):
+        chart.validate_schema({"roles": {"agent": {"replicas": -3}}})
+    chart.validate_schema({"roles": {"agent": {"replicas": 0}}})
