@@ -1,0 +1,168 @@
+"""``SlackFrontEnd``: the bolt ``AsyncApp`` (Socket Mode or HTTP under uvicorn) plus the poster.
+
+Listeners are thin: acknowledge first (Slack wants an answer within 3 seconds), then call the plain functions
+of ``interactions.py``. Bolt runs each listener as its own task after the ack, on the one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import uvicorn
+from redis.asyncio import Redis
+from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.store import CallStore
+from bot.slack import client as api
+from bot.slack.interactions import SlackDeps, command_ack, handle_action, handle_command, handle_event
+from bot.slack.poster import Poster
+from bot.slack.render import APPROVE_ACTION, DENY_ACTION
+from bot.slack.settings import SlackSettings
+from bot.tools.catalog import Catalog
+
+log = logging.getLogger(__name__)
+
+REPLAY_WINDOW_SECONDS = 6 * 60  # bolt refuses timestamps older than 5 minutes; remember signatures longer
+
+
+class SlackFrontEnd:
+    def __init__(
+        self,
+        settings: SlackSettings,
+        *,
+        redis: Redis,
+        store: CallStore,
+        policy: ApprovalPolicy,
+        catalog: Catalog,
+        bot_token: str | None,
+        app_token: str | None = None,
+        signing_secret: str | None = None,
+        api_url: str | None = None,
+    ) -> None:
+        api.check_tokens(settings.mode, bot_token, app_token, signing_secret)
+        self.settings = settings
+        self.app_token = app_token
+        self.signing_secret = signing_secret
+        self.client = api.make_client(str(bot_token), api.api_base_url(settings, api_url))
+        self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
+        self.poster = Poster(self.deps)
+        self._app: AsyncApp | None = None
+
+    async def start(self) -> dict[str, Any]:
+        """auth.test: fails with a clear SlackStartupError when the token is wrong; learns the bot's user id."""
+        info = await api.verify_auth(self.client)
+        self.deps.bot_user_id = str(info.get("user_id") or "")
+        return info
+
+    # ---------------------------------------------------------------- the bolt app
+
+    def build_app(self) -> AsyncApp:
+        if self._app is not None:
+            return self._app
+        app = AsyncApp(
+            client=self.client,
+            signing_secret=self.signing_secret or "",
+            request_verification_enabled=self.settings.mode == "http",
+            name="fisk-chatops",
+        )
+        deps, command = self.deps, self.settings.command
+
+        @app.middleware
+        async def refuse_replays(req: Any, resp: BoltResponse, next: Any) -> BoltResponse | None:
+            # bolt checked signature and age already; a valid signature seen before is a replay
+            signature = (req.headers.get("x-slack-signature") or [""])[0]
+            if signature and not await deps.state.first_time("sig", signature, REPLAY_WINDOW_SECONDS):
+                return BoltResponse(status=401, body="replayed request")
+            if not deps.bot_user_id and req.context.get("bot_user_id"):
+                deps.bot_user_id = str(req.context["bot_user_id"])
+            return await next()
+
+        @app.command(command)
+        async def on_command(ack: Any, body: dict[str, Any], respond: Any) -> None:
+            answer = command_ack(deps, body)
+            await ack(text=answer, response_type="ephemeral") if answer else await ack()
+            if answer is None:
+                await handle_command(deps, body, respond)
+
+        @app.event("app_mention")
+        async def on_mention(body: dict[str, Any]) -> None:
+            await handle_event(deps, body)
+
+        @app.event("message")
+        async def on_message(body: dict[str, Any]) -> None:
+            await handle_event(deps, body)
+
+        @app.action(APPROVE_ACTION)
+        @app.action(DENY_ACTION)
+        async def on_click(ack: Any, body: dict[str, Any]) -> None:
+            await ack()
+            await handle_action(deps, body)
+
+        @app.error
+        async def on_error(error: Exception, body: dict[str, Any]) -> None:
+            log.error("slack: listener failed on a %s request: %s", body.get("type"), error, exc_info=error)
+
+        self._app = app
+        return app
+
+    def asgi_app(self) -> AsyncSlackRequestHandler:
+        """The ASGI application for HTTP mode (Slack posts every request to ``settings.http_path``)."""
+        return AsyncSlackRequestHandler(self.build_app(), path=self.settings.http_path)
+
+    # ---------------------------------------------------------------- running
+
+    async def run_socket_mode(self, stop_event: asyncio.Event) -> None:
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        await self.start()
+        handler = AsyncSocketModeHandler(self.build_app(), self.app_token, web_client=self.client)
+        try:
+            await handler.connect_async()
+        except Exception as exc:
+            raise api.SlackStartupError(
+                f"Socket Mode connection failed ({exc}); check SLACK_APP_TOKEN (xapp-, connections:write) and that "
+                "Socket Mode is enabled for the app"
+            ) from None
+        try:
+            await stop_event.wait()
+        finally:
+            await handler.close_async()
+
+    async def run_http(self, stop_event: asyncio.Event, *, host: str | None = None, port: int | None = None) -> None:
+        """Serve ``asgi_app()`` with uvicorn until ``stop_event`` is set."""
+        await self.start()
+        config = uvicorn.Config(
+            self.asgi_app(), host=host or self.settings.http_host,
+            port=self.settings.http_port if port is None else port, log_level="warning", lifespan="off",
+        )  # fmt: skip
+        server = _QuietServer(config)
+        task = asyncio.create_task(server.serve())
+        try:
+            await stop_event.wait()
+        finally:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, 10)
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        """Run the configured connection mode and the poster together."""
+        connection = self.run_socket_mode if self.settings.mode == "socket" else self.run_http
+        await asyncio.gather(connection(stop_event), self.run_poster(stop_event))
+
+    async def run_poster(self, stop_event: asyncio.Event) -> None:
+        await self.poster.run(stop_event)
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its signal handlers: the process (``fisk-chatops serve``) owns SIGINT/SIGTERM."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield

@@ -1,0 +1,148 @@
+"""The Web API client: base URL, retry handlers, startup checks, safe posting, user-group lookups."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import aiohttp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.settings import SlackSettings
+from bot.slack.state import SlackState
+
+log = logging.getLogger(__name__)
+
+DEFAULT_API_URL = "https://slack.com/api/"
+#: Slack answers that mean "try again later", not "this request is wrong".
+TRANSIENT_ERRORS = frozenset(
+    {"ratelimited", "rate_limited", "internal_error", "fatal_error", "service_unavailable", "request_timeout"}
+)
+#: Answers that mean the goal is already reached (reactions).
+HARMLESS_ERRORS = frozenset({"already_reacted", "no_reaction", "message_not_found", "message_not_in_thread"})
+
+
+class SlackStartupError(RuntimeError):
+    """Tokens missing, malformed or refused by Slack: the message says which and what to do."""
+
+
+def api_base_url(settings: SlackSettings, env_url: str | None = None) -> str:
+    url = env_url or settings.api_url or DEFAULT_API_URL
+    return url if url.endswith("/") else url + "/"
+
+
+def make_client(token: str, base_url: str, *, rate_limit_retries: int = 3, timeout: int = 30) -> AsyncWebClient:
+    """An AsyncWebClient that also retries 429s after Retry-After (slack_sdk only retries connection errors by
+    default)."""
+    client = AsyncWebClient(token=token, base_url=base_url, timeout=timeout)
+    client.retry_handlers = [
+        AsyncConnectionErrorRetryHandler(),
+        AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),
+    ]
+    return client
+
+
+def check_tokens(mode: str, bot_token: str | None, app_token: str | None, signing_secret: str | None) -> None:
+    """Fail clearly before touching the network when a credential is missing or obviously swapped."""
+    problems = []
+    if not bot_token:
+        problems.append("SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)")
+    elif not bot_token.startswith("xoxb-"):
+        problems.append("SLACK_BOT_TOKEN must be a bot token starting with xoxb- (OAuth & Permissions page)")
+    if mode == "socket":
+        if not app_token:
+            problems.append("SLACK_APP_TOKEN is not set: Socket Mode needs an app-level token (xapp-...)")
+        elif not app_token.startswith("xapp-"):
+            problems.append("SLACK_APP_TOKEN must be an app-level token starting with xapp- (Basic Information)")
+    elif not signing_secret:
+        problems.append("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
+    if problems:
+        raise SlackStartupError("Slack is not configured: " + "; ".join(problems))
+
+
+async def verify_auth(client: AsyncWebClient) -> dict[str, Any]:
+    """auth.test with the bot token: the bot's user id and team, or a clear SlackStartupError."""
+    try:
+        reply = await client.auth_test()
+    except SlackApiError as exc:
+        error = exc.response.get("error") if exc.response is not None else None
+        raise SlackStartupError(
+            f"Slack refused the bot token (auth.test: {error or exc}); check SLACK_BOT_TOKEN and that the app is "
+            "installed in the workspace"
+        ) from None
+    except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+        raise SlackStartupError(f"cannot reach the Slack Web API at {client.base_url}: {exc}") from None
+    return dict(reply.data) if isinstance(reply.data, dict) else {}
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether a failed Web API call should be retried later (outage, rate limit) rather than given up."""
+    if isinstance(exc, SlackApiError):
+        status = getattr(exc.response, "status_code", 200)
+        error = exc.response.get("error") if isinstance(getattr(exc.response, "data", None), dict) else None
+        return status >= 500 or status == 429 or error is None or error in TRANSIENT_ERRORS
+    return isinstance(exc, aiohttp.ClientError | TimeoutError | OSError)
+
+
+def error_code(exc: BaseException) -> str | None:
+    if isinstance(exc, SlackApiError) and isinstance(getattr(exc.response, "data", None), dict):
+        return exc.response.get("error")
+    return None
+
+
+async def post(
+    client: AsyncWebClient, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
+    thread_ts: str | None = None,
+) -> dict[str, Any]:
+    """chat.postMessage with mentions and link parsing disabled and no unfurls."""
+    reply = await client.chat_postMessage(
+        channel=channel, text=text, blocks=blocks, thread_ts=thread_ts,
+        parse="none", link_names=False, unfurl_links=False, unfurl_media=False,
+    )  # fmt: skip
+    return dict(reply.data) if isinstance(reply.data, dict) else {}
+
+
+async def update(client: AsyncWebClient, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:
+    await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks, parse="none", link_names=False)
+
+
+async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+    try:
+        await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+    except SlackApiError as exc:  # best effort: the user may have left, the channel may be gone
+        log.warning("chat.postEphemeral to %s in %s failed: %s", user, channel, error_code(exc) or exc)
+
+
+async def react(client: AsyncWebClient, channel: str, ts: str, name: str, *, add: bool) -> None:
+    try:
+        if add:
+            await client.reactions_add(channel=channel, timestamp=ts, name=name)
+        else:
+            await client.reactions_remove(channel=channel, timestamp=ts, name=name)
+    except SlackApiError as exc:
+        if error_code(exc) not in HARMLESS_ERRORS:
+            raise
+
+
+async def user_groups(client: AsyncWebClient, state: SlackState, user: str, groups: set[str]) -> list[str]:
+    """The configured approver groups ``user`` belongs to (members cached briefly in Redis). A lookup that
+    fails counts as "not a member": refusing a click is safe, approving on a guess is not."""
+    member_of = []
+    for group in sorted(groups):
+        members = await state.cached_group(group)
+        if members is None:
+            try:
+                reply = await client.usergroups_users_list(usergroup=group)
+                members = list(reply.get("users") or [])
+                await state.cache_group(group, members)
+            except (TimeoutError, SlackApiError, aiohttp.ClientError, OSError) as exc:
+                log.warning("usergroups.users.list %s failed: %s", group, error_code(exc) or exc)
+                continue
+        if user in members:
+            member_of.append(group)
+    return member_of

@@ -1,0 +1,235 @@
+"""What happens on a slash command, a message or a button click. Plain async functions over a ``SlackDeps``:
+the bolt listeners in ``app.py`` only acknowledge and call these, so a test can call them directly too."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from redis.asyncio import Redis
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.agent import bus
+from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition, NotAuthorized
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallRecord
+from bot.approvals.store import CallStore
+from bot.slack import client as api
+from bot.slack.mrkdwn import escape
+from bot.slack.render import (
+    APPROVE_ACTION,
+    parse_button_value,
+    render_approval_card,
+    render_help,
+    render_pending,
+    render_tools,
+)
+from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
+from bot.slack.state import SlackState
+from bot.tools.catalog import Catalog
+
+log = logging.getLogger(__name__)
+
+Respond = Callable[..., Awaitable[Any]]
+_STOP_WORDS = {"stop", "stop!", "cancel", "abort"}
+_IGNORED_SUBTYPES_OK = {None, "thread_broadcast", "file_share"}
+
+
+@dataclass
+class SlackDeps:
+    redis: Redis
+    client: AsyncWebClient
+    settings: SlackSettings
+    store: CallStore
+    policy: ApprovalPolicy
+    catalog: Catalog
+    state: SlackState = field(init=False)
+    bot_user_id: str = ""
+
+    def __post_init__(self) -> None:
+        self.state = SlackState(self.redis, self.settings)
+
+
+# ---------------------------------------------------------------- slash command
+
+
+async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond) -> None:
+    """``/fisk ...`` after the ack (``command_ack`` already answered refusals and help)."""
+    channel, user = body.get("channel_id", ""), body.get("user_id", "")
+    text = (body.get("text") or "").strip()
+    word = text.lower()
+    if word == "tools":
+        tools = catalog_for_channel(deps.catalog, deps.settings, channel)
+        await respond(response_type="ephemeral", text="Tools available here", blocks=render_tools(tools, deps.policy))
+    elif word == "pending":
+        records = await pending_in_channel(deps, channel)
+        await respond(response_type="ephemeral", text="Pending approvals", blocks=render_pending(records))
+    elif word == "stop":
+        conversation = None
+        if body.get("thread_ts"):  # Slack does not send it today; honour it if it ever does
+            conversation = await deps.state.owned(channel, str(body["thread_ts"]))
+        conversation = conversation or await deps.state.last_conversation(channel, user)
+        if conversation is None:
+            await respond(response_type="ephemeral", text="There is no conversation of yours here to stop.")
+            return
+        await bus.submit_stop(deps.redis, conversation, user)
+        await respond(response_type="ephemeral", text="Stopping your latest conversation in this channel.")
+    else:
+        await start_from_command(deps, channel, user, text, respond)
+
+
+def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
+    """What to answer inside the 3-second ack: a refusal, help, or None (work continues after the ack)."""
+    refusal = deps.settings.refusal(body.get("channel_id", ""), body.get("user_id", ""))
+    if refusal:
+        return refusal
+    text = (body.get("text") or "").strip().lower()
+    if text in ("", "help"):
+        return render_help(body.get("command") or deps.settings.command)
+    return None
+
+
+async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str, respond: Respond) -> str | None:
+    """Post "<@user> asked: ..." as the bot, own its thread and hand the request to the agent."""
+    try:
+        posted = await api.post(deps.client, channel, f"<@{user}> asked: {escape(text)}")
+    except SlackApiError as exc:
+        code = api.error_code(exc)
+        hint = " Invite me to the channel first (/invite)." if code in ("not_in_channel", "channel_not_found") else ""
+        await respond(response_type="ephemeral", text=f"I could not post here ({code or exc}).{hint}")
+        return None
+    ts = str(posted["ts"])
+    conversation = await deps.state.open_thread(channel, ts, user, last_ts=ts)
+    await bus.submit_user_message(
+        deps.redis, conversation, user, text, {"channel": channel, "thread_ts": ts, "ts": ts, "source": "command"}
+    )
+    return conversation
+
+
+async def pending_in_channel(deps: SlackDeps, channel: str) -> list[CallRecord]:
+    records: list[CallRecord] = []
+    for conversation in await deps.state.channel_conversations(channel):
+        records += await deps.store.pending(conversation)
+    return sorted(records, key=lambda r: r.created_at)
+
+
+# ---------------------------------------------------------------- events
+
+
+async def handle_event(deps: SlackDeps, body: dict[str, Any]) -> str | None:
+    """An ``app_mention`` or ``message`` event: start, continue or stop a conversation. Returns the
+    conversation it went to (None when ignored). Retried deliveries and the mention/message pair Slack sends
+    for one message are handled once."""
+    event = body.get("event") or {}
+    event_id = body.get("event_id")
+    if event_id and not await deps.state.first_time("event", str(event_id)):
+        return None
+    if event.get("bot_id") or event.get("subtype") not in _IGNORED_SUBTYPES_OK:
+        return None  # the bot's own posts, edits, deletions, joins...
+    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
+    if not user or not channel or not ts or user == deps.bot_user_id:
+        return None
+    thread_ts = event.get("thread_ts")
+    mentioned = event.get("type") == "app_mention" or (
+        bool(deps.bot_user_id) and f"<@{deps.bot_user_id}>" in (event.get("text") or "")
+    )
+    direct = event.get("channel_type") == "im"
+    conversation = await deps.state.owned(channel, thread_ts) if thread_ts else None
+    if conversation is None and not mentioned and not direct:
+        return None  # chatter the bot is not part of
+    if not await deps.state.first_time("msg", f"{channel}:{ts}"):
+        return None  # the other event of the app_mention + message pair
+    refusal = deps.settings.refusal(channel, user)
+    if refusal:
+        await api.ephemeral(deps.client, channel, user, refusal, thread_ts=thread_ts)
+        return None
+    text = clean_text(event.get("text") or "", deps.bot_user_id)
+    if conversation is not None:
+        if text.lower() in _STOP_WORDS:
+            await bus.submit_stop(deps.redis, conversation, user)
+            return conversation
+        await deps.state.touch(conversation, channel, user, last_ts=ts)
+    else:
+        conversation = await deps.state.open_thread(channel, thread_ts or ts, user, last_ts=ts)
+    meta = {"channel": channel, "thread_ts": parse_conversation(conversation)[1], "ts": ts,  # type: ignore[index]
+            "source": "dm" if direct else "mention" if mentioned else "thread"}
+    await bus.submit_user_message(deps.redis, conversation, user, text, meta)
+    return conversation
+
+
+def clean_text(text: str, bot_user_id: str) -> str:
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(\|[^>]*)?>", "", text)
+    return text.strip()
+
+
+# ---------------------------------------------------------------- approval buttons
+
+
+async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
+    """An Approve/Deny click. Returns what happened (for logs and tests): approved, denied, refused, stale..."""
+    action = (body.get("actions") or [{}])[0]
+    user = (body.get("user") or {}).get("id", "")
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id", "")
+    message = body.get("message") or {}
+    card_ts = message.get("ts") or (body.get("container") or {}).get("message_ts", "")
+    thread_ts = message.get("thread_ts")
+
+    async def tell(text: str) -> None:
+        await api.ephemeral(deps.client, channel, user, text, thread_ts=thread_ts)
+
+    try:
+        call_id, argv_hash = parse_button_value(action.get("value") or "")
+        record = await deps.store.get(call_id)
+    except (ValueError, KeyError, TypeError, CallNotFound):
+        await tell("This card does not belong to a call I know of; nothing was changed.")
+        return "unknown"
+    if record.meta.get("slack_ts") and card_ts and record.meta["slack_ts"] != card_ts:
+        await tell("This button does not belong to this call's card; nothing was changed.")
+        return "refused"
+    groups = await api.user_groups(deps.client, deps.state, user, approver_groups(deps.policy))
+    approve = action.get("action_id") == APPROVE_ACTION
+    try:
+        if approve:
+            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash)
+        else:
+            record = await deps.store.deny(call_id, user, groups, deps.policy)
+    except NotAuthorized as exc:
+        await tell(f"You may not {'approve' if approve else 'deny'} this call: {exc.reason}. Nothing was changed.")
+        return "refused"
+    except ArgvMismatch:
+        await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
+        return "refused"
+    except AlreadyApproved:
+        await tell("You have approved this call already; another approver is needed.")
+        return "already"
+    except InvalidTransition as exc:
+        record = await deps.store.get(call_id)
+        await refresh_card(deps, record)
+        word = "expired" if exc.current_state == "expired" else f"already {exc.current_state.replace('_', ' ')}"
+        await tell(f"This call is {word}; your click changed nothing.")
+        return "stale"
+    await refresh_card(deps, record, channel, card_ts)
+    return "approved" if approve else "denied"
+
+
+def approver_groups(policy: ApprovalPolicy) -> set[str]:
+    groups = set(policy.approvers.groups)
+    for approvers in policy.per_tag.values():
+        groups |= set(approvers.groups)
+    return groups
+
+
+async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "") -> bool:
+    """Re-render a call's card in place from the record; False when the card is unknown."""
+    channel = record.meta.get("slack_channel") or channel
+    ts = record.meta.get("slack_ts") or ts
+    if not channel or not ts:
+        return False
+    text, blocks = render_approval_card(record, deps.policy, mention=deps.settings.mention_approvers)
+    await api.update(deps.client, channel, ts, text, blocks)
+    return True

@@ -1,0 +1,235 @@
+"""The poster: consumes the agent's outbox and the approvals' completions streams (consumer group ``slack``)
+and posts to Slack. An entry is acknowledged only after Slack accepted what it asked for; while Slack is down
+or rate-limits us the entry is retried with backoff (in order), and entries left pending by a crash -- ours or
+another replica's -- are read again, so no card, answer or result is lost. Per-call progress is kept on the
+call record (``slack_ts`` of the card, ``slack_result_ts``) so a re-delivered entry does not post twice."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from slack_sdk.errors import SlackApiError
+
+from bot.agent import bus
+from bot.approvals.errors import CallNotFound
+from bot.approvals.records import CallRecord, CallState
+from bot.slack import client as api
+from bot.slack.interactions import SlackDeps, refresh_card
+from bot.slack.render import render_approval_card, render_decision_note, render_reply, render_result
+from bot.slack.settings import parse_conversation
+
+log = logging.getLogger(__name__)
+
+GROUP = "slack"
+_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted}
+_NOTE_STATES = {CallState.denied, CallState.expired}
+
+
+class Poster:
+    def __init__(
+        self, deps: SlackDeps, *, consumer: str | None = None, block_seconds: float = 1.0,
+        backoff: tuple[float, float] = (0.2, 30.0),
+    ) -> None:  # fmt: skip
+        self.deps = deps
+        self.consumer = consumer or deps.settings.consumer or f"{socket.gethostname()}-{os.getpid()}"
+        self.block_ms = max(1, int(block_seconds * 1000))
+        self.backoff = backoff
+
+    # ---------------------------------------------------------------- loops
+
+    def streams(self) -> list[str]:
+        keys = self.deps.store.keys
+        return [bus.OUTBOX, *(keys.completions_stream(s) for s in keys.all_shards())]
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        tasks = [asyncio.create_task(self._loop(stream, stop_event)) for stream in self.streams()]
+        try:
+            await stop_event.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
+        redis = self.deps.redis
+        await self._until_ok(lambda: bus.ensure_group(redis, stream, GROUP), stop_event)
+        last_id = "0"  # our own pending entries first (a restart), then new ones
+        idle_ms = int(self.deps.settings.reclaim_idle_seconds * 1000)
+        while not stop_event.is_set():
+            try:
+                entries = await self._read(stream, last_id)
+                if last_id == "0" and not entries:
+                    last_id = ">"
+                    reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, idle_ms, "0-0", count=50)
+                    entries = [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await bus.ensure_group(redis, stream, GROUP)
+                continue
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("poster: reading %s failed (%s); retrying", stream, exc)
+                await _sleep(stop_event, 1.0)
+                continue
+            for entry_id, fields in entries:
+                handled = await self._until_ok(
+                    lambda i=entry_id, f=fields: self._handle_once(stream, i, f), stop_event  # type: ignore[misc]
+                )
+                if not handled:
+                    return
+                await redis.xack(stream, GROUP, entry_id)
+
+    async def _read(self, stream: str, last_id: str) -> list[tuple[str, dict[str, str]]]:
+        reply: Any = await self.deps.redis.xreadgroup(
+            GROUP, self.consumer, {stream: last_id}, count=20, block=None if last_id == "0" else self.block_ms
+        )
+        return [(_text(i), _fields(f)) for _s, entries in reply or [] for i, f in entries if f]
+
+    async def _until_ok(self, work: Callable[[], Awaitable[Any]], stop_event: asyncio.Event) -> bool:
+        """Run ``work`` until it succeeds (True) or the poster stops (False). Permanent Slack errors are logged
+        and count as done: a request Slack will never accept must not block every later post."""
+        delay = self.backoff[0]
+        while not stop_event.is_set():
+            try:
+                await work()
+                return True
+            except SlackApiError as exc:
+                if not api.is_transient(exc):
+                    log.error("poster: Slack refused a post for good (%s); skipping it", api.error_code(exc))
+                    return True
+                log.warning("poster: Slack failed (%s); retrying in %.1fs", api.error_code(exc) or exc, delay)
+            except (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError) as exc:
+                log.warning("poster: %s; retrying in %.1fs", exc, delay)
+            except Exception as exc:  # aiohttp errors and the like: retry, the outage may pass
+                if not api.is_transient(exc):
+                    raise
+                log.warning("poster: %s; retrying in %.1fs", exc, delay)
+            await _sleep(stop_event, delay)
+            delay = min(delay * 2, self.backoff[1])
+        return False
+
+    async def _handle_once(self, stream: str, entry_id: str, fields: dict[str, str]) -> None:
+        state = self.deps.state
+        if await state.done(stream, entry_id):
+            return
+        if stream == bus.OUTBOX:
+            try:
+                event = bus.BusEvent.from_fields(entry_id, fields)
+            except (KeyError, ValueError):
+                log.error("poster: malformed outbox entry %s skipped: %r", entry_id, fields)
+            else:
+                await self.handle(event)
+        elif fields.get("call_id"):
+            await self.handle_completion(fields["call_id"])
+        await state.mark_done(stream, entry_id)
+
+    # ---------------------------------------------------------------- events
+
+    async def handle(self, event: bus.BusEvent) -> None:
+        """One outbox event (reply, proposed, working, idle) or completion (has a ``call_id``)."""
+        if event.kind == "reply":
+            await self.post_reply(event.conversation, str(event.data.get("text") or ""))
+        elif event.kind == "proposed":
+            for call_id in event.data.get("call_ids") or []:
+                await self.post_card(str(call_id))
+        elif event.kind in ("working", "idle"):
+            await self.working(event.conversation, event.kind == "working")
+
+    async def handle_completion(self, call_id: str) -> None:
+        try:
+            record = await self.deps.store.get(call_id)
+        except CallNotFound:
+            return
+        if parse_conversation(record.conversation) is None:
+            return  # another front end's call
+        await refresh_card(self.deps, record)
+        if record.state in _RESULT_STATES:
+            await self.post_result(record)
+        elif record.state in _NOTE_STATES:
+            await self.post_note(record)
+
+    async def post_reply(self, conversation: str, text: str) -> None:
+        where = parse_conversation(conversation)
+        if where is None or not text.strip():
+            return
+        fallback, blocks = render_reply(text)
+        await api.post(self.deps.client, where[0], fallback, blocks, thread_ts=where[1])
+
+    async def post_card(self, call_id: str) -> None:
+        try:
+            record = await self.deps.store.get(call_id)
+        except CallNotFound:
+            log.warning("poster: proposed call %s is unknown", call_id)
+            return
+        where = parse_conversation(record.conversation)
+        if where is None or record.meta.get("slack_ts") or record.state == CallState.rejected:
+            return
+        text, blocks = render_approval_card(record, self.deps.policy, mention=self.deps.settings.mention_approvers)
+        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
+        # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
+        latest = await self.deps.store.get(call_id)
+        if latest.state != record.state:
+            await refresh_card(self.deps, latest)
+
+    async def post_result(self, record: CallRecord) -> None:
+        where = parse_conversation(record.conversation)
+        if where is None or record.meta.get("slack_result_ts"):
+            return
+        text, blocks, attach = render_result(record)
+        if attach and not record.meta.get("slack_file"):
+            output = str((record.result or {}).get("output") or "")
+            await self.deps.client.files_upload_v2(
+                channel=where[0], thread_ts=where[1], content=output,
+                filename=f"{record.tool}-{record.id}.txt", title=f"{record.tool} output",
+            )  # fmt: skip
+            await self.deps.store.set_meta(record.id, slack_file="1")
+        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
+
+    async def post_note(self, record: CallRecord) -> None:
+        where = parse_conversation(record.conversation)
+        if where is None or record.meta.get("slack_result_ts"):
+            return
+        text, blocks = render_decision_note(record)
+        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
+
+    async def working(self, conversation: str, on: bool) -> None:
+        info = await self.deps.state.thread_info(conversation)
+        channel, name = info.get("channel"), self.deps.settings.working_reaction
+        if not channel:
+            return
+        if on:
+            ts = info.get("last_ts") or info.get("thread_ts")
+            if not ts or info.get("reacted_ts") == ts:
+                return
+            if info.get("reacted_ts"):
+                await api.react(self.deps.client, channel, info["reacted_ts"], name, add=False)
+            await api.react(self.deps.client, channel, ts, name, add=True)
+            await self.deps.state.set_thread_field(conversation, "reacted_ts", ts)
+        elif info.get("reacted_ts"):
+            await api.react(self.deps.client, channel, info["reacted_ts"], name, add=False)
+            await self.deps.state.set_thread_field(conversation, "reacted_ts", "")
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _fields(raw: Any) -> dict[str, str]:
+    return {_text(k): _text(v) for k, v in raw.items()}
+
+
+async def _sleep(stop_event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop_event.wait(), seconds)

@@ -1,0 +1,115 @@
+"""What the Slack role keeps in Redis, so any replica can serve any request (no state in memory).
+
+Keys (prefix ``fc:slack`` by default; every operation touches one key, so Redis Cluster needs no hash tags):
+
+* ``<p>:conv:<conversation>``: hash of a thread the bot owns: channel, thread_ts, started_by, last_ts (the
+  latest user message, where the working reaction goes), reacted_ts (where it currently is). Its existence
+  is what "the bot owns this thread" means. Expires ``thread_retention_seconds`` after the last activity.
+* ``<p>:chan:<channel>``: sorted set of the channel's conversations by last activity (``/fisk pending``).
+* ``<p>:last:<channel>:<user>``: the user's latest conversation in a channel (``/fisk stop`` outside a thread).
+* ``<p>:event:<event_id>`` and ``<p>:msg:<channel>:<ts>``: SET NX markers deduplicating Slack's retried
+  deliveries and the app_mention/message pair Slack sends for one message.
+* ``<p>:sig:<signature>``: SET NX marker refusing a replayed signed HTTP request.
+* ``<p>:ugroup:<group>``: cached members of a user group (JSON list), ``usergroup_cache_seconds``.
+* ``<p>:done:<stream>:<entry id>``: the poster handled this stream entry (skip it if re-delivered).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+
+from bot.slack.settings import SlackSettings, conversation_key
+
+CHANNEL_CONVERSATIONS_KEPT = 200
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class SlackState:
+    def __init__(self, redis: Redis, settings: SlackSettings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.prefix = settings.key_prefix
+
+    def _conv(self, conversation: str) -> str:
+        return f"{self.prefix}:conv:{conversation}"
+
+    # ------------------------------------------------------------ dedupe
+
+    async def first_time(self, kind: str, ident: str, ttl: int | None = None) -> bool:
+        """True the first time ``(kind, ident)`` is seen within ``ttl`` seconds."""
+        ok = await self.redis.set(
+            f"{self.prefix}:{kind}:{ident}", "1", nx=True, ex=ttl or self.settings.event_dedupe_seconds
+        )
+        return bool(ok)
+
+    # ------------------------------------------------------------ conversations
+
+    async def open_thread(self, channel: str, thread_ts: str, user: str, last_ts: str) -> str:
+        conversation = conversation_key(channel, thread_ts)
+        key = self._conv(conversation)
+        await self.redis.hset(
+            key,
+            mapping={"channel": channel, "thread_ts": thread_ts, "started_by": user, "last_ts": last_ts},
+        )
+        await self.touch(conversation, channel, user)
+        return conversation
+
+    async def owned(self, channel: str, thread_ts: str) -> str | None:
+        conversation = conversation_key(channel, thread_ts)
+        return conversation if await self.redis.exists(self._conv(conversation)) else None
+
+    async def touch(self, conversation: str, channel: str, user: str, last_ts: str | None = None) -> None:
+        key = self._conv(conversation)
+        ttl = self.settings.thread_retention_seconds
+        if last_ts:
+            await self.redis.hset(key, "last_ts", last_ts)
+        await self.redis.expire(key, ttl)
+        chan = f"{self.prefix}:chan:{channel}"
+        await self.redis.zadd(chan, {conversation: time.time()})
+        await self.redis.zremrangebyrank(chan, 0, -CHANNEL_CONVERSATIONS_KEPT - 1)
+        await self.redis.expire(chan, ttl)
+        await self.redis.set(f"{self.prefix}:last:{channel}:{user}", conversation, ex=ttl)
+
+    async def thread_info(self, conversation: str) -> dict[str, str]:
+        raw = await self.redis.hgetall(self._conv(conversation))
+        return {_text(k): _text(v) for k, v in raw.items()}
+
+    async def set_thread_field(self, conversation: str, field: str, value: str) -> None:
+        if value:
+            await self.redis.hset(self._conv(conversation), field, value)
+        else:
+            await self.redis.hdel(self._conv(conversation), field)
+
+    async def channel_conversations(self, channel: str, limit: int = 50) -> list[str]:
+        raw = await self.redis.zrevrange(f"{self.prefix}:chan:{channel}", 0, limit - 1)
+        return [_text(c) for c in raw]
+
+    async def last_conversation(self, channel: str, user: str) -> str | None:
+        raw = await self.redis.get(f"{self.prefix}:last:{channel}:{user}")
+        return _text(raw) if raw else None
+
+    # ------------------------------------------------------------ user groups
+
+    async def cached_group(self, group: str) -> list[str] | None:
+        raw = await self.redis.get(f"{self.prefix}:ugroup:{group}")
+        return json.loads(raw) if raw else None
+
+    async def cache_group(self, group: str, members: list[str]) -> None:
+        ttl = self.settings.usergroup_cache_seconds
+        if ttl > 0:
+            await self.redis.set(f"{self.prefix}:ugroup:{group}", json.dumps(members), px=int(ttl * 1000))
+
+    # ------------------------------------------------------------ poster progress
+
+    async def done(self, stream: str, entry_id: str) -> bool:
+        return bool(await self.redis.exists(f"{self.prefix}:done:{stream}:{entry_id}"))
+
+    async def mark_done(self, stream: str, entry_id: str) -> None:
+        await self.redis.set(f"{self.prefix}:done:{stream}:{entry_id}", "1", ex=self.settings.event_dedupe_seconds)
