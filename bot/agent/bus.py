@@ -1,0 +1,113 @@
+"""The two Redis streams between front ends and the agent role, so each role can run in its own process.
+
+* ``inbox``: what front ends send to the agent (a user's message, a request to stop a conversation).
+* ``outbox``: what the agent sends to front ends (a reply to post, calls proposed for approval, working status).
+
+Each consumer role reads with its own consumer group, so replicas of one role share the work and different
+roles (Slack, console) each see every event. Tool results do not pass here: front ends read them from the
+approval queue's completions stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+
+INBOX = "fc:{agent}:inbox"
+OUTBOX = "fc:{outbox}:events"
+STREAM_MAXLEN = 100_000
+
+InboxKind = Literal["user_message", "stop"]
+OutboxKind = Literal["reply", "proposed", "working", "idle"]
+
+
+@dataclass(frozen=True)
+class BusEvent:
+    """One event on either stream. ``data`` is free JSON; ``id`` is the stream entry id once read."""
+
+    kind: str
+    conversation: str
+    data: dict[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    def fields(self) -> dict[str, str]:
+        return {"kind": self.kind, "conversation": self.conversation, "data": json.dumps(self.data)}
+
+    @classmethod
+    def from_fields(cls, entry_id: Any, raw: Mapping[Any, Any]) -> BusEvent:
+        def text(value: Any) -> str:
+            return value.decode() if isinstance(value, bytes) else str(value)
+
+        values = {text(k): text(v) for k, v in raw.items()}
+        return cls(values["kind"], values["conversation"], json.loads(values.get("data", "{}")), text(entry_id))
+
+
+async def publish(redis: Redis, stream: str, event: BusEvent) -> str:
+    entry = await redis.xadd(stream, event.fields(), maxlen=STREAM_MAXLEN, approximate=True)  # type: ignore[arg-type]
+    return entry.decode() if isinstance(entry, bytes) else str(entry)
+
+
+async def submit_user_message(
+    redis: Redis, conversation: str, user: str, text: str, meta: Mapping[str, str] | None = None
+) -> str:
+    """A front end hands a user's message to the agent role."""
+    return await publish(redis, INBOX, BusEvent("user_message", conversation, {"user": user, "text": text,
+                                                                              "meta": dict(meta or {})}))
+
+
+async def submit_stop(redis: Redis, conversation: str, user: str) -> str:
+    """A user asked to stop: the agent cancels the conversation's pending calls."""
+    return await publish(redis, INBOX, BusEvent("stop", conversation, {"user": user}))
+
+
+async def ensure_group(redis: Redis, stream: str, group: str) -> None:
+    try:
+        await redis.xgroup_create(stream, group, id="0", mkstream=True)
+    except Exception as exc:  # BUSYGROUP: the group exists already, which is the normal case
+        if "BUSYGROUP" not in str(exc):
+            raise
+
+
+async def read_group(
+    redis: Redis, stream: str, group: str, consumer: str, *, count: int = 10, block_ms: int = 1000
+) -> list[BusEvent]:
+    """New events for this consumer (at-least-once: ack with ``ack`` after handling)."""
+    await ensure_group(redis, stream, group)
+    reply: Any = await redis.xreadgroup(group, consumer, {stream: ">"}, count=count, block=block_ms)
+    events = []
+    for _stream, entries in reply or []:
+        for entry_id, raw in entries:
+            events.append(BusEvent.from_fields(entry_id, raw))
+    return events
+
+
+async def ack(redis: Redis, stream: str, group: str, event: BusEvent) -> None:
+    await redis.xack(stream, group, event.id)
+
+
+# ---------------------------------------------------------------- outbox events published by the agent
+#
+# Exact ``data`` of each outbox event (``BusEvent.conversation`` is the conversation key):
+#
+# * ``working``  {"turn": <turn id>}                       a turn starts or resumes (show a typing indicator)
+# * ``reply``    {"turn": <turn id>, "text": <str>,
+#                 "kind": "answer" | "preface" | "notice"}  text to post. ``answer``: the model's final text;
+#                                                          ``preface``: the model's text before tool calls;
+#                                                          ``notice``: the agent's own message (budget
+#                                                          exhausted, API unavailable, stopped, refusal...)
+# * ``proposed`` {"turn": <turn id>, "call_ids": [<id>...]} calls recorded in the approval queue, in tool_use
+#                                                          order (read them with ``CallStore.get``)
+# * ``idle``     {"turn": <turn id>, "state": "done" | "suspended"}
+#                                                          the turn ended, or waits for call results
+#
+# Delivery is at-least-once: after a crash an event may be published twice; front ends dedupe ``proposed``
+# by call id.
+
+
+async def publish_outbox(redis: Redis, kind: OutboxKind, conversation: str, data: Mapping[str, Any]) -> str:
+    """The agent tells front ends something (see the event list above)."""
+    return await publish(redis, OUTBOX, BusEvent(kind, conversation, dict(data)))

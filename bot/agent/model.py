@@ -1,0 +1,97 @@
+"""One Messages API request through the official SDK, returning the body as JSON plus raw tool inputs.
+
+``messages.with_raw_response.create`` keeps the SDK's retries (429, 529, 5xx, connection errors, honouring
+``retry-after``), timeouts and error classes, while giving us the response bytes: the message content is
+stored as received (server tool blocks unchanged) and tool inputs keep their number literals
+(see ``rawjson.py``). Errors that survive the retries become :class:`ModelUnavailable` with a message fit to
+show a user; the caller ends the turn and keeps the conversation for a retry.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from bot.agent.rawjson import raw_tool_inputs
+from bot.agent.settings import AgentSettings
+
+
+class ModelUnavailable(Exception):
+    """The API could not answer after the SDK's retries."""
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    message: dict[str, Any]
+    tool_inputs: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def content(self) -> list[dict[str, Any]]:
+        return list(self.message.get("content") or [])
+
+    @property
+    def stop_reason(self) -> str | None:
+        return self.message.get("stop_reason")
+
+    @property
+    def tokens(self) -> int:
+        """Tokens this request consumed: input (incl. cache reads and writes) plus output."""
+        usage = self.message.get("usage") or {}
+        return sum(int(usage.get(k) or 0) for k in (
+            "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+
+
+def make_client(settings: AgentSettings, *, api_key: str | None = None, base_url: str | None = None
+                ) -> anthropic.AsyncAnthropic:
+    return anthropic.AsyncAnthropic(
+        api_key=api_key, base_url=base_url, timeout=settings.request_timeout, max_retries=settings.max_retries
+    )
+
+
+class ModelClient:
+    def __init__(self, client: anthropic.AsyncAnthropic, settings: AgentSettings) -> None:
+        self.client = client
+        self.settings = settings
+
+    async def create(
+        self, system: list[dict[str, Any]], tools: list[dict[str, Any]], messages: list[dict[str, Any]]
+    ) -> ModelResponse:
+        params: dict[str, Any] = {
+            "model": self.settings.model,
+            "max_tokens": self.settings.max_tokens,
+            "system": system,
+            "messages": messages,
+        }
+        if tools:
+            params["tools"] = tools
+        try:
+            raw = await self.client.messages.with_raw_response.create(**params)
+            body = await raw.read()
+        except anthropic.APIStatusError as exc:
+            raise ModelUnavailable(_status_text(exc)) from exc
+        except anthropic.APITimeoutError as exc:
+            raise ModelUnavailable("the model API did not answer in time") from exc
+        except anthropic.APIConnectionError as exc:
+            raise ModelUnavailable("the model API could not be reached") from exc
+        try:
+            message = json.loads(body)
+            inputs = raw_tool_inputs(body)
+        except ValueError as exc:
+            raise ModelUnavailable("the model API sent a response that is not valid JSON") from exc
+        if not isinstance(message, dict) or message.get("type") != "message":
+            raise ModelUnavailable("the model API sent an unexpected response")
+        return ModelResponse(message, inputs)
+
+
+def _status_text(exc: anthropic.APIStatusError) -> str:
+    status = exc.status_code
+    if status == 429:
+        return "the model API is rate limiting us (429)"
+    if status == 529:
+        return "the model API is overloaded (529)"
+    if status >= 500:
+        return f"the model API failed ({status})"
+    return f"the model API refused the request ({status}: {exc.message})"

@@ -1,0 +1,56 @@
+"""tool_result blocks from terminal call records (what the model reads after a call ends).
+
+A denial or expiry is a NORMAL (non-error) result that tells the model the operator refused and that it must
+not retry or work around it (DESIGN.md): marking it an error invites the model to "fix" and retry.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.approvals.records import CallRecord, CallState
+
+REFUSED = (
+    "The operator refused this call ({how}). Do not retry it and do not try to work around it with other"
+    " tools or arguments; tell the user what you wanted to run and why, and ask how to proceed."
+)
+
+
+def result_block(tool_use_id: str, content: str, is_error: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]:
+    """The tool_result of one terminal call."""
+    if record is None:
+        return result_block(tool_use_id, "The call record is gone (expired); its outcome is unknown.", True)
+    reason = record.decision.reason if record.decision else ""
+    result = record.result or {}
+    state = record.state
+    if state == CallState.finished:
+        lines = [f"exit code: {result.get('exit_code')}"]
+        if result.get("truncated"):
+            lines.append(f"(output truncated: {result.get('total_bytes')} bytes in total, head and tail kept)")
+        output = result.get("output") or ""
+        lines.append("output:\n" + output if output else "output: (none)")
+        return result_block(tool_use_id, "\n".join(lines))
+    if state == CallState.denied:
+        who = record.decision.actor if record.decision else "operator"
+        return result_block(tool_use_id, REFUSED.format(how=f"denied by {who}" + (f": {reason}" if reason else "")))
+    if state == CallState.expired:
+        return result_block(tool_use_id, REFUSED.format(how="nobody approved it before the approval expired"))
+    if state == CallState.timed_out:
+        output = result.get("output") or ""
+        return result_block(tool_use_id, "The command timed out and was killed."
+                            + (f" Partial output:\n{output}" if output else ""))
+    if state == CallState.failed_to_start:
+        return result_block(tool_use_id, f"The command failed to start: {result.get('error') or 'unknown error'}")
+    if state == CallState.interrupted:
+        return result_block(tool_use_id, "The call was interrupted (its runner stopped); the outcome is unknown"
+                            f" and it was not re-run. {result.get('error') or reason}".strip())
+    if state == CallState.rejected:
+        return result_block(tool_use_id, f"The call was rejected: {reason or 'not allowed'}", True)
+    return result_block(tool_use_id, f"The call ended in state {state.value}.", True)

@@ -1,0 +1,193 @@
+"""Conversation state in Redis: transcript, the open turn, pending calls, queued user messages, the lock.
+
+Nothing a restart would lose is held in memory. Every key of one conversation carries the hash tag
+``{conv:<key>}`` so the fenced save (one Lua script touching lock, transcript, state and queue) runs on Redis
+Cluster too. The per-user rate counter is keyed by user (its own slot) and never written in that script.
+
+Concurrency: a conversation advances only while its process holds ``lock`` (SET NX PX with a random token,
+renewed while working). Every write of transcript/state goes through ``save``, which checks the token inside
+the script: a process that lost its lock (paused past the TTL) can no longer write, so two processes can
+never interleave one conversation's history.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+from redis.asyncio import Redis
+
+from bot.approvals.records import Proposal
+
+_SAVE = r"""
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[4])
+redis.call('SET', KEYS[3], ARGV[3], 'EX', ARGV[4])
+if ARGV[5] ~= '' then redis.call('ZREM', KEYS[4], ARGV[5]) end
+if ARGV[6] == '1' then redis.call('DEL', KEYS[4]) end
+return 1
+"""
+_RENEW = r"""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+_RELEASE = r"""
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+_ENQUEUE = r"""
+if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], 0, ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1
+"""
+
+
+class PendingCall(BaseModel):
+    """One tool_use of the suspended assistant turn, in block order.
+
+    Either proposed (``call_id`` and the ``proposal``, kept so a crash between saving and proposing is
+    repaired by proposing again: the store is idempotent on tool_use ids) or answered locally
+    (``local_result``: unknown tool or invalid arguments, sent back as an is_error tool_result).
+    """
+
+    tool_use_id: str
+    call_id: str | None = None
+    proposal: Proposal | None = None
+    local_result: str | None = None
+    local_is_error: bool = True
+
+
+class Turn(BaseModel):
+    """The user turn in progress: ``id`` is the inbox event id that started it (idempotency key)."""
+
+    id: str
+    user: str
+    meta: dict[str, str] = Field(default_factory=dict)
+    iterations: int = 0
+    start: int = 0  # transcript index of the turn's user message
+
+
+class ConvState(BaseModel):
+    turn: Turn | None = None
+    pending: list[PendingCall] = Field(default_factory=list)
+    tokens_used: int = 0
+    stopped: bool = False
+
+
+class QueuedMessage(BaseModel):
+    """A user message waiting for its turn; ``id`` is the inbox stream id (members sort by it)."""
+
+    id: str
+    user: str
+    text: str
+    meta: dict[str, str] = Field(default_factory=dict)
+
+    def member(self) -> str:
+        ms, _, seq = self.id.partition("-")
+        return f"{int(ms or 0):015d}-{int(seq or 0):09d}|" + self.model_dump_json()
+
+
+class ConversationStore:
+    """Redis operations on one or many conversations (stateless: any replica may use any conversation)."""
+
+    def __init__(self, redis: Redis, *, retention_seconds: int, prefix: str = "fc") -> None:
+        self.redis = redis
+        self.retention = retention_seconds
+        self.prefix = prefix
+        self._save = redis.register_script(_SAVE)
+        self._renew = redis.register_script(_RENEW)
+        self._release = redis.register_script(_RELEASE)
+        self._enqueue = redis.register_script(_ENQUEUE)
+
+    def key(self, conversation: str, name: str) -> str:
+        return f"{self.prefix}:{{conv:{conversation}}}:{name}"
+
+    # ---------------------------------------------------------------- lock
+
+    async def acquire(self, conversation: str, ttl: float) -> str | None:
+        token = secrets.token_hex(16)
+        ok = await self.redis.set(self.key(conversation, "lock"), token, nx=True, px=int(ttl * 1000))
+        return token if ok else None
+
+    async def renew(self, conversation: str, token: str, ttl: float) -> bool:
+        return bool(await self._renew(keys=[self.key(conversation, "lock")], args=[token, int(ttl * 1000)]))
+
+    async def release(self, conversation: str, token: str) -> None:
+        await self._release(keys=[self.key(conversation, "lock")], args=[token])
+
+    # ---------------------------------------------------------------- transcript and state
+
+    async def load(self, conversation: str) -> tuple[list[dict[str, Any]], ConvState]:
+        raw_t, raw_s = await self.redis.mget(self.key(conversation, "transcript"), self.key(conversation, "state"))
+        transcript = json.loads(raw_t) if raw_t else []
+        state = ConvState.model_validate_json(raw_s) if raw_s else ConvState()
+        return transcript, state
+
+    async def save(
+        self,
+        conversation: str,
+        token: str,
+        transcript: list[dict[str, Any]],
+        state: ConvState,
+        *,
+        dequeue: QueuedMessage | None = None,
+        clear_queue: bool = False,
+    ) -> bool:
+        """Write transcript and state (and remove a dequeued message) atomically, only while we hold the lock."""
+        ok = await self._save(
+            keys=[self.key(conversation, n) for n in ("lock", "transcript", "state", "queue")],
+            args=[token, json.dumps(transcript), state.model_dump_json(), self.retention,
+                  dequeue.member() if dequeue else "", "1" if clear_queue else "0"],
+        )
+        return bool(ok)
+
+    # ---------------------------------------------------------------- queue of user messages
+
+    async def enqueue(self, conversation: str, message: QueuedMessage) -> bool:
+        """Queue a user message once per inbox event id (False: a redelivery, already queued or handled)."""
+        return bool(await self._enqueue(
+            keys=[self.key(conversation, "seen"), self.key(conversation, "queue")],
+            args=[message.id, message.member(), self.retention],
+        ))
+
+    async def seen(self, conversation: str, event_id: str) -> bool:
+        return bool(await self.redis.sismember(self.key(conversation, "seen"), event_id))
+
+    async def mark_seen(self, conversation: str, event_id: str) -> None:
+        await self.redis.sadd(self.key(conversation, "seen"), event_id)
+        await self.redis.expire(self.key(conversation, "seen"), self.retention)
+
+    async def next_queued(self, conversation: str) -> QueuedMessage | None:
+        members = await self.redis.zrange(self.key(conversation, "queue"), 0, 0)
+        if not members:
+            return None
+        raw = members[0].decode() if isinstance(members[0], bytes) else str(members[0])
+        return QueuedMessage.model_validate_json(raw.partition("|")[2])
+
+    # ---------------------------------------------------------------- stop requests
+
+    async def request_stop(self, conversation: str, user: str) -> None:
+        await self.redis.set(self.key(conversation, "stop"), user, ex=self.retention)
+
+    async def stop_requested(self, conversation: str) -> str | None:
+        raw = await self.redis.get(self.key(conversation, "stop"))
+        return (raw.decode() if isinstance(raw, bytes) else str(raw)) if raw else None
+
+    async def clear_stop(self, conversation: str) -> None:
+        await self.redis.delete(self.key(conversation, "stop"))
+
+    # ---------------------------------------------------------------- per-user rate limit
+
+    async def rate_exceeded(self, user: str, limit: int, now: float | None = None) -> bool:
+        """Fixed one-minute window per user (INCR + EXPIRE); True when this message is over the limit."""
+        minute = int((now if now is not None else time.time()) // 60)
+        key = f"{self.prefix}:{{user:{user}}}:rate:{minute}"
+        count = await self.redis.incr(key)
+        if count == 1:
+            await self.redis.expire(key, 120)
+        return int(count) > limit

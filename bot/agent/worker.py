@@ -1,0 +1,149 @@
+"""``AgentWorker``: the agent role's process loop.
+
+It consumes two kinds of streams with the consumer group ``agent`` (replicas share the work):
+
+* the inbox (``bus.INBOX``): ``user_message`` is queued for its conversation (idempotent per entry id),
+  ``stop`` cancels the conversation's pending calls;
+* every shard's approvals completions stream: a call reached a terminal state, so its conversation may resume.
+
+Each event then calls ``Agent.drive(conversation)``, and the entry is acked only after that returns, so a
+process killed mid-turn leaves the entry pending; another replica takes it over with XAUTOCLAIM after
+``reclaim_after`` seconds and drives the conversation from what Redis says (the per-conversation lock, whose
+TTL expires with its dead holder, keeps two replicas from advancing one conversation together). Handling is
+idempotent: a redelivered message is not queued twice (seen set), calls are proposed with the model's
+tool_use ids (the store creates each call once), and a completion for a conversation with nothing to do is a
+no-op.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.agent import bus
+from bot.agent.loop import Agent
+
+log = logging.getLogger(__name__)
+
+GROUP = "agent"
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class AgentWorker:
+    """One agent replica: ``await AgentWorker(redis, agent).run(stop_event)``."""
+
+    def __init__(
+        self,
+        redis: Redis,
+        agent: Agent,
+        *,
+        consumer: str | None = None,
+        concurrency: int = 32,
+        block_seconds: float = 1.0,
+        reclaim_after: float | None = None,
+    ) -> None:
+        self.redis = redis
+        self.agent = agent
+        self.consumer = consumer or f"agent-{uuid.uuid4().hex[:12]}"
+        self.block_ms = max(1, int(block_seconds * 1000))
+        self.reclaim_after = (reclaim_after if reclaim_after is not None
+                              else agent.settings.reclaim_after_seconds)
+        self._slots = asyncio.Semaphore(concurrency)
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._inflight: set[str] = set()
+
+    def streams(self) -> list[str]:
+        shards = self.agent.store.keys.all_shards()
+        return [bus.INBOX, *(self.agent.store.keys.completions_stream(s) for s in shards)]
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        for stream in self.streams():
+            await bus.ensure_group(self.redis, stream, GROUP)
+        loops = [asyncio.create_task(self._read_loop(s)) for s in self.streams()]
+        loops.append(asyncio.create_task(self._reclaim_loop()))
+        try:
+            await stop_event.wait()
+        finally:
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            if self._tasks:  # let handlers finish their step; unfinished entries stay pending for others
+                await asyncio.wait(self._tasks, timeout=10)
+                for task in self._tasks:
+                    task.cancel()
+
+    async def _read_loop(self, stream: str) -> None:
+        last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
+        while True:
+            try:
+                reply: Any = await self.redis.xreadgroup(
+                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
+                )
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("agent %s: reading %s failed (%s)", self.consumer, stream, exc)
+                await asyncio.sleep(0.5)
+                continue
+            entries = reply[0][1] if reply else []
+            if last_id == "0" and not entries:
+                last_id = ">"
+            for entry_id, fields in entries:
+                await self._spawn(stream, _text(entry_id), fields)
+
+    async def _reclaim_loop(self) -> None:
+        while True:
+            await asyncio.sleep(max(0.05, self.reclaim_after / 2))
+            for stream in self.streams():
+                try:
+                    reply: Any = await self.redis.xautoclaim(
+                        stream, GROUP, self.consumer, int(self.reclaim_after * 1000), "0-0", count=32
+                    )
+                except Exception as exc:
+                    log.warning("agent %s: reclaiming on %s failed (%s)", self.consumer, stream, exc)
+                    continue
+                for entry_id, fields in reply[1] if len(reply) > 1 else []:
+                    if fields is None:  # trimmed while pending
+                        await self.redis.xack(stream, GROUP, entry_id)
+                        continue
+                    await self._spawn(stream, _text(entry_id), fields)
+
+    async def _spawn(self, stream: str, entry_id: str, fields: Any) -> None:
+        key = f"{stream}/{entry_id}"
+        if key in self._inflight:
+            return
+        await self._slots.acquire()
+        self._inflight.add(key)
+        task = asyncio.create_task(self._handle(stream, entry_id, fields or {}, key))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, stream: str, entry_id: str, fields: Any, key: str) -> None:
+        try:
+            decoded = {_text(k): _text(v) for k, v in fields.items()}
+            if stream == bus.INBOX:
+                event = bus.BusEvent.from_fields(entry_id, fields)
+                conversation = event.conversation
+                if event.kind == "user_message":
+                    meta = {str(k): str(v) for k, v in (event.data.get("meta") or {}).items()}
+                    await self.agent.submit(conversation, entry_id, str(event.data.get("user", "")),
+                                            str(event.data.get("text", "")), meta)
+                elif event.kind == "stop":
+                    await self.agent.stop(conversation, str(event.data.get("user", "")))
+            else:
+                conversation = decoded.get("conversation", "")
+            if conversation:
+                await self.agent.drive(conversation)
+            await self.redis.xack(stream, GROUP, entry_id)
+        except Exception:
+            log.exception("agent %s: %s %s failed; it stays pending for a retry", self.consumer, stream, entry_id)
+        finally:
+            self._inflight.discard(key)
+            self._slots.release()
