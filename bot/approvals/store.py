@@ -20,7 +20,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.approvals import scripts
-from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition, NotAuthorized
+from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition
 from bot.approvals.keys import Keys
 from bot.approvals.policy import DENY_TAG, ApprovalPolicy
 from bot.approvals.records import (
@@ -409,4 +409,4 @@ def _unwrap(reply: Any, call_id: str) -> CallRecord:
     raise RuntimeError(f"unexpected script reply {reply!r}")
 
 
-__all__ = ["CallStore", "NotAuthorized"]
+__all__ = ["CallStore"]

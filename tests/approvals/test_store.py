@@ -323,3 +323,18 @@ async def test_records_expire_after_retention(redis: Redis, policy: ApprovalPoli
     a = await awaiting(store, policy)
     ttl = await redis.ttl(store.keys.call(a))
     assert 3500 < ttl <= 3600
+
+
+async def test_read_audit_since_and_table(store: CallStore, policy: ApprovalPolicy, redis: Redis):
+    from bot.approvals.audit import format_audit_table
+
+    before = datetime.now(UTC) - timedelta(seconds=1)
+    a = await awaiting(store, policy)
+    await store.deny(a, "U_APP", [], policy, reason="no")
+    entries = await read_audit(redis, since=before, limit=10)
+    assert [(e.call_id, e.to_state) for e in entries] == [(a, "awaiting_approval"), (a, "denied")]
+    assert len(await read_audit(redis, limit=1)) == 1
+    assert await read_audit(redis, since=datetime.now(UTC) + timedelta(seconds=5), limit=10) == []
+    table = format_audit_table(entries)
+    assert table.splitlines()[0].startswith("TIME (UTC)")
+    assert "awaiting_approval -> denied" in table and "U_APP" in table and table.endswith("no")
