@@ -124,8 +124,9 @@ class Harness:
             "type": "block_actions", "user": {"id": user}, "team": {"id": "T0FAKE"}, "api_app_id": "AFAKE",
             "channel": {"id": channel}, "container": {"type": "message", "message_ts": card_ts, "channel_id": channel},
             "message": {"ts": card_ts, "thread_ts": record.conversation.split(":")[-1]},
-            "actions": [{"action_id": action, "block_id": "b", "type": "button", "value": value}],
-            "response_url": self.slack.response_url("click"), "trigger_id": "1.2.3",
+            "actions": [{"action_id": action, "block_id": "b", "type": "button", "value": value,
+                         "action_ts": str(time.time())}],
+            "response_url": self.slack.response_url("click"), "trigger_id": str(time.monotonic_ns()),
         }  # fmt: skip
         return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 

@@ -1,0 +1,140 @@
+"""Approval cards posted from the outbox, and signed block_actions clicks against the real lifecycle store."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
+
+from bot.agent import bus
+from bot.approvals.records import CallRecord, CallState
+from tests.slack.conftest import CHANNEL, Harness, wait_for
+
+CONV = f"slack:{CHANNEL}:1700.000001"
+ARGV = ["opsctl", "service", "restart", "--host", "db-3", "--reason", "it's <!channel> & stuck"]
+
+
+async def card_for(harness: Harness, start: Callable[[], Awaitable[None]], argv: list[str] = ARGV,
+                   **kw: object) -> CallRecord:
+    record = await harness.propose(CONV, argv, **kw)  # type: ignore[arg-type]
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
+    await start()
+    return await wait_for(lambda: _with_card(harness, record.id))
+
+
+async def _with_card(harness: Harness, call_id: str) -> CallRecord | None:
+    record = await harness.store.get(call_id)
+    return record if record.meta.get("slack_ts") else None
+
+
+def card_text(harness: Harness, record: CallRecord) -> str:
+    return json.dumps(harness.slack.message(CHANNEL, record.meta["slack_ts"])["blocks"])
+
+
+def buttons(harness: Harness, record: CallRecord) -> list[dict[str, object]]:
+    blocks = harness.slack.message(CHANNEL, record.meta["slack_ts"])["blocks"]
+    return [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+async def test_card_shows_exact_argv_trigger_approvers_expiry_and_buttons(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    (post,) = harness.slack.calls_to("chat.postMessage")
+    assert post.params["thread_ts"] == "1700.000001" and post.params["parse"] == "none"
+    text = card_text(harness, record)
+    escaped = shlex.join(ARGV).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    assert json.dumps(escaped)[1:-1] in text
+    assert "<!channel>" not in text
+    assert "default policy" in text and "<@UAPPROVER>" in text and "<!subteam^SOPS>" in text
+    assert f"<!date^{int(record.expires_at.timestamp())}^" in text and "<@UREQ>" in text
+    values = [json.loads(str(b["value"])) for b in buttons(harness, record)]
+    assert [b["action_id"] for b in buttons(harness, record)] == ["fisk_approve", "fisk_deny"]
+    assert values == [{"call": record.id, "argv": record.argv_hash}] * 2
+
+
+async def test_long_command_line_is_split_not_hidden(harness: Harness, poster) -> None:
+    argv = ["opsctl", "run", *[f"--arg{i}=value-{i:04d}" for i in range(400)]]
+    record = await card_for(harness, poster, argv)
+    blocks = harness.slack.message(CHANNEL, record.meta["slack_ts"])["blocks"]
+    texts = [b["text"]["text"] for b in blocks if "text" in b]
+    command = "".join(t.strip("`\n") for t in texts if t.startswith("```"))
+    assert command == shlex.join(argv)
+    assert all(len(b["text"]["text"]) <= 3000 for b in blocks if "text" in b)
+
+
+async def test_authorized_click_approves_and_updates_card(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    status, _ = await harness.click(record, "fisk_approve", "UAPPROVER")
+    assert status == 200
+    await wait_for(lambda: harness.slack.calls_to("chat.update"))
+    assert (await harness.store.get(record.id)).state == CallState.approved
+    assert buttons(harness, record) == []
+    assert "Approved by <@UAPPROVER>" in card_text(harness, record)
+
+
+async def test_group_member_may_approve(harness: Harness, poster) -> None:
+    harness.slack.on("usergroups.users.list", {"ok": True, "users": ["UGROUPIE"]})
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_approve", "UGROUPIE")
+    await wait_for(lambda: harness.slack.calls_to("chat.update"))
+    assert (await harness.store.get(record.id)).state == CallState.approved
+    assert harness.slack.calls_to("usergroups.users.list")[0].params["usergroup"] == "SOPS"
+
+
+async def test_non_approver_is_refused_and_nothing_changes(harness: Harness, poster) -> None:
+    harness.slack.on("usergroups.users.list", {"ok": True, "users": ["USOMEONE"]})
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_approve", "UINTRUDER")
+    (refusal,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert refusal.params["user"] == "UINTRUDER" and "may not approve" in refusal.params["text"]
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+    assert harness.slack.calls_to("chat.update") == [] and len(buttons(harness, record)) == 2
+
+
+async def test_double_click_approves_once(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert "already approved" in note.params["text"]
+    assert (await harness.store.get(record.id)).state == CallState.approved
+    run = await harness.redis.xrange(harness.store.keys.run_stream(0))
+    assert len(run) == 1
+
+
+async def test_click_with_other_argv_hash_is_refused(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    forged = json.dumps({"call": record.id, "argv": "0" * 64})
+    await harness.click(record, "fisk_approve", "UAPPROVER", value=forged)
+    (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert "stale" in note.params["text"]
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+
+
+async def test_button_from_another_message_is_refused(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_approve", "UAPPROVER", card_ts="1699.999")
+    await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+
+
+async def test_deny_updates_card_and_posts_note(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_deny", "UAPPROVER")
+    posts = lambda: harness.slack.calls_to("chat.postMessage")  # noqa: E731
+    note = await wait_for(lambda: [c for c in posts() if "did not run" in c.params["text"]])
+    assert note[0].params["thread_ts"] == "1700.000001"
+    assert (await harness.store.get(record.id)).state == CallState.denied
+    assert "Denied by <@UAPPROVER>" in card_text(harness, record) and buttons(harness, record) == []
+
+
+async def test_expired_card_is_updated_and_late_click_noted(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    expired = await harness.store.expire_due(datetime.now(UTC) + timedelta(hours=1))
+    assert [r.id for r in expired] == [record.id]
+    await wait_for(lambda: "Expired" in card_text(harness, record))
+    assert buttons(harness, record) == []
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert "expired" in note.params["text"]
+    assert (await harness.store.get(record.id)).state == CallState.expired
