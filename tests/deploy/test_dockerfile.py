@@ -41,8 +41,10 @@ def args_of(name: str) -> list[str]:
 
 
 def test_base_image_and_install():
-    assert args_of("FROM") == ["python:3.11-slim"]
+    assert [f.split()[0] for f in args_of("FROM")] == ["python:3.11-slim", "python:3.11-slim"]
+    assert args_of("FROM")[-1] == "python:3.11-slim", "the runtime stage is the last one"
     assert any(re.search(r"\bpip install (?:[-\w=]+ )*\.(\s|$)", run) for run in args_of("RUN"))
+    assert any(c.startswith("--from=build /opt/venv") for c in args_of("COPY"))
 
 
 def test_runs_as_non_root_uid_10001_from_the_end():
@@ -61,7 +63,7 @@ def test_entrypoint_cmd_ports_path():
     assert [json.loads(c) for c in args_of("CMD")] == [["serve"]]
     assert sorted(p for e in args_of("EXPOSE") for p in e.split()) == ["3000", "8080"]
     envs = " ".join(args_of("ENV"))
-    assert re.search(r'PATH="?/opt/fisk/bin:', envs)
+    assert re.search(r'PATH="?/opt/fisk/bin:/opt/venv/bin:', envs)
     assert not args_of("HEALTHCHECK"), "probes are Kubernetes' job"
 
 
@@ -87,6 +89,8 @@ def test_dockerignore_keeps_secrets_and_junk_out(ignored):
 
 def test_copied_sources_exist():
     for copy in args_of("COPY"):
+        if copy.startswith("--from="):
+            continue
         sources = [s for s in copy.split()[:-1] if not s.startswith("--")]
         for source in sources:
             assert (ROOT / source).exists(), f"COPY {source}: not in the repository"

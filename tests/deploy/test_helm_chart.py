@@ -150,7 +150,8 @@ def test_defaults_render_split_roles_and_validate(chart):
         assert args[args.index("--health-port") + 1] == "8080"
         assert args[args.index("--config") + 1] == "/etc/fisk-chatops/config.yaml"
     kinds = {kind for kind, _ in objects}
-    assert kinds == {"ConfigMap", "Deployment", "Service", "StatefulSet", "PodDisruptionBudget", "ServiceAccount"}
+    assert kinds == {"ConfigMap", "Deployment", "Service", "StatefulSet", "PodDisruptionBudget", "ServiceAccount",
+                     "NetworkPolicy"}
     assert ("Secret", FULLNAME) not in objects  # tokens come from a Secret the user creates
 
 
@@ -207,6 +208,7 @@ def test_config_map_and_checksum_annotation(chart):
     config = yaml.safe_load(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
     assert config["applications"][0]["binary"] == "/opt/fisk/demo/opsctl"
     assert "url" not in config.get("redis", {})
+    assert config["slack"] == {"mode": "socket", "http_port": 3000, "http_path": "/slack/events"}
     before = {role: dep["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
               for role, dep in deployments(objects).items()}
     assert len(set(before.values())) == 1 and len(next(iter(before.values()))) == 64
@@ -232,6 +234,12 @@ def test_internal_redis(chart):
     assert service["spec"]["selector"] == sts["spec"]["selector"]["matchLabels"]
     for dep in deployments(objects).values():
         assert env(dep)["REDIS_URL"] == {"name": "REDIS_URL", "value": f"redis://{FULLNAME}-redis:6379/0"}
+    # Only the app pods may reach the password-less Redis.
+    policy = objects[("NetworkPolicy", f"{FULLNAME}-redis")]["spec"]
+    assert policy["podSelector"]["matchLabels"] == sts["spec"]["selector"]["matchLabels"]
+    (rule,) = policy["ingress"]
+    app_labels = deployments(objects)["agent"]["spec"]["template"]["metadata"]["labels"]
+    assert all(app_labels[k] == v for k, v in rule["from"][0]["podSelector"]["matchLabels"].items())
     # The health service must select app pods only, never the Redis pod.
     health = objects[("Service", f"{FULLNAME}-health")]["spec"]["selector"]
     redis_labels = sts["spec"]["template"]["metadata"]["labels"]
@@ -288,6 +296,7 @@ def test_external_redis_from_existing_secret(chart):
     validate_all(objects)
     assert ("StatefulSet", f"{FULLNAME}-redis") not in objects
     assert ("Service", f"{FULLNAME}-redis") not in objects
+    assert ("NetworkPolicy", f"{FULLNAME}-redis") not in objects
     deps = deployments(objects)
     for dep in deps.values():
         assert env(dep)["REDIS_URL"]["valueFrom"]["secretKeyRef"] == {"name": "redis-creds", "key": "url"}
@@ -325,6 +334,8 @@ def test_http_mode_hpa_and_service_monitor(chart):
     assert "slack-http" not in {p["name"] for p in container(deps["agent"])["ports"]}
     slack_env = env(deps["slack"])
     assert "SLACK_SIGNING_SECRET" in slack_env and "SLACK_APP_TOKEN" not in slack_env
+    config = yaml.safe_load(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["slack"] == {"mode": "http", "http_port": 3000, "http_path": "/slack/events"}
 
     hpa = objects[("HorizontalPodAutoscaler", f"{FULLNAME}-runner")]
     assert hpa["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment",
@@ -343,9 +354,15 @@ def test_http_mode_hpa_and_service_monitor(chart):
 
 
 def test_http_mode_combined_routes_slack_service_to_combined_pods(chart):
-    objects = render(chart, {"roles": {"mode": "combined"}, "slack": {"mode": "http"}})
+    objects = render(chart, {"roles": {"mode": "combined"},
+                             "slack": {"mode": "http", "http": {"port": 3100, "path": "/events"}},
+                             "config": {"slack": {"allowed_channels": ["C123"]}}})
     validate_all(objects)
     assert objects[("Service", f"{FULLNAME}-slack")]["spec"]["selector"]["app.kubernetes.io/component"] == "combined"
+    ports = {p["name"]: p["containerPort"] for p in container(deployments(objects)["combined"])["ports"]}
+    assert ports == {"health": 8080, "slack-http": 3100}
+    config = yaml.safe_load(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["slack"] == {"mode": "http", "http_port": 3100, "http_path": "/events", "allowed_channels": ["C123"]}
 
 
 def test_fisk_apps_init_container_only_where_tools_are_needed(chart):
@@ -414,6 +431,8 @@ def test_trial_secret_is_created_only_on_request(chart):
         ({"redis": {"internal": {"enabled": False}, "external": {"url": "redis://r:6379", "existingSecret": "s"}}},
          "set either url or existingSecret, not both"),
         ({"config": {"redis": {"url": "redis://:pw@r:6379"}}}, "config.redis.url: do not put the Redis URL"),
+        ({"config": {"slack": {"mode": "http"}}}, "config.slack.mode: set the chart value slack.mode instead"),
+        ({"config": {"slack": {"http_port": 3001}}}, "config.slack.http_port: set the chart value slack.http.port"),
         ({"secrets": {"values": {"anthropicApiKey": "sk-ant-x"}}},
          "secrets.values.anthropicApiKey is set but secrets.create is false"),
         ({"secrets": {"create": True}}, "secrets.create=true needs secrets.values.slackBotToken"),
@@ -422,6 +441,7 @@ def test_trial_secret_is_created_only_on_request(chart):
     ],
     ids=["replicas-negative", "replicas-string", "mode-enum", "slack-mode-enum", "redis-url-scheme",
          "unknown-key", "relative-binary", "no-redis", "both-redis", "url-and-secret", "url-in-config",
+         "slack-mode-in-config", "slack-port-in-config",
          "token-without-create", "create-without-token", "hpa-in-combined"],
 )
 def test_bad_values_fail_clearly(chart, values, message):

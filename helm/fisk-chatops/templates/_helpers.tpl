@@ -94,6 +94,13 @@ Included by the ConfigMap, which is always rendered.
 {{- if and (kindIs "map" .Values.config.redis) (hasKey .Values.config.redis "url") -}}
 {{- fail "config.redis.url: do not put the Redis URL in the configuration; set redis.external.url or redis.external.existingSecret" -}}
 {{- end -}}
+{{- if kindIs "map" .Values.config.slack -}}
+{{- range $k := list "mode" "http_port" "http_path" -}}
+{{- if hasKey $.Values.config.slack $k -}}
+{{- fail (printf "config.slack.%s: set the chart value slack.%s instead; the chart writes it into the configuration (and uses it for the Service, ports and Secret keys)" $k (ternary "mode" (printf "http.%s" (trimPrefix "http_" $k)) (eq $k "mode"))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
 {{- if not .Values.secrets.create -}}
 {{- range $k, $v := .Values.secrets.values -}}
 {{- if $v -}}
@@ -155,12 +162,6 @@ Included by the ConfigMap, which is always rendered.
 {{- $keys := $root.Values.secrets.keys -}}
 - name: FISK_CHATOPS_CONFIG
   value: /etc/fisk-chatops/config.yaml
-- name: FISK_CHATOPS_SLACK_MODE
-  value: {{ $root.Values.slack.mode | quote }}
-{{- if eq $root.Values.slack.mode "http" }}
-- name: FISK_CHATOPS_SLACK_PORT
-  value: {{ $root.Values.slack.http.port | quote }}
-{{- end }}
 {{- include "fisk-chatops.redisEnv" $root }}
 {{- if or (eq $role "slack") (eq $role "combined") }}
 {{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "SLACK_BOT_TOKEN" "key" $keys.slackBotToken) }}
@@ -176,4 +177,18 @@ Included by the ConfigMap, which is always rendered.
 {{- with $root.Values.extraEnv }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/* The application configuration: values.config plus the Slack connection settings owned by chart values. */}}
+{{- define "fisk-chatops.config" -}}
+{{- $config := deepCopy .Values.config -}}
+{{- $slack := dict -}}
+{{- if kindIs "map" $config.slack -}}
+{{- $slack = $config.slack -}}
+{{- end -}}
+{{- $_ := set $slack "mode" .Values.slack.mode -}}
+{{- $_ := set $slack "http_port" (int .Values.slack.http.port) -}}
+{{- $_ := set $slack "http_path" .Values.slack.http.path -}}
+{{- $_ := set $config "slack" $slack -}}
+{{- toYaml $config -}}
 {{- end -}}
