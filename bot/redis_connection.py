@@ -43,7 +43,8 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import redis
 import redis.asyncio
-from redis.backoff import NoBackoff
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
 
 __all__ = [
@@ -329,11 +330,14 @@ def _probe_kwargs(timeout: float) -> dict[str, object]:
     }
 
 
-def _client_kwargs(url: str, timeout: float, decode_responses: bool) -> dict[str, Any]:
+def _client_kwargs(url: str, timeout: float, decode_responses: bool, asynchronous: bool = True) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "decode_responses": decode_responses,
         "socket_connect_timeout": timeout,
         "health_check_interval": 30,  # PING a connection idle this long before reusing it
+        # A pooled connection broken by a Redis restart fails once; retry it on a fresh connection instead.
+        "retry": (AsyncRetry if asynchronous else Retry)(ExponentialBackoff(cap=2.0, base=0.1), 5),
+        "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
     }
     if not url.startswith("unix:"):
         kwargs["socket_keepalive"] = True  # TCP only; unix socket connections reject the option
@@ -391,7 +395,7 @@ def connect_redis_sync(
         finally:
             with contextlib.suppress(Exception):
                 probe.close()
-        client = redis.Redis.from_url(effective, **_client_kwargs(effective, timeout, decode_responses))
+        client = redis.Redis.from_url(effective, **_client_kwargs(effective, timeout, decode_responses, False))
     except _PROBE_ERRORS as err:
         if embedded is not None:
             embedded.stop()
