@@ -271,6 +271,23 @@ def test_notes_tell_the_next_steps(chart):
     assert f"logs -f deploy/{FULLNAME}-runner" in text
 
 
+@pytest.mark.parametrize(
+    "values",
+    [None, {"slack": {"mode": "http"}, "config": {"slack": {"allowed_channels": ["C1"]},
+                                                    "approval": {"approvers": {"users": ["U1"]}}}}],
+    ids=["defaults", "http-with-slack-and-approval-settings"],
+)
+def test_rendered_config_is_accepted_by_the_app(chart, values):
+    """The ConfigMap is parsed by the app's own configuration model (extra keys forbidden)."""
+    from bot.config import Config, parse_config
+    from bot.slack.settings import SlackSettings
+
+    config = yaml.safe_load(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    if "slack" not in Config.model_fields:  # until the Config model embeds the slack: section itself
+        SlackSettings.model_validate(config.pop("slack"))
+    parse_config(config, "configmap config.yaml")
+
+
 # --- combined mode ---------------------------------------------------------------------------------------------
 
 
@@ -452,3 +469,37 @@ def test_schema_validation_alone_names_the_key(chart):
     with pytest.raises(helm.HelmValuesError, match=r"/roles/agent/replicas"):
         chart.validate_schema({"roles": {"agent": {"replicas": -3}}})
     chart.validate_schema({"roles": {"agent": {"replicas": 0}}})
+
+
+def test_every_option_at_once_renders_valid_objects(chart):
+    """A kitchen-sink values file: every optional block on, all objects still valid Kubernetes."""
+    objects = render(chart, {
+        "image": {"repository": "registry.example/fisk-chatops", "tag": "0.1.0-rc1"},
+        "imagePullSecrets": [{"name": "regcred"}],
+        "fullnameOverride": "bot",
+        "slack": {"mode": "http", "http": {"service": {"type": "LoadBalancer", "annotations": {"a": "b"}}}},
+        "roles": {"agent": {"replicas": 0, "extraArgs": ["--verbose"]},
+                  "runner": {"autoscaling": {"enabled": True}}},
+        "redis": {"internal": {"persistence": {"storageClass": "fast", "size": "5Gi"}}},
+        "secrets": {"existingSecret": "bot-tokens"},
+        "fiskApps": {"image": {"repository": "tools"}, "command": ["/copy", "/opt/fisk/bin"]},
+        "extraEnv": [{"name": "ANTHROPIC_BASE_URL", "value": "https://llm-proxy.example"}],
+        "extraEnvFrom": [{"configMapRef": {"name": "proxy"}}],
+        "serviceAccount": {"annotations": {"iam": "role"}},
+        "podAnnotations": {"x": "y"}, "podLabels": {"team": "ops"},
+        "monitoring": {"serviceMonitor": {"enabled": True}},
+        "nodeSelector": {"pool": "ops"}, "tolerations": [{"key": "ops", "operator": "Exists"}],
+        "affinity": {"podAntiAffinity": {}},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway",
+                                       "labelSelector": {"matchLabels": {"app.kubernetes.io/instance": RELEASE}}}],
+    })
+    validate_all(objects)
+    deps = deployments(objects)
+    assert deps["agent"]["spec"]["replicas"] == 0
+    assert container(deps["agent"])["args"][-1] == "--verbose"
+    assert container(deps["agent"])["image"] == "registry.example/fisk-chatops:0.1.0-rc1"
+    assert env(deps["runner"])["ANTHROPIC_BASE_URL"]["value"] == "https://llm-proxy.example"
+    assert deps["runner"]["spec"]["template"]["spec"]["initContainers"][0]["command"] == ["/copy", "/opt/fisk/bin"]
+    assert deps["slack"]["spec"]["template"]["metadata"]["labels"]["team"] == "ops"
+    assert {name for kind, name in objects if kind == "Deployment"} == {"bot-slack", "bot-agent", "bot-runner"}
+    assert env(deps["slack"])["SLACK_BOT_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "bot-tokens"
