@@ -55,6 +55,7 @@ class RedisConfig(_Section):
     url: str | None = None
     state_dir: str = ".state"
     retention_seconds: int = Field(default=7 * 86400, gt=0)
+    shards: int = Field(default=1, ge=1, description="key shards; >= the number of masters on Redis Cluster")
 
 
 class Config(_Section):
