@@ -322,11 +322,14 @@ def test_external_redis_from_existing_secret(chart):
 
 
 def test_external_redis_url(chart):
-    url = "rediss://redis.example.internal:6380/0"
-    objects = render(chart, {"redis": {"internal": {"enabled": False}, "external": {"url": url}}})
+    url = "rediss://:s3cret-pw@redis.example.internal:6380/0"
+    values = {"redis": {"internal": {"enabled": False}, "external": {"url": url}}}
+    objects = render(chart, values)
     validate_all(objects)
     for dep in deployments(objects).values():
         assert env(dep)["REDIS_URL"] == {"name": "REDIS_URL", "value": url}
+    text = notes(chart, values)
+    assert "rediss://***@redis.example.internal:6380/0" in text and "s3cret-pw" not in text
 
 
 # --- HTTP mode, HPA, ServiceMonitor, fisk apps, trial secret ---------------------------------------------------
