@@ -26,14 +26,15 @@ RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attach
 Blocks = list[dict[str, Any]]
 Message = tuple[str, Blocks]
 
-_STATE_LINE = {
-    CallState.approved: ":white_check_mark: Approved",
+_RUN_SUFFIX = {
+    CallState.running: " · running",
+    CallState.finished: " · finished",
+    CallState.timed_out: " · timed out",
+    CallState.failed_to_start: " · failed to start",
+    CallState.interrupted: " · interrupted",
+}
+_CLOSED_LINE = {
     CallState.auto_approved: ":white_check_mark: Approved automatically",
-    CallState.running: ":white_check_mark: Approved · running",
-    CallState.finished: ":white_check_mark: Approved · finished",
-    CallState.timed_out: ":white_check_mark: Approved · timed out",
-    CallState.failed_to_start: ":white_check_mark: Approved · failed to start",
-    CallState.interrupted: ":white_check_mark: Approved · interrupted",
     CallState.denied: ":no_entry: Denied",
     CallState.expired: ":hourglass: Expired",
     CallState.rejected: ":x: Rejected",
@@ -154,19 +155,22 @@ def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str
 
 
 def decision_line(record: CallRecord) -> str:
-    line = _STATE_LINE.get(record.state, escape(record.state.value))
-    if record.state in (CallState.denied, CallState.expired, CallState.rejected, CallState.auto_approved):
-        decision = record.decision
-        if decision is not None and record.state == CallState.denied:
+    """One line saying who decided and when, then how far the call got."""
+    suffix = _RUN_SUFFIX.get(record.state, "")
+    decision = record.decision
+    if record.approvals and record.state not in _CLOSED_LINE:
+        by = ", ".join(f"{_mention_user(a.user, True)} {slack_date(a.at)}" for a in record.approvals)
+        return f":white_check_mark: Approved by {by}{suffix}"
+    line = _CLOSED_LINE.get(record.state) or (
+        ":white_check_mark: Approved automatically" if suffix else escape(record.state.value)
+    )
+    if decision is not None:
+        if record.state == CallState.denied:
             line += f" by {_mention_user(decision.actor, True)}"
-        if decision is not None:
-            line += f" {slack_date(decision.at)}"
-            if record.state in (CallState.rejected, CallState.auto_approved) and decision.reason:
-                line += f" ({escape(decision.reason)})"
-        return line
-    if record.approvals:
-        line += " by " + ", ".join(f"{_mention_user(a.user, True)} {slack_date(a.at)}" for a in record.approvals)
-    return line
+        line += f" {slack_date(decision.at)}"
+        if decision.reason and record.state != CallState.denied and decision.actor == "policy":
+            line += f" ({escape(decision.reason)})"
+    return line + suffix
 
 
 def render_decision_note(record: CallRecord) -> Message:
