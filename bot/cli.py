@@ -132,6 +132,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from bot.logs import configure_logging
+    from bot.roles import ROLES, serve
+    from bot.slack.client import SlackStartupError
+
+    config = load_config(args.config)
+    configure_logging(config.log_level)
+    roles = set(ROLES) if args.role == "all" else {args.role}
+    if not config.applications:
+        raise CliError(f"{config.source}: applications: no fisk application configured")
+    try:
+        asyncio.run(serve(config, roles, health_host=args.health_host, health_port=args.health_port))
+    except SlackStartupError as exc:
+        raise CliError(str(exc)) from None
+    return 0
+
+
 def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fisk-chatops", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -151,6 +168,13 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     execute.add_argument("tool")
     execute.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     execute.set_defaults(func=cmd_exec)
+    serve_p = sub.add_parser("serve", help="run the bot: every role, or one with --role")
+    serve_p.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
+    serve_p.add_argument("--role", choices=["all", "slack", "agent", "runner"], default="all")
+    serve_p.add_argument("--health-host", default="0.0.0.0")
+    serve_p.add_argument("--health-port", type=int, default=8080, help="/healthz, /readyz, /metrics (0: any)")
+    serve_p.set_defaults(func=cmd_serve)
+
     audit = sub.add_parser("audit", help="read the audit trail of call transitions")
     audit.add_argument("--config", help="YAML configuration file (for the Redis settings)")
     audit.add_argument("--since", help="ISO time or age (10m, 2h, 7d); default: the latest entries")

@@ -14,7 +14,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
+from bot.slack.settings import SlackSettings
 
 CONFIG_ENV = "FISK_CHATOPS_CONFIG"
 
@@ -67,6 +69,10 @@ class Config(_Section):
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     redis: RedisConfig = Field(default_factory=RedisConfig)
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    shutdown_grace_seconds: float = Field(default=30.0, ge=0, description="SIGTERM: let running calls finish")
+    log_level: str = "INFO"
     source: str = Field(default="<defaults>", exclude=True)
 
     @field_validator("sensitive_env_vars")

@@ -1,0 +1,199 @@
+"""Process roles: what ``fisk-chatops serve`` runs, in one process or one role per process.
+
+Every role talks to the others only through Redis, so ``--role slack|agent|runner`` processes can run on
+different machines and scale on their own. Start-up fails fast and clearly (bad configuration, unreachable
+Redis, wrong Slack tokens); SIGTERM drains: stop taking new work, let running calls finish within
+``shutdown_grace_seconds``, record any call cut off as ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import socket
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from bot.agent.loop import Agent
+from bot.agent.model import ModelClient, make_client
+from bot.agent.worker import AgentWorker
+from bot.approvals.events import CompletionConsumer
+from bot.approvals.records import CallRecord
+from bot.approvals.store import CallStore
+from bot.approvals.worker import RunnerWorker
+from bot.config import Config, ConfigError, Secrets
+from bot.health import HealthServer
+from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
+from bot.redis_connection import RedisHandle, connect_redis
+from bot.runner.call import execute_approved_call
+from bot.slack.app import SlackFrontEnd
+from bot.slack.settings import catalog_for_channel
+from bot.tools.catalog import Catalog
+from bot.wiring import execution_limits, load_catalog
+
+log = logging.getLogger(__name__)
+
+ROLES = ("slack", "agent", "runner")
+
+
+def instance_name(role: str) -> str:
+    return f"{role}-{socket.gethostname()}-{os.getpid()}"
+
+
+@dataclass
+class Core:
+    """What every role shares: configuration, secrets, Redis, the tool catalog and the call store."""
+
+    config: Config
+    secrets: Secrets
+    redis: RedisHandle
+    catalog: Catalog
+    store: CallStore
+
+    @classmethod
+    async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
+        secrets = secrets or Secrets()
+        url = secrets.redis_url or config.redis.url
+        if not url and roles != set(ROLES):
+            raise ConfigError(
+                "serve --role needs a shared Redis: set REDIS_URL (the embedded Redis is for single-process "
+                "installs, where `fisk-chatops serve` runs every role)"
+            )
+        catalog = await asyncio.to_thread(load_catalog, config)
+        handle = await connect_redis(url, state_dir=config.redis.state_dir)
+        store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds, shards=config.redis.shards)
+        return cls(config, secrets, handle, catalog, store)
+
+    async def close(self) -> None:
+        await self.redis.close()
+
+
+def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]]]:
+    """The runner's executor: the approved-call path, observed in the run-duration metric."""
+    limits = execution_limits(core.config)
+
+    async def execute(record: CallRecord) -> dict[str, Any]:
+        result = await execute_approved_call(core.catalog, record.tool, record.arguments, record.argv, limits)
+        RUN_DURATION.observe(result.duration_seconds)
+        return result.model_dump(mode="json")
+
+    return execute
+
+
+def runner_worker(core: Core) -> RunnerWorker:
+    limits = {tool.app: tool.settings.max_concurrency for tool in core.catalog}
+    return RunnerWorker(
+        core.redis.client, core.store, make_executor(core), runner_id=instance_name("runner"),
+        per_app_limits=limits, grace_period=core.config.shutdown_grace_seconds,
+    )
+
+
+def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
+    settings = core.config.agent
+    client = make_client(settings, api_key=core.secrets.anthropic_api_key)
+
+    def catalog_for(conversation: str, meta: Mapping[str, str]) -> Catalog:
+        channel = meta.get("channel") or (conversation.split(":")[1] if conversation.startswith("slack:") else "")
+        return catalog_for_channel(core.catalog, core.config.slack, channel) if channel else core.catalog
+
+    agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
+                  settings, catalog_for=catalog_for)
+    return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"))
+
+
+def slack_front_end(core: Core) -> SlackFrontEnd:
+    s = core.secrets
+    return SlackFrontEnd(
+        core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,
+        catalog=core.catalog, bot_token=s.slack_bot_token, app_token=s.slack_app_token,
+        signing_secret=s.slack_signing_secret, api_url=s.slack_api_url,
+    )
+
+
+async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
+    """Feed the calls-by-final-state and approval-wait metrics from the completions stream, once per call
+    across replicas (consumer group ``metrics``)."""
+    consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
+                                  shards=core.config.redis.shards, start_id="$")
+    async for event in consumer.events(stop_event):
+        CALLS_FINAL.labels(str(event.state)).inc()
+        record = await core.store.find(event.call_id)
+        if record is not None and record.decision is not None and record.decision.actor != "policy":
+            APPROVAL_WAIT.observe(max(0.0, (record.decision.at - record.created_at).total_seconds()))
+
+
+def queue_collector(core: Core) -> Callable[[], Awaitable[None]]:
+    async def collect() -> None:
+        keys, client = core.store.keys, core.redis.client
+        awaiting = running = 0
+        oldest: float | None = None
+        for shard in keys.all_shards():
+            awaiting += int(await client.zcard(keys.awaiting(shard)))
+            running += int(await client.zcard(keys.running(shard)))
+            first = await client.zrange(keys.awaiting(shard), 0, 0, withscores=True)
+            if first:  # scored by expiry: proposal time is expiry minus the approval window
+                created = float(first[0][1]) - core.config.approval.expire_after_seconds
+                oldest = created if oldest is None else min(oldest, created)
+        QUEUE_DEPTH.labels("awaiting_approval").set(awaiting)
+        QUEUE_DEPTH.labels("running").set(running)
+        OLDEST_PENDING.set(max(0.0, time.time() - oldest) if oldest is not None else 0.0)
+
+    return collect
+
+
+async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0", health_port: int = 8080,
+                stop_event: asyncio.Event | None = None) -> None:
+    """Run ``roles`` until SIGTERM/SIGINT (or ``stop_event``)."""
+    stop = stop_event or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    core = await Core.open(config, roles)
+    health = HealthServer(health_host, health_port, collectors=[queue_collector(core)])
+
+    async def redis_ready() -> tuple[bool, str]:
+        await core.redis.client.ping()
+        return True, core.redis.target
+
+    health.checks["redis"] = redis_ready
+    tasks: list[asyncio.Task[None]] = []
+    try:
+        if "slack" in roles:
+            front = slack_front_end(core)
+            info = await front.start()
+            log.info("slack connected as %s", info.get("user_id"))
+
+            async def slack_ready() -> tuple[bool, str]:
+                await front.start()
+                return True, "auth.test ok"
+
+            health.checks["slack"] = slack_ready
+            tasks.append(asyncio.create_task(front.run(stop)))
+        if "agent" in roles:
+            tasks.append(asyncio.create_task(agent_worker(core).run(stop)))
+        if "runner" in roles:
+            tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
+            tasks.append(asyncio.create_task(count_final_states(core, stop)))
+        await health.start()
+        log.info("serving roles %s; health on port %s", ",".join(sorted(roles)), health.port)
+        done, _ = await asyncio.wait([*tasks, asyncio.create_task(stop.wait())],
+                                     return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            if task in tasks and task.exception() is not None:
+                stop.set()
+                raise task.exception()  # type: ignore[misc]
+        stop.set()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        stop.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await health.stop()
+        await core.close()
