@@ -149,6 +149,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_console(args: argparse.Namespace) -> int:
+    from bot.console import ConsoleSetupError, run_console
+    from bot.logs import configure_logging
+
+    config = load_config(args.config)
+    configure_logging("WARNING")
+    if not config.applications:
+        raise CliError(f"{config.source}: applications: no fisk application configured")
+    try:
+        asyncio.run(run_console(config))
+    except ConsoleSetupError as exc:
+        raise CliError(str(exc)) from None
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
 def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fisk-chatops", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -174,6 +191,10 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     serve_p.add_argument("--health-host", default="0.0.0.0")
     serve_p.add_argument("--health-port", type=int, default=8080, help="/healthz, /readyz, /metrics (0: any)")
     serve_p.set_defaults(func=cmd_serve)
+
+    console = sub.add_parser("console", help="a terminal conversation with approvals as prompts (local use)")
+    console.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
+    console.set_defaults(func=cmd_console)
 
     audit = sub.add_parser("audit", help="read the audit trail of call transitions")
     audit.add_argument("--config", help="YAML configuration file (for the Redis settings)")
