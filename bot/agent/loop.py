@@ -95,18 +95,22 @@ class Agent:
 
     # ---------------------------------------------------------------- driving
 
-    async def drive(self, conversation: str) -> None:
+    async def drive(self, conversation: str) -> bool:
+        """Advance the conversation as far as it goes. False if another process holds its lock: that holder
+        re-checks for work after releasing, but it may also have died, so the caller should retry later (the
+        worker leaves the event unacked; XAUTOCLAIM redelivers it after the lock's TTL has had time to run out)."""
         for _ in range(1000):
             token = await self.conversations.acquire(conversation, self.settings.lock_ttl_seconds)
             if token is None:
-                return  # the holder re-checks for work after releasing
+                return False
             try:
                 await self._locked(conversation, token)
             finally:
                 await self.conversations.release(conversation, token)
             if not await self.has_work(conversation):
-                return
+                return True
         log.error("conversation %s: drive made no progress", conversation)
+        return True
 
     async def _locked(self, conversation: str, token: str) -> None:
         """Run ``_advance`` while renewing the lock; cancel it if the lock is lost."""

@@ -139,8 +139,8 @@ class AgentWorker:
                     await self.agent.stop(conversation, str(event.data.get("user", "")))
             else:
                 conversation = decoded.get("conversation", "")
-            if conversation:
-                await self.agent.drive(conversation)
+            if conversation and not await self.agent.drive(conversation):
+                return  # busy elsewhere (or its holder died): left pending, redelivered by XAUTOCLAIM
             await self.redis.xack(stream, GROUP, entry_id)
         except Exception:
             log.exception("agent %s: %s %s failed; it stays pending for a retry", self.consumer, stream, entry_id)

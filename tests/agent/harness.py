@@ -32,7 +32,7 @@ def catalog_for(binary: Path, small: bool = True) -> Catalog:
 
 def settings(**overrides: Any) -> AgentSettings:
     base: dict[str, Any] = {"model": "claude-test", "max_tokens": 1024, "system_prompt": "You are OPS-BOT.",
-                            "max_retries": 2, "request_timeout": 10, "lock_ttl_seconds": 5,
+                            "max_retries": 2, "request_timeout": 10, "lock_ttl_seconds": 2,
                             "reclaim_after_seconds": 0.5}
     base.update(overrides)
     return AgentSettings(**base)
