@@ -127,8 +127,10 @@ class Agent:
                 break
         try:
             await work
-        except (asyncio.CancelledError, LockLost):
-            if not lost and not work.cancelled():
+        except LockLost:  # a fenced save refused: the lock expired before the renewal noticed
+            log.warning("conversation %s: lock lost while saving; another replica continues", conversation)
+        except asyncio.CancelledError:
+            if not lost:
                 raise
             log.warning("conversation %s: lock lost; another replica continues", conversation)
 

@@ -98,3 +98,19 @@ async def test_one_call_approved_runs_and_result_is_fed_back(
     assert harness.replies(await harness.outbox(redis, CONV))[-1] == "The web service logs show errors."
     _, state = await agent.conversations.load(CONV)
     assert state.turn is None and not state.pending
+
+
+async def test_two_agents_drive_one_conversation_once(
+    redis: Redis, fake: FakeAnthropic, small_catalog: Catalog
+) -> None:
+    """Two replicas woken for the same message: the lock lets one advance it; the other reports busy."""
+    fake.script(text_reply("only once", delay=0.3))
+    first = harness.build_agent(redis, fake.base_url, small_catalog, harness.settings())
+    second = harness.build_agent(redis, fake.base_url, small_catalog, harness.settings())
+    await first.submit(CONV, "1-0", "U1", "hello")
+    assert not await second.submit(CONV, "1-0", "U1", "hello")  # the same inbox entry, redelivered
+    outcomes = await asyncio.gather(first.drive(CONV), second.drive(CONV))
+    assert sorted(outcomes) == [False, True]
+    assert len(fake.message_requests) == 1
+    assert harness.replies(await harness.outbox(redis, CONV)) == ["only once"]
+    assert await second.drive(CONV) is True and len(fake.message_requests) == 1
