@@ -1,0 +1,178 @@
+"""``serve --role`` as real separate processes on one Redis: a conversation survives killing each role."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from urllib.request import Request, urlopen
+
+import pytest
+import redis
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.support.fake_anthropic import FakeAnthropic, text_reply, tool_use_reply
+from tests.support.fake_slack import FakeSlack, sign_slack_request
+from tests.support.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "serve-test-signing-secret"
+CHANNEL = "C0SERVE"
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Role:
+    def __init__(self, role: str, config: Path, env: dict[str, str], logs: Path) -> None:
+        self.role, self.config, self.env, self.logs = role, config, env, logs
+        self.health_port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Role:
+        log = open(self.logs / f"{self.role}-{time.monotonic_ns()}.log", "wb")  # noqa: SIM115
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "bot.cli", "serve", "--config", str(self.config), "--role", self.role,
+             "--health-host", "127.0.0.1", "--health-port", str(self.health_port)],
+            env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+        )
+        wait_until(self.ready, 60, f"{self.role} ready")
+        return self
+
+    def get(self, path: str) -> tuple[int, str]:
+        try:
+            with urlopen(f"http://127.0.0.1:{self.health_port}{path}", timeout=2) as resp:
+                return resp.status, resp.read().decode()
+        except OSError as exc:
+            status = getattr(exc, "code", 0)
+            return int(status or 0), ""
+
+    def ready(self) -> bool:
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"{self.role} exited with {self.process.returncode}")
+        return self.get("/readyz")[0] == 200
+
+    def stop(self, sig: int) -> int:
+        assert self.process is not None
+        self.process.send_signal(sig)
+        return self.process.wait(30)
+
+
+@pytest.fixture
+def logs(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Path]:
+    """Each process's output; printed when the test fails, since the processes are where the story is."""
+    path = tmp_path / "logs"
+    path.mkdir()
+    yield path
+    report = getattr(request.node, "rep_call", None)
+    if report is None or report.failed:
+        for log in sorted(path.iterdir()):
+            print(f"==== {log.name}\n{log.read_text(errors='replace')[-4000:]}")
+
+
+def post_signed(url: str, body: str, content_type: str) -> int:
+    headers = {"Content-Type": content_type, **sign_slack_request(SECRET, body)}
+    with urlopen(Request(url, data=body.encode(), headers=headers), timeout=10) as resp:
+        return int(resp.status)
+
+
+def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path, redis_url: str, logs: Path) -> None:
+    slack_port = free_port()
+    config = tmp_path / "config.yaml"
+    config.write_text(json.dumps({
+        "applications": [{"binary": str(opsctl)}],
+        "approval": {"approvers": {"users": ["UAPPROVER"]}},
+        "agent": {"reclaim_after_seconds": 1, "lock_ttl_seconds": 3},
+        "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port, "reclaim_idle_seconds": 1,
+                  "usergroup_cache_seconds": 0},
+        "shutdown_grace_seconds": 5,
+    }))
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    with FakeSlack() as slack, FakeAnthropic() as model:
+        model.script(
+            tool_use_reply([("toolu_1", "service_status", '{"service":"web"}')], text="Checking web."),
+            text_reply("web is up."),
+        )
+        env = {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-serve-test",
+               "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "test-key",
+               "ANTHROPIC_BASE_URL": model.base_url}
+        roles = {name: Role(name, config, env, logs).start() for name in ("slack", "agent", "runner")}
+        events_url = f"http://127.0.0.1:{slack_port}/slack/events"
+        try:
+            form = {"command": "/fisk", "text": "is web ok?", "user_id": "UREQ", "channel_id": CHANNEL,
+                    "team_id": "T1", "response_url": slack.response_url("c1"), "trigger_id": "1"}
+            assert post_signed(events_url, urlencode(form), "application/x-www-form-urlencoded") == 200
+
+            def card() -> dict[str, str] | None:
+                for key in client.scan_iter("fc:{s0}:call:*"):
+                    record = client.hgetall(key)
+                    if record.get("state") == "awaiting_approval" and "meta:slack_ts" in record:
+                        return record
+                return None
+
+            record = wait_until(card, what="approval card")
+            call_id = record["id"]
+            argv = json.loads(record["argv"])
+            assert argv == [str(opsctl), "service", "status", "--", "web"]
+
+            # The agent dies while the call waits; a new agent process takes over the conversation.
+            roles["agent"].stop(signal.SIGKILL)
+            roles["agent"] = Role("agent", config, env, logs).start()
+            # The runner is stopped gracefully and replaced before anything is approved.
+            assert roles["runner"].stop(signal.SIGTERM) == 0
+            roles["runner"] = Role("runner", config, env, logs).start()
+
+            meta = {"slack_ts": record["meta:slack_ts"]}
+            value = json.dumps({"call": call_id, "argv": record["argv_hash"]})
+            payload = {"type": "block_actions", "user": {"id": "UAPPROVER"}, "team": {"id": "T1"},
+                       "api_app_id": "A1", "channel": {"id": CHANNEL},
+                       "container": {"type": "message", "message_ts": meta["slack_ts"], "channel_id": CHANNEL},
+                       "message": {"ts": meta["slack_ts"], "thread_ts": record["conversation"].split(":")[-1]},
+                       "actions": [{"action_id": "fisk_approve", "block_id": "b", "type": "button", "value": value,
+                                    "action_ts": str(time.time())}],
+                       "response_url": slack.response_url("click"), "trigger_id": "2"}
+            assert post_signed(events_url, urlencode({"payload": json.dumps(payload)}),
+                               "application/x-www-form-urlencoded") == 200
+            wait_until(lambda: client.hget(f"fc:{{s0}}:call:{call_id}", "state") == "finished", what="call finished")
+
+            # The Slack role is killed after the result exists; the new one still posts the result and the answer.
+            roles["slack"].stop(signal.SIGKILL)
+            roles["slack"] = Role("slack", config, env, logs).start()
+            thread_ts = record["conversation"].split(":")[-1]
+
+            def posted(text: str) -> list[Any]:
+                return [m for m in slack.thread(CHANNEL, thread_ts) if text in json.dumps(m)]
+
+            wait_until(lambda: posted("web is up."), what="final answer in the thread")
+            wait_until(lambda: posted("exit code 0"), what="result in the thread")
+            status, metrics = roles["runner"].get("/metrics")
+        finally:
+            for role in roles.values():
+                if role.process and role.process.poll() is None:
+                    role.stop(signal.SIGTERM)
+        audit = [entry for _id, entry in client.xrange("fc:{s0}:audit") if entry["call_id"] == call_id]
+        assert [(e["from"], e["to"]) for e in audit] == [
+            ("proposed", "awaiting_approval"), ("awaiting_approval", "approved"), ("approved", "running"),
+            ("running", "finished")]
+        assert len(posted("exit code 0")) == 1 and len(posted("web is up.")) == 1
+        assert len(model.message_requests) == 2
+        tool_result = model.message_requests[1]["messages"][-1]["content"][0]
+        assert tool_result["tool_use_id"] == "toolu_1" and "web" in json.dumps(tool_result["content"])
+    assert status == 200
+    families = {f.name: f for f in text_string_to_metric_families(metrics)}
+    assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
