@@ -7,7 +7,6 @@ one line goes to stderr), so non-zero exits can be exercised too.
 
 from __future__ import annotations
 
-import os
 import stat
 import sys
 from pathlib import Path
