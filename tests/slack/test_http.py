@@ -87,6 +87,7 @@ async def test_mention_starts_and_thread_reply_continues_once(harness: Harness) 
              "thread_ts": "1700.000001", "text": "and db-4?", "channel_type": "channel"}
     await harness.event(reply, event_id="Ev3")
     await harness.event(reply, event_id="Ev3")
+    await wait_for(lambda: _at_least(harness.redis, 2))  # listeners run after the ack, concurrently
     await harness.event(dict(reply, ts="1700.000006", text="edited", subtype="message_changed"), event_id="Ev4")
     await harness.event(dict(reply, ts="1700.000007", bot_id="BBOT", user="UBOT"), event_id="Ev5")
     await harness.event(dict(reply, ts="1700.000008", thread_ts="1600.1"), event_id="Ev6")  # not our thread

@@ -47,7 +47,10 @@ async def test_result_is_escaped_mentions_disabled_and_long_output_attached(harn
     assert next(iter(harness.slack.uploads.values())).decode() == output
     (complete,) = harness.slack.calls_to("files.completeUploadExternal")
     assert complete.params["channel_id"] == CHANNEL and complete.params["thread_ts"] == "1700.000001"
-    assert (await harness.store.get(record.id)).meta["slack_result_ts"]
+    async def remembered() -> bool:
+        return bool((await harness.store.get(record.id)).meta.get("slack_result_ts"))
+
+    await wait_for(remembered)
 
 
 async def test_short_result_is_inline_without_upload(harness: Harness, poster: Start) -> None:
