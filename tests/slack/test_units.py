@@ -1,0 +1,64 @@
+"""Startup checks, settings, channel selection and text helpers."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+from redis.asyncio import Redis
+
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.store import CallStore
+from bot.slack import SlackFrontEnd, SlackSettings, SlackStartupError, catalog_for_channel, parse_conversation
+from bot.slack.mrkdwn import markdown_to_mrkdwn, split_mrkdwn
+from bot.tools.catalog import Catalog
+from tests.support.fake_slack import FakeSlack
+
+
+def front(redis: Redis, catalog: Catalog, mode: str = "socket", **tokens: str | None) -> SlackFrontEnd:
+    return SlackFrontEnd(SlackSettings(mode=mode), redis=redis, store=CallStore(redis),  # type: ignore[arg-type]
+                         policy=ApprovalPolicy(), catalog=catalog, **tokens)  # type: ignore[arg-type]
+
+
+async def test_missing_or_swapped_tokens_fail_clearly(redis: Redis, catalog: Catalog) -> None:
+    with pytest.raises(SlackStartupError, match="SLACK_BOT_TOKEN is not set"):
+        front(redis, catalog, bot_token=None, app_token="xapp-1")
+    with pytest.raises(SlackStartupError, match="SLACK_APP_TOKEN must be an app-level token"):
+        front(redis, catalog, bot_token="xoxb-1", app_token="xoxb-1")
+    with pytest.raises(SlackStartupError, match="SLACK_SIGNING_SECRET is not set"):
+        front(redis, catalog, mode="http", bot_token="xoxb-1")
+
+
+async def test_wrong_token_fails_auth_test_clearly(redis: Redis, catalog: Catalog, slack: FakeSlack) -> None:
+    bad = front(redis, catalog, bot_token="xoxb-wrong", app_token="xapp-1", api_url=slack.api_url)
+    with pytest.raises(SlackStartupError, match="invalid_auth"):
+        await bad.start()
+    good = front(redis, catalog, bot_token="xoxb-test", app_token="xapp-1", api_url=slack.api_url)
+    assert (await good.start())["user_id"] == "UBOT" and good.deps.bot_user_id == "UBOT"
+    slack.stop()
+    with pytest.raises(SlackStartupError, match="cannot reach"):
+        await good.start()
+
+
+def test_rate_limit_retry_handler_installed(redis: Redis, catalog: Catalog) -> None:
+    client = front(redis, catalog, bot_token="xoxb-1", app_token="xapp-1").client
+    assert "AsyncRateLimitErrorRetryHandler" in {type(h).__name__ for h in client.retry_handlers}
+
+
+def test_settings_forbid_unknown_keys_and_channel_narrowing(catalog: Catalog) -> None:
+    with pytest.raises(ValidationError):
+        SlackSettings.model_validate({"allowed_chanels": ["C1"]})
+    settings = SlackSettings.model_validate({"channels": {"C1": {"include": {"tools": ["^service_"]},
+                                                                "exclude": {"tools": ["restart"]}}}})
+    narrowed = catalog_for_channel(catalog, settings, "C1")
+    assert narrowed.names and all(n.startswith("service_") and "restart" not in n for n in narrowed.names)
+    assert catalog_for_channel(catalog, settings, "C2") is catalog
+    assert parse_conversation("slack:C1:1700.1") == ("C1", "1700.1") and parse_conversation("console:x") is None
+
+
+def test_markdown_conversion_and_splitting_keep_code_fences() -> None:
+    assert markdown_to_mrkdwn("## Title\n1. **a** ~~b~~ `<x>`") == "*Title*\n1. *a* ~b~ `&lt;x&gt;`"
+    assert markdown_to_mrkdwn("[x](javascript:alert)") == "x (javascript:alert)"
+    text = "intro\n```\n" + "\n".join(f"line {i}" for i in range(2000)) + "\n```\nend"
+    chunks = split_mrkdwn(text, 3000)
+    assert len(chunks) > 3 and all(len(c) <= 3000 for c in chunks)
+    assert all(c.count("```") % 2 == 0 for c in chunks)
