@@ -17,6 +17,7 @@ import anthropic
 
 from bot.agent.rawjson import raw_tool_inputs
 from bot.agent.settings import AgentSettings
+from bot.metrics import MODEL_REQUESTS, MODEL_TOKENS
 
 
 class ModelUnavailable(Exception):
@@ -71,19 +72,32 @@ class ModelClient:
             raw = await self.client.messages.with_raw_response.create(**params)
             body = await raw.read()
         except anthropic.APIStatusError as exc:
+            MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable(_status_text(exc)) from exc
         except anthropic.APITimeoutError as exc:
+            MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable("the model API did not answer in time") from exc
         except anthropic.APIConnectionError as exc:
+            MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable("the model API could not be reached") from exc
         try:
             message = json.loads(body)
             inputs = raw_tool_inputs(body)
         except ValueError as exc:
+            MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable("the model API sent a response that is not valid JSON") from exc
         if not isinstance(message, dict) or message.get("type") != "message":
+            MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable("the model API sent an unexpected response")
+        MODEL_REQUESTS.labels("ok").inc()
+        _count_tokens(message.get("usage") or {})
         return ModelResponse(message, inputs)
+
+
+def _count_tokens(usage: dict[str, Any]) -> None:
+    for kind, key in (("input", "input_tokens"), ("output", "output_tokens"),
+                      ("cache_read", "cache_read_input_tokens"), ("cache_write", "cache_creation_input_tokens")):
+        MODEL_TOKENS.labels(kind).inc(int(usage.get(key) or 0))
 
 
 def _status_text(exc: anthropic.APIStatusError) -> str:

@@ -14,7 +14,7 @@ class AgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     max_tokens: int = Field(default=4096, gt=0, description="max_tokens of each Messages API request")
     system_prompt: str = Field(
         default="You are an on-call assistant. Investigate with the tools you are given and answer concisely.",

@@ -13,6 +13,7 @@ from slack_sdk.http_retry.builtin_async_handlers import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.metrics import SLACK_API_ERRORS
 from bot.slack.settings import SlackSettings
 from bot.slack.state import SlackState
 
@@ -36,10 +37,21 @@ def api_base_url(settings: SlackSettings, env_url: str | None = None) -> str:
     return url if url.endswith("/") else url + "/"
 
 
+class CountingWebClient(AsyncWebClient):
+    """Counts every failed Web API call (after slack_sdk's own retries) in the Slack-errors metric."""
+
+    async def api_call(self, api_method: str, **kwargs: Any) -> Any:
+        try:
+            return await super().api_call(api_method, **kwargs)
+        except Exception:
+            SLACK_API_ERRORS.labels(api_method).inc()
+            raise
+
+
 def make_client(token: str, base_url: str, *, rate_limit_retries: int = 3, timeout: int = 30) -> AsyncWebClient:
     """An AsyncWebClient that also retries 429s after Retry-After (slack_sdk only retries connection errors by
     default)."""
-    client = AsyncWebClient(token=token, base_url=base_url, timeout=timeout)
+    client = CountingWebClient(token=token, base_url=base_url, timeout=timeout)
     client.retry_handlers = [
         AsyncConnectionErrorRetryHandler(),
         AsyncRateLimitErrorRetryHandler(max_retry_count=rate_limit_retries),

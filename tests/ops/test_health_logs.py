@@ -68,3 +68,44 @@ def test_json_logs_carry_ids_and_never_secrets() -> None:
     assert entry["conversation"] == "slack:C1:1.2" and entry["call_id"] == "0-abc"
     assert "xoxb-1234567890" not in entry["message"] and "s3cr3t-signing-value" not in entry["message"]
     assert entry["level"] == "warning"
+
+
+def _value(name: str, **labels: str) -> float:
+    from bot.metrics import REGISTRY
+
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+async def test_model_requests_tokens_and_slack_errors_are_counted() -> None:
+    import pytest
+    from slack_sdk.errors import SlackApiError
+
+    from bot.agent.model import ModelClient, ModelUnavailable, make_client
+    from bot.agent.settings import AgentSettings
+    from bot.slack.client import make_client as make_slack_client
+    from tests.support.fake_anthropic import FakeAnthropic, error_reply, text_reply
+    from tests.support.fake_slack import FakeSlack
+
+    settings = AgentSettings(max_retries=0)
+    before_ok, before_err = _value("fisk_chatops_model_requests_total", outcome="ok"), _value(
+        "fisk_chatops_model_requests_total", outcome="error")
+    before_out = _value("fisk_chatops_model_tokens_total", kind="output")
+    with FakeAnthropic() as fake:
+        fake.script(text_reply("hi"), error_reply(529))
+        model = ModelClient(make_client(settings, api_key="k", base_url=fake.base_url), settings)
+        response = await model.create([], [], [{"role": "user", "content": "hello"}])
+        with pytest.raises(ModelUnavailable):
+            await model.create([], [], [{"role": "user", "content": "hello"}])
+    output_tokens = int(response.message["usage"]["output_tokens"])
+    assert _value("fisk_chatops_model_requests_total", outcome="ok") == before_ok + 1
+    assert _value("fisk_chatops_model_requests_total", outcome="error") == before_err + 1
+    assert _value("fisk_chatops_model_tokens_total", kind="output") == before_out + output_tokens
+
+    before = _value("fisk_chatops_slack_api_errors_total", method="chat.postMessage")
+    with FakeSlack() as slack:
+        slack.fail_next("chat.postMessage", error="channel_not_found")
+        client = make_slack_client("xoxb-t", slack.api_url)
+        with pytest.raises(SlackApiError):
+            await client.chat_postMessage(channel="C1", text="x")
+        await client.chat_postMessage(channel="C1", text="y")
+    assert _value("fisk_chatops_slack_api_errors_total", method="chat.postMessage") == before + 1
