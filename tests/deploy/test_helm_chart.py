@@ -385,12 +385,13 @@ def test_http_mode_combined_routes_slack_service_to_combined_pods(chart):
     assert config["slack"] == {"mode": "http", "http_port": 3100, "http_path": "/events", "allowed_channels": ["C123"]}
 
 
-def test_fisk_apps_init_container_only_where_tools_are_needed(chart):
+def test_fisk_apps_init_container_in_every_role(chart):
+    """Every role introspects the applications at start (the slack role lists them for /fisk tools)."""
     objects = render(chart, {"fiskApps": {"image": {"repository": "registry.example/ops-tools", "tag": "1.2"},
                                           "sourceDir": "/tools"}})
     validate_all(objects)
     deps = deployments(objects)
-    for role in ("agent", "runner"):
+    for role in ("slack", "agent", "runner"):
         pod = deps[role]["spec"]["template"]["spec"]
         (init,) = pod["initContainers"]
         assert init["image"] == "registry.example/ops-tools:1.2"
@@ -400,9 +401,6 @@ def test_fisk_apps_init_container_only_where_tools_are_needed(chart):
         mount = next(m for m in container(deps[role])["volumeMounts"] if m["name"] == "fisk-apps")
         assert mount == {"name": "fisk-apps", "mountPath": "/opt/fisk/bin", "readOnly": True}
         assert {"name": "fisk-apps", "emptyDir": {}} in pod["volumes"]
-    slack = deps["slack"]["spec"]["template"]["spec"]
-    assert "initContainers" not in slack
-    assert all(v["name"] != "fisk-apps" for v in slack["volumes"])
     # Without fiskApps nothing is mounted over /opt/fisk/bin (a derived image keeps its binaries).
     for dep in deployments(render(chart)).values():
         assert all(m["mountPath"] != "/opt/fisk/bin" for m in container(dep)["volumeMounts"])
