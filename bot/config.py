@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
 from bot.slack.settings import SlackSettings
+from bot.tools.selection import RuleSpec
 
 CONFIG_ENV = "FISK_CHATOPS_CONFIG"
 
@@ -29,16 +30,11 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class RuleConfig(_Section):
-    tools: list[str] = Field(default_factory=list, description="regexes searched in the unprefixed tool name")
-    tags: list[str] = Field(default_factory=list, description='exact tags; "" matches a tool with no tags')
-
-
 class ApplicationConfig(_Section):
     binary: str
     alias: str | None = Field(default=None, pattern=r"^[a-zA-Z0-9_-]{1,30}$")
-    include: RuleConfig = Field(default_factory=RuleConfig)
-    exclude: RuleConfig = Field(default_factory=RuleConfig)
+    include: RuleSpec = Field(default_factory=RuleSpec)
+    exclude: RuleSpec = Field(default_factory=RuleSpec)
     global_flags: list[str] = Field(default_factory=list)
     timeout_seconds: float = Field(default=60.0, gt=0)
     working_dir: str | None = None

