@@ -3,7 +3,9 @@
 Semantics follow fisk's ``CmdModel.ArgsFromJSON`` (golden vectors in ``shared/fixtures/fisk``), with two
 deliberate differences: a property naming a hidden flag or argument is refused like an unknown one (hidden
 parameters are not part of the tool), and missing required parameters are refused before anything is shown
-for approval. Trailing data after the JSON object is refused too, where Go's decoder silently ignores it.
+for approval. Trailing data after the JSON object is refused too, where Go's decoder silently ignores it. A
+value that can never be an argv item (one holding a NUL character, or longer than Linux's 128 KiB per item) is
+refused here with a clear error, instead of being shown for approval and then failing to start.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bot.fisk.model import ArgModel, CmdModel, FlagModel, is_framework_flag
+
+# Linux refuses a single argv item of MAX_ARG_STRLEN (32 pages = 128 KiB) bytes or more, its NUL included.
+MAX_TOKEN_BYTES = 128 * 1024 - 1
 
 
 class JsonNumber(str):
@@ -124,6 +129,28 @@ def _go_sorted(keys: Mapping[str, Any]) -> list[str]:
     return sorted(keys, key=lambda k: k.encode("utf-8", "surrogatepass"))
 
 
+def _checked(tokens: list[str]) -> list[str]:
+    """Refuse what can never be an argv item, so it is never shown for approval and then fails to start."""
+    for token in tokens:
+        if "\x00" in token:
+            raise ArgumentsError("nul_byte", "a value contains a NUL character, which a command line cannot hold")
+        size = len(token.encode("utf-8", "surrogatepass"))
+        if size > MAX_TOKEN_BYTES:
+            raise ArgumentsError(
+                "argument_too_long", f"a value is {size} bytes long; one command-line item may be at most "
+                f"{MAX_TOKEN_BYTES} bytes",
+            )
+    return tokens
+
+
+def _flag_argv(flag: FlagModel, value: Any) -> list[str]:
+    return _checked(_flag_tokens(flag, value))
+
+
+def _positional_argv(value: Any) -> str:
+    return _checked([_scalar(value)])[0]
+
+
 def _with_context(kind_of: str, name: str, fn: Any, *args: Any) -> Any:
     try:
         return fn(*args)
@@ -152,7 +179,7 @@ def _positional_tokens(args: Sequence[ArgModel], values: Mapping[str, Any]) -> l
             continue
         value = values[arg.name]
         items = value if isinstance(value, list) else [value]
-        out.extend(_with_context("argument", arg.name, _scalar, item) for item in items)
+        out.extend(_with_context("argument", arg.name, _positional_argv, item) for item in items)
     return out
 
 
@@ -176,7 +203,7 @@ def args_from_json(
     out: list[str] = []
     for flag in flags:
         if flag.name in values:
-            out.extend(_with_context("flag", flag.name, _flag_tokens, flag, values[flag.name]))
+            out.extend(_with_context("flag", flag.name, _flag_argv, flag, values[flag.name]))
     positionals = _positional_tokens(args, values)
     if positionals:
         out.append("--")
@@ -189,7 +216,7 @@ def global_flag_tokens(flags: Sequence[FlagModel], values: Mapping[str, Any]) ->
     out: list[str] = []
     for flag in flags:
         if flag.name in values:
-            out.extend(_with_context("flag", flag.name, _flag_tokens, flag, values[flag.name]))
+            out.extend(_with_context("flag", flag.name, _flag_argv, flag, values[flag.name]))
     return out
 
 
