@@ -7,15 +7,15 @@ from bot.fisk.introspect import introspect
 from bot.fisk.model import ApplicationModel
 from bot.runner.call import ExecutionLimits
 from bot.tools.catalog import AppSpec, Catalog, CatalogError, build_catalog
-from bot.tools.selection import Rule, SelectionError
+from bot.tools.selection import SelectionError
 from bot.tools.tool import AppSettings
 
 
 def app_spec(app: ApplicationConfig, index: int, source: str) -> AppSpec:
     label = f"{source}: applications[{index}]"
     try:
-        include = Rule.build(app.include.tools, app.include.tags, f"{label}.include")
-        exclude = Rule.build(app.exclude.tools, app.exclude.tags, f"{label}.exclude")
+        include = app.include.build(f"{label}.include")
+        exclude = app.exclude.build(f"{label}.exclude")
     except SelectionError as exc:
         raise ConfigError(str(exc)) from None
     settings = AppSettings(

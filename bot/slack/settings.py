@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.catalog import Catalog
-from bot.tools.selection import Rule, RuleSpec
+from bot.tools.selection import RuleSpec
 
 
 class _Section(BaseModel):
@@ -69,8 +69,8 @@ def catalog_for_channel(catalog: Catalog, settings: SlackSettings, channel: str)
     if entry is None:
         return catalog
     label = f"slack.channels.{channel}"
-    include = Rule.build(entry.include.tools, entry.include.tags, f"{label}.include")
-    exclude = Rule.build(entry.exclude.tools, entry.exclude.tags, f"{label}.exclude")
+    include = entry.include.build(f"{label}.include")
+    exclude = entry.exclude.build(f"{label}.exclude")
     return catalog.narrowed(include, exclude)
 
 
