@@ -79,9 +79,10 @@ class CmdModel(_Model):
     commands: list[CmdModel] = Field(default_factory=list)
 
     def precomputed_schema(self) -> dict[str, Any] | None:
-        """A restricted JSON schema that a newer fisk may emit per command, if present."""
+        """The JSON schema a newer fisk precomputes per command (``restricted_schema``: the one meant for
+        models, built while fisk still knew the value types), if present; other spellings as fallbacks."""
         extra = self.model_extra or {}
-        for key in ("json_schema", "schema", "input_schema"):
+        for key in ("restricted_schema", "json_schema", "input_schema", "schema"):
             value = extra.get(key)
             if isinstance(value, dict) and value.get("type") == "object":
                 return value

@@ -169,7 +169,8 @@ def test_no_framework_flags_in_any_schema() -> None:
 def test_precomputed_schema_is_used_without_hidden_parameters() -> None:
     raw = copy.deepcopy(RAW)
     restart = raw["commands"][0]["commands"][0]
-    restart["json_schema"] = {
+    restart["schema"] = {"type": "object", "properties": {"everything": {"type": "string"}}}
+    restart["restricted_schema"] = {
         "type": "object",
         "properties": {"service": {"type": "string", "enum": ["web", "api"]},
                        "skip-health-checks": {"type": "boolean"}},
