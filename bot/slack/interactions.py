@@ -188,8 +188,9 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     except (ValueError, KeyError, TypeError, CallNotFound):
         await tell("This card does not belong to a call I know of; nothing was changed.")
         return "unknown"
-    if record.meta.get("slack_ts") and card_ts and record.meta["slack_ts"] != card_ts:
-        await tell("This button does not belong to this call's card; nothing was changed.")
+    mismatch = foreign_click(record, channel, card_ts, thread_ts or (body.get("container") or {}).get("thread_ts"))
+    if mismatch:
+        await tell(f"{mismatch}; nothing was changed.")
         return "refused"
     groups = await api.user_groups(deps.client, deps.state, user, approver_groups(deps.policy))
     approve = action.get("action_id") == APPROVE_ACTION
@@ -215,6 +216,18 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "stale"
     await refresh_card(deps, record, channel, card_ts)
     return "approved" if approve else "denied"
+
+
+def foreign_click(record: CallRecord, channel: str, card_ts: str, thread_ts: str | None) -> str | None:
+    """Why a click may not decide ``record`` (None when it may): a click counts only on the call's own card, in
+    the call's own channel and thread. The button value names a call, but a value is easy to carry elsewhere."""
+    where = parse_conversation(record.conversation)
+    card_channel, card = record.meta.get("slack_channel"), record.meta.get("slack_ts")
+    if where is None or not card_channel or not card:
+        return "This call has no approval card yet (try again in a moment)"
+    if channel != card_channel or card_ts != card or channel != where[0] or (thread_ts and thread_ts != where[1]):
+        return "This button does not belong to this call's card"
+    return None
 
 
 def approver_groups(policy: ApprovalPolicy) -> set[str]:
