@@ -62,6 +62,15 @@ CORPUS = [
     ("Authorization: Bearer abcdef0123456789xyz", "abcdef0123456789xyz", "authorization", "Authorization: Bearer "),
     ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", "authorization", "Basic "),
     ("header was Bearer abcdefgh.ijklmnop-123", "abcdefgh.ijklmnop-123", "bearer", "header was Bearer "),
+    ("runner glrt-abcdefghij0123456789ab ok", "glrt-abcdefghij0123456789ab", "gitlab_token", " ok"),
+    ("stripe " + "sk_live_" + "abcdefghijklmnop0123", "sk_live_abcdefghijklmnop0123", "stripe_key", "stripe "),
+    ("npm npm_abcdefghijklmnopqrstuvwxyz0123456789 x", "npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_token", " x"),
+    ("mail SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+     "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG", "sendgrid_key", "mail "),
+    ("hub hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "huggingface_token", "hub "),
+    ("do dop_v1_" + "ab12" * 16, "dop_v1_" + "ab12" * 16, "digitalocean_token", "do "),
+    ("DB_PASS=hunter2hunter2 next", "hunter2hunter2", "password", "DB_PASS="),
+    ("MYSQL_PWD='s3cr3t-pw' next", "s3cr3t-pw", "password", "MYSQL_PWD="),
 ]
 
 

@@ -56,6 +56,7 @@ _NOT_A_SECRET = r"(?!\[REDACTED|(?:\d{1,5}|true|false|null|none|yes|no)(?![^\s,;
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
 )
+_GITLAB_PREFIXES = ("glpat", "glrt", "gldt", "glptt", "glsoat", "gloas", "glcbt", "glimt", "glagent", "glffct", "glft")
 _DETECTORS: tuple[tuple[str, str], ...] = (
     ("slack_webhook", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]+"),
     ("slack_token", r"(?<![A-Za-z0-9])xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}"),
@@ -64,7 +65,20 @@ _DETECTORS: tuple[tuple[str, str], ...] = (
     ("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
     ("github_token", r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
     ("github_token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
-    ("gitlab_token", r"(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,}"),
+    (
+        "gitlab_token",
+        rf"(?<![A-Za-z0-9_-])(?:{'|'.join(_GITLAB_PREFIXES)})-[A-Za-z0-9_-]{{20,}}",
+    ),
+    ("stripe_key", r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
+    ("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    ("sendgrid_key", r"(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    ("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"),
+    ("digitalocean_token", r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}"),
+    (
+        "password",
+        # Environment-style names ending in PASS or PWD (DB_PASS=..., MYSQL_PWD=...).
+        r"(?P<keep>\b[A-Za-z0-9_]*(?:_PASS|_PWD|_pass|_pwd|PASSWD)\s*=\s*[\"']?)(?P<val>(?!\[REDACTED)[^\s\"']+)",
+    ),
     ("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"),
     (
         "aws_access_key_id",
@@ -97,8 +111,9 @@ _DETECTORS: tuple[tuple[str, str], ...] = (
 _KIND_OF_KEYWORD = dict(_KEYWORD_KINDS)
 # Lowercase literals, one of which is on the line where any detector's match starts.
 _TRIGGER_WORDS = (
-    "xox", "xapp-", "hooks.slack.com", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-",
-    "aiza", "eyj", "aws", "authorization", "bearer", "://",
+    "xox", "xapp-", "hooks.slack.com", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
+    "aiza", "eyj", "aws", "authorization", "bearer", "://", *(f"{p}-" for p in _GITLAB_PREFIXES),
+    "sk_", "rk_", "npm_", "sg.", "hf_", "_v1_", "_pass", "_pwd",
     *(p.lower() for p in _AWS_KEY_ID_PREFIXES),
     *(k for k, _ in _KEYWORD_KINDS),
 )  # fmt: skip
