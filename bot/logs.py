@@ -14,6 +14,7 @@ import time
 from typing import Any
 
 from bot.fisk.environment import is_credential_name
+from bot.logcontext import current
 from bot.runner.secrets import build_redactor
 
 CONTEXT_FIELDS = ("conversation", "call_id", "role", "tool", "user")
@@ -37,8 +38,11 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": self._clean(record.getMessage()),
         }
+        context = current()
         for name in CONTEXT_FIELDS:
             value = getattr(record, name, None)
+            if value is None:
+                value = context.get(name)
             if value is not None:
                 entry[name] = self._clean(str(value))
         if record.exc_info:

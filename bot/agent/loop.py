@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from redis.asyncio import Redis
@@ -32,6 +32,9 @@ from bot.approvals.errors import ApprovalError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.fisk.environment import scrub_environment
+from bot.logcontext import log_context
+from bot.runner.secrets import build_redactor
 from bot.tools.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -57,6 +60,7 @@ class Agent:
         *,
         prefix: str = "fc",
         catalog_for: Callable[[str, Mapping[str, str]], Catalog] | None = None,
+        sensitive_env_vars: Iterable[str] = (),
     ) -> None:
         self.redis = redis
         self.store = store
@@ -68,6 +72,10 @@ class Agent:
             redis, retention_seconds=settings.transcript_retention_seconds, prefix=prefix
         )
         self._catalog_for = catalog_for
+        # What the model writes is redacted like tool output before it leaves the agent: a model that was
+        # talked into "printing the token" (or guessed one) must not get it posted. Same detectors, and the
+        # values of this process's credentials (the ones a tool's environment never gets).
+        self._redactor = build_redactor(scrub_environment(None, sensitive_env_vars).removed_values.values())
 
     # ---------------------------------------------------------------- inbox entry points
 
@@ -96,6 +104,11 @@ class Agent:
     # ---------------------------------------------------------------- driving
 
     async def drive(self, conversation: str) -> bool:
+        """See ``_drive``; every log line inside carries the conversation id."""
+        with log_context(conversation=conversation):
+            return await self._drive(conversation)
+
+    async def _drive(self, conversation: str) -> bool:
         """Advance the conversation as far as it goes. False if another process holds its lock: that holder
         re-checks for work after releasing, but it may also have died, so the caller should retry later (the
         worker leaves the event unacked; XAUTOCLAIM redelivers it after the lock's TTL has had time to run out)."""
@@ -252,7 +265,7 @@ class Agent:
             state.pending = plan_calls(step.pending_tool_uses, response.tool_inputs, catalog)
             await self._save(conversation, token, transcript, state)
             if step.reply:
-                await self._publish("reply", conversation, {"turn": turn.id, "text": step.reply, "kind": "preface"})
+                await self._reply(conversation, turn.id, "preface", step.reply)
             await self._audit_local(conversation, turn.user, state.pending, step.pending_tool_uses)
         elif step.end:
             await self._end(conversation, token, transcript, state, (step.kind, step.reply) if step.reply else None)
@@ -333,6 +346,7 @@ class Agent:
             raise LockLost(conversation)
 
     async def _reply(self, conversation: str, turn_id: str, kind: str, text: str) -> None:
+        text = self._redactor.redact(text)[0]
         await self._publish("reply", conversation, {"turn": turn_id, "text": text, "kind": kind})
 
     async def _publish(self, kind: bus.OutboxKind, conversation: str, data: dict[str, Any]) -> None:

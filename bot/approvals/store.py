@@ -11,6 +11,7 @@ The store keeps no state in memory: any replica can serve any call.
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -31,6 +32,8 @@ from bot.approvals.records import (
     initial_fields,
     to_epoch,
 )
+
+log = logging.getLogger(__name__)
 
 _CLOSABLE_BY_CANCEL = "awaiting_approval,approved,auto_approved"
 
@@ -202,7 +205,10 @@ class CallStore:
                 reason or f"approved by {user}",
             ],
         )
-        return _unwrap(reply, call_id)
+        result = _unwrap(reply, call_id)
+        log.info("call %s (%s): approval by %s, now %s", call_id, result.tool, user, result.state,
+                 extra={"call_id": call_id, "conversation": result.conversation, "user": user})
+        return result
 
     async def deny(
         self, call_id: str, user: str, groups: Iterable[str], policy: ApprovalPolicy, reason: str = ""
@@ -211,9 +217,12 @@ class CallStore:
         record = await self.get(call_id)
         if user != record.requester:
             policy.check_approver(record, user, groups)
-        return await self._close_call(
+        result = await self._close_call(
             call_id, user, reason or f"denied by {user}", "awaiting_approval", CallState.denied, "live"
         )
+        log.info("call %s (%s): denied by %s", call_id, result.tool, user,
+                 extra={"call_id": call_id, "conversation": result.conversation, "user": user})
+        return result
 
     async def cancel(self, call_id: str, actor: str, reason: str = "") -> CallRecord:
         """Close a call that has not started (awaiting, approved, auto_approved) as ``denied``.

@@ -34,6 +34,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.approvals.errors import ApprovalError, InvalidTransition
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.logcontext import log_context
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +197,12 @@ class RunnerWorker:
             self._freed.set()
 
     async def _execute(self, record: CallRecord) -> None:
+        with log_context(call_id=record.id, conversation=record.conversation, tool=record.tool):
+            log.info("runner %s: running %s", self.runner_id, record.tool)
+            await self._execute_logged(record)
+            log.info("runner %s: %s done", self.runner_id, record.tool)
+
+    async def _execute_logged(self, record: CallRecord) -> None:
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record))
         self._executing[record.id] = exec_task
         beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task))

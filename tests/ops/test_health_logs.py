@@ -109,3 +109,21 @@ async def test_model_requests_tokens_and_slack_errors_are_counted() -> None:
             await client.chat_postMessage(channel="C1", text="x")
         await client.chat_postMessage(channel="C1", text="y")
     assert _value("fisk_chatops_slack_api_errors_total", method="chat.postMessage") == before + 1
+
+
+def test_log_context_ids_reach_every_line_inside_the_block() -> None:
+    from bot.logcontext import log_context
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter(secret_values=[]))
+    logger = logging.getLogger("test.logcontext")
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    logger.propagate = False
+    with log_context(conversation="slack:C1:9.9", call_id="0-def"):
+        logger.info("inside")
+    logger.info("outside")
+    inside, outside = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert inside["conversation"] == "slack:C1:9.9" and inside["call_id"] == "0-def"
+    assert "conversation" not in outside and "call_id" not in outside
