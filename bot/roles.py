@@ -102,7 +102,7 @@ def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
         return catalog_for_channel(core.catalog, core.config.slack, channel) if channel else core.catalog
 
     agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
-                  settings, catalog_for=catalog_for)
+                  settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars)
     return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"))
 
 
