@@ -1,0 +1,44 @@
+"""``serve`` refuses to start, clearly and with exit 2, when something it needs is missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+CREDENTIALS = ("REDIS_URL", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY")
+
+
+def serve(config: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if k not in CREDENTIALS}
+    return subprocess.run([sys.executable, "-m", "bot.cli", "serve", "--config", str(config), "--health-port", "0",
+                           *args], capture_output=True, text=True, timeout=60, env={**base, **env}, cwd=ROOT)
+
+
+def write_config(tmp_path: Path, opsctl: Path) -> Path:
+    config = tmp_path / "c.yaml"
+    config.write_text(f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n")
+    return config
+
+
+def test_unreachable_redis(tmp_path: Path, opsctl: Path) -> None:
+    url = f"redis://:topsecretpw@127.0.0.1:{free_port()}/0"
+    result = serve(write_config(tmp_path, opsctl), env={"REDIS_URL": url, "SLACK_BOT_TOKEN": "xoxb-1",
+                                                        "SLACK_APP_TOKEN": "xapp-1"})
+    assert result.returncode == 2
+    assert "cannot reach Redis at 127.0.0.1" in result.stderr and "topsecretpw" not in result.stderr
+
+
+def test_split_roles_need_a_shared_redis(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), "--role", "runner", env={})
+    assert result.returncode == 2 and "serve --role needs a shared Redis: set REDIS_URL" in result.stderr
+
+
+def test_missing_slack_tokens(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), env={})
+    assert result.returncode == 2
+    assert "SLACK_BOT_TOKEN is not set" in result.stderr and "SLACK_APP_TOKEN is not set" in result.stderr
