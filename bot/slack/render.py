@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -62,6 +63,23 @@ def command_line(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
+def _shown(char: str) -> str:
+    """A control, format (bidi overrides, zero-width) or line-separator character as a visible escape."""
+    if unicodedata.category(char) not in ("Cc", "Cf", "Zl", "Zp"):
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def reveal(text: str) -> tuple[str, bool]:
+    """``text`` with every invisible or control character (newlines too) written as an escape, and whether
+    any was: on an approval card what the human reads must be what runs, so nothing may reorder, hide or break
+    the command line (a right-to-left override, a zero-width space, a newline that looks like a second
+    command)."""
+    shown = "".join(_shown(c) for c in text)
+    return shown, shown != text
+
+
 def button_value(record: CallRecord) -> str:
     """Binds a click to this call AND this exact argv: a stale or forged card cannot approve anything else."""
     return json.dumps({"call": record.id, "argv": record.argv_hash}, separators=(",", ":"))
@@ -100,10 +118,13 @@ def who_may_approve(record: CallRecord, policy: ApprovalPolicy, mention: bool = 
 
 def _command_blocks(argv: Sequence[str], budget: int) -> tuple[Blocks, bool]:
     """The exact command line, split across as many sections as needed; (blocks, shown in full)."""
-    chunks = hard_split(escape(command_line(argv)), CHUNK - 10)
-    if len(chunks) > budget:
-        return [section(code_block(c)) for c in chunks[: budget - 1]], False
-    return [section(code_block(c)) for c in chunks], True
+    text, revealed = reveal(command_line(argv))
+    chunks = hard_split(escape(text), CHUNK - 10)
+    note = [context(":warning: The command contains invisible or control characters, shown as escapes"
+                    " (\\n, \\x1b, \\u202e...). Check them before approving.")] if revealed else []
+    if len(chunks) + len(note) > budget:
+        return [section(code_block(c)) for c in chunks[: budget - 1 - len(note)]] + note, False
+    return [section(code_block(c)) for c in chunks] + note, True
 
 
 def render_approval_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = True) -> Message:

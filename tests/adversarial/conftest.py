@@ -2,7 +2,8 @@
 opsctl whose every execution is appended to a log file, so "nothing ran" is checked on the real filesystem.
 
 The counting opsctl prints its argv one item per line, then the bytes of ``<bin>/output`` if that file
-exists (the test writes what the "tool" should print: injections, secrets, escape sequences...).
+exists (the test writes what the "tool" should print: injections, secrets, escape sequences...), then a flood
+of filler lines if ``<bin>/flood`` says so.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ extra = os.path.join(HERE, "output")
 if os.path.exists(extra):
     with open(extra, "rb") as f:
         sys.stdout.buffer.write(f.read())
+flood = os.path.join(HERE, "flood")
+if os.path.exists(flood):
+    with open(flood, "rb") as f:
+        megabytes, head, tail = f.read().split(b"\\0")
+    out = sys.stdout.buffer
+    out.write(head)
+    chunk = (b"y" * 1023 + b"\\n") * 1024
+    for _ in range(int(megabytes)):
+        out.write(chunk)
+    out.write(tail)
+    out.flush()
 """
 
 
@@ -60,6 +72,10 @@ class CountingApp:
         if not self.log.exists():
             return []
         return [json.loads(line) for line in self.log.read_text().splitlines() if line]
+
+    def floods(self, megabytes: int, head: bytes, tail: bytes) -> None:
+        """On its next runs the tool also writes ``head``, ``megabytes`` MiB of filler lines, then ``tail``."""
+        (self.binary.parent / "flood").write_bytes(b"\0".join([str(megabytes).encode(), head, tail]))
 
     def prints(self, data: bytes | str) -> None:
         """What the tool prints after its argv on its next runs."""
