@@ -138,7 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bot.slack.client import SlackStartupError
 
     config = load_config(args.config)
-    configure_logging(config.log_level)
+    configure_logging(config.log_level, sensitive_env_vars=config.sensitive_env_vars)
     roles = set(ROLES) if args.role == "all" else {args.role}
     if not config.applications:
         raise CliError(f"{config.source}: applications: no fisk application configured")
@@ -154,7 +154,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     from bot.logs import configure_logging
 
     config = load_config(args.config)
-    configure_logging("WARNING")
+    configure_logging("WARNING", sensitive_env_vars=config.sensitive_env_vars)
     if not config.applications:
         raise CliError(f"{config.source}: applications: no fisk application configured")
     try:

@@ -11,6 +11,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from bot.fisk.environment import is_credential_name
@@ -21,10 +22,13 @@ CONTEXT_FIELDS = ("conversation", "call_id", "role", "tool", "user")
 
 
 class JsonFormatter(logging.Formatter):
-    def __init__(self, secret_values: list[str] | None = None) -> None:
+    def __init__(self, secret_values: list[str] | None = None, sensitive_env_vars: Iterable[str] = ()) -> None:
+        """``secret_values`` default: the values of this process's credential variables, including the
+        operator's ``sensitive_env_vars`` (the same set a tool's environment never gets)."""
         super().__init__()
+        sensitive = tuple(sensitive_env_vars)
         values = secret_values if secret_values is not None else [
-            v for k, v in os.environ.items() if is_credential_name(k) and len(v) >= 6
+            v for k, v in os.environ.items() if is_credential_name(k, sensitive) and len(v) >= 6
         ]
         self._redactor = build_redactor(values, ())
 
@@ -50,10 +54,10 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
-def configure_logging(level: str = "INFO", json_logs: bool = True) -> None:
+def configure_logging(level: str = "INFO", json_logs: bool = True, sensitive_env_vars: Iterable[str] = ()) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if json_logs:
-        handler.setFormatter(JsonFormatter())
+        handler.setFormatter(JsonFormatter(sensitive_env_vars=sensitive_env_vars))
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
