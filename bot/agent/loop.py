@@ -34,6 +34,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.fisk.environment import scrub_environment
 from bot.logcontext import log_context
+from bot.runner.sanitize import strip_controls
 from bot.runner.secrets import build_redactor
 from bot.tools.catalog import Catalog
 
@@ -346,7 +347,8 @@ class Agent:
             raise LockLost(conversation)
 
     async def _reply(self, conversation: str, turn_id: str, kind: str, text: str) -> None:
-        text = self._redactor.redact(text)[0]
+        # The model's text gets what tool output gets: no terminal or bidi controls, no known secrets.
+        text = self._redactor.redact(strip_controls(text))[0]
         await self._publish("reply", conversation, {"turn": turn_id, "text": text, "kind": kind})
 
     async def _publish(self, kind: bus.OutboxKind, conversation: str, data: dict[str, Any]) -> None:

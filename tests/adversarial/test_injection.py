@@ -148,3 +148,15 @@ async def test_user_message_cannot_approve_or_widen_tools(
     dropped = await agent.store.find("0-toolu_b")
     assert dropped is not None and dropped.state == CallState.rejected
     assert counted.executions() == []
+
+
+async def test_model_reply_loses_terminal_and_bidi_controls(redis: Redis, fake: FakeAnthropic,
+                                                             counted_catalog: Catalog) -> None:
+    from bot.agent import bus
+
+    fake.script(text_reply("all \x1b[31mgood\x1b[0m \u202eevil\u202c done\x07"))
+    agent = harness.build_agent(redis, fake.base_url, counted_catalog, harness.settings())
+    await agent.submit(CONV, "1-0", "U1", "status?")
+    await agent.drive(CONV)
+    replies = [json.loads(f[b"data"]) for _id, f in await redis.xrange(bus.OUTBOX) if f[b"kind"] == b"reply"]
+    assert [r["text"] for r in replies] == ["all good evil done"]
