@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from redis.asyncio import Redis
 
 from tests.support.redis_server import RedisServer
 
@@ -31,6 +32,14 @@ def redis_url(redis_server: RedisServer) -> Iterator[str]:
     client.flushall()
     client.close()
     yield redis_server.url
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    """An async client on the flushed test Redis."""
+    client = Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
 
 
 @pytest.fixture(scope="session")

@@ -25,9 +25,10 @@ from bot.approvals.worker import RunnerWorker
 from bot.runner.call import ExecutionLimits, execute_approved_call
 from bot.tools.catalog import Catalog
 from tests.agent import harness as agent_harness
-from tests.agent.conftest import fake, redis  # noqa: F401  (fixtures)
+from tests.agent.conftest import fake  # noqa: F401  (fixtures)
 from tests.slack.conftest import catalog, harness, policy, poster, settings, slack, store  # noqa: F401
 from tests.support.fisk_app import make_script
+from tests.support.waiting import wait_for
 
 COUNTING_OPSCTL = """
 import json, os, sys
@@ -135,14 +136,4 @@ async def ran(client: Redis, call_id: str) -> bool:
     return any(e.to_state == "running" for e in await audit_of(client, call_id))
 
 
-async def wait_until(predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
+wait_until = wait_for

@@ -16,13 +16,6 @@ from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
     with FakeAnthropic() as server:
         yield server

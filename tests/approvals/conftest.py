@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 from redis.asyncio import Redis
 
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import Proposal
 from bot.approvals.store import CallStore
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture

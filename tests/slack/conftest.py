@@ -26,6 +26,7 @@ from bot.slack import SlackFrontEnd, SlackSettings
 from bot.tools.catalog import AppSpec, Catalog, build_catalog
 from bot.tools.tool import AppSettings
 from tests.support.fake_slack import FakeSlack, sign_slack_request
+from tests.support.waiting import wait_for
 
 SECRET = "test-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -38,31 +39,10 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def wait_for(predicate: Callable[[], Any], timeout: float = 5.0) -> Any:
-    """Poll ``predicate`` (sync or async) until truthy."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.02)
-
-
 @pytest.fixture
 def slack() -> Iterator[FakeSlack]:
     with FakeSlack(expected_token=BOT_TOKEN) as fake:
         yield fake
-
-
-@pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[Redis]:
-    client = Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 @pytest.fixture
