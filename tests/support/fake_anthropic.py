@@ -28,8 +28,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.support.loopback import LoopbackServer
 
 DEFAULT_MODEL = "claude-fake-1"
 _ids = itertools.count(1)
@@ -246,50 +248,15 @@ class RecordedRequest:
     body: bytes
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
+    thread_name = "fake-anthropic"
+
     def __init__(self) -> None:
+        super().__init__()
         self._queue: deque[Reply | dict[str, Any] | Responder] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unscripted: list[RecordedRequest] = []
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._port = 0
-
-    # lifecycle
-    def start(self) -> FakeAnthropic:
-        fake = self
-
-        class Handler(_Handler):
-            owner = fake
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), Handler)
-        self._server.daemon_threads = True
-        self._port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, args=(0.05,), name="fake-anthropic", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._port}"
 
     # scripting
     def script(self, *responses: Reply | dict[str, Any] | Responder) -> None:
@@ -418,3 +385,6 @@ def _stream_events(message: dict[str, Any], raw: dict[str, str]) -> list[tuple[s
     )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
+
+
+FakeAnthropic.handler = _Handler

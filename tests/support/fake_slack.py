@@ -26,9 +26,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.support.loopback import LoopbackServer
 
 BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
@@ -77,10 +79,13 @@ class SlackReply:
 Handler = Callable[[SlackCall], "SlackReply | dict[str, Any]"]
 
 
-class FakeSlack:
+class FakeSlack(LoopbackServer):
+    thread_name = "fake-slack"
+
     def __init__(self, *, expected_token: str | None = None) -> None:
         """``expected_token``: when set, API calls with another token get ``{"ok": false, "error":
         "invalid_auth"}``."""
+        super().__init__()
         self.expected_token = expected_token
         self.calls: list[SlackCall] = []
         self.uploads: dict[str, bytes] = {}  # file_id -> uploaded bytes
@@ -94,43 +99,7 @@ class FakeSlack:
         self._ts = itertools.count(100)
         self._file_ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._port = 0
 
-    # lifecycle -------------------------------------------------------------------------------------------
-    def start(self) -> FakeSlack:
-        """Start listening; after :meth:`stop`, starts again on the same port (connection refused between)."""
-        fake = self
-
-        class _Bound(_RequestHandler):
-            owner = fake
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), _Bound)
-        self._server.daemon_threads = True
-        self._port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="fake-slack", daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(5)
-            self._thread = None
-
-    def __enter__(self) -> FakeSlack:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._port}"
 
     @property
     def api_url(self) -> str:
@@ -399,3 +368,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     do_GET = _handle
     do_POST = _handle
+
+
+FakeSlack.handler = _RequestHandler
