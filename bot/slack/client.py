@@ -107,16 +107,48 @@ def error_code(exc: BaseException) -> str | None:
     return None
 
 
+#: Message metadata event type that marks the bot's own posts with a key, so a retry can find them.
+POST_EVENT = "fisk_chatops_post"
+
+
 async def post(
     client: AsyncWebClient, channel: str, text: str, blocks: list[dict[str, Any]] | None = None,
-    thread_ts: str | None = None,
+    thread_ts: str | None = None, key: str | None = None,
 ) -> dict[str, Any]:
-    """chat.postMessage with mentions and link parsing disabled and no unfurls."""
+    """chat.postMessage with mentions and link parsing disabled and no unfurls.
+
+    ``key`` goes into the message's metadata: Slack has no idempotency key, so after a crash between "posted"
+    and "recorded as posted" the poster looks for its key in the thread (``find_posted``) instead of posting
+    twice."""
+    extra: dict[str, Any] = {}
+    if key:
+        extra["metadata"] = {"event_type": POST_EVENT, "event_payload": {"key": key}}
     reply = await client.chat_postMessage(
         channel=channel, text=text, blocks=blocks, thread_ts=thread_ts,
-        parse="none", link_names=False, unfurl_links=False, unfurl_media=False,
+        parse="none", link_names=False, unfurl_links=False, unfurl_media=False, **extra,
     )  # fmt: skip
     return dict(reply.data) if isinstance(reply.data, dict) else {}
+
+
+async def find_posted(client: AsyncWebClient, channel: str, thread_ts: str, key: str) -> dict[str, Any] | None:
+    """The message this bot already posted in the thread with ``key`` in its metadata, if any."""
+    cursor: str | None = None
+    while True:
+        try:
+            reply = await client.conversations_replies(
+                channel=channel, ts=thread_ts, include_all_metadata=True, limit=200, cursor=cursor
+            )
+        except SlackApiError as exc:
+            if error_code(exc) == "thread_not_found":  # no thread yet: nothing of ours can be in it
+                return None
+            raise
+        for message in reply.get("messages") or []:
+            metadata = message.get("metadata") or {}
+            if metadata.get("event_type") == POST_EVENT and (metadata.get("event_payload") or {}).get("key") == key:
+                return {"ok": True, "channel": channel, "ts": message.get("ts"), "message": message}
+        cursor = (reply.get("response_metadata") or {}).get("next_cursor") or None
+        if not cursor:
+            return None
 
 
 async def update(client: AsyncWebClient, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> None:

@@ -121,30 +121,32 @@ class Poster:
         state = self.deps.state
         if await state.done(stream, entry_id):
             return
+        retry = await state.begin(stream, entry_id)
         if stream == bus.OUTBOX:
             try:
                 event = bus.BusEvent.from_fields(entry_id, fields)
             except (KeyError, ValueError):
                 log.error("poster: malformed outbox entry %s skipped: %r", entry_id, fields)
             else:
-                await self.handle(event)
+                await self.handle(event, retry=retry)
         elif fields.get("call_id"):
-            await self.handle_completion(fields["call_id"])
+            await self.handle_completion(fields["call_id"], retry=retry)
         await state.mark_done(stream, entry_id)
 
     # ---------------------------------------------------------------- events
 
-    async def handle(self, event: bus.BusEvent) -> None:
-        """One outbox event (reply, proposed, working, idle) or completion (has a ``call_id``)."""
+    async def handle(self, event: bus.BusEvent, *, retry: bool = False) -> None:
+        """One outbox event (reply, proposed, working, idle). ``retry``: an earlier attempt may have posted."""
         if event.kind == "reply":
-            await self.post_reply(event.conversation, str(event.data.get("text") or ""))
+            await self.post_reply(event.conversation, str(event.data.get("text") or ""),
+                                  key=f"reply:{event.id}", retry=retry)
         elif event.kind == "proposed":
             for call_id in event.data.get("call_ids") or []:
-                await self.post_card(str(call_id))
+                await self.post_card(str(call_id), retry=retry)
         elif event.kind in ("working", "idle"):
             await self.working(event.conversation, event.kind == "working")
 
-    async def handle_completion(self, call_id: str) -> None:
+    async def handle_completion(self, call_id: str, *, retry: bool = False) -> None:
         try:
             record = await self.deps.store.get(call_id)
         except CallNotFound:
@@ -153,18 +155,28 @@ class Poster:
             return  # another front end's call
         await refresh_card(self.deps, record)
         if record.state in _RESULT_STATES:
-            await self.post_result(record)
+            await self.post_result(record, retry=retry)
         elif record.state in _NOTE_STATES:
-            await self.post_note(record)
+            await self.post_note(record, retry=retry)
 
-    async def post_reply(self, conversation: str, text: str) -> None:
+    async def _post_once(self, where: tuple[str, str], text: str, blocks: list[dict[str, Any]], key: str,
+                         retry: bool) -> dict[str, Any]:
+        """Post in the thread, unless an earlier attempt that died before recording it already did."""
+        if retry and key:
+            found = await api.find_posted(self.deps.client, where[0], where[1], key)
+            if found is not None:
+                log.info("poster: %s was already posted before a restart; not posting it again", key)
+                return found
+        return await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1], key=key or None)
+
+    async def post_reply(self, conversation: str, text: str, *, key: str = "", retry: bool = False) -> None:
         where = parse_conversation(conversation)
         if where is None or not text.strip():
             return
         fallback, blocks = render_reply(text)
-        await api.post(self.deps.client, where[0], fallback, blocks, thread_ts=where[1])
+        await self._post_once(where, fallback, blocks, key, retry)
 
-    async def post_card(self, call_id: str) -> None:
+    async def post_card(self, call_id: str, *, retry: bool = False) -> None:
         try:
             record = await self.deps.store.get(call_id)
         except CallNotFound:
@@ -174,14 +186,14 @@ class Poster:
         if where is None or record.meta.get("slack_ts") or record.state == CallState.rejected:
             return
         text, blocks = render_approval_card(record, self.deps.policy, mention=self.deps.settings.mention_approvers)
-        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
         latest = await self.deps.store.get(call_id)
         if latest.state != record.state:
             await refresh_card(self.deps, latest)
 
-    async def post_result(self, record: CallRecord) -> None:
+    async def post_result(self, record: CallRecord, *, retry: bool = False) -> None:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return
@@ -193,15 +205,15 @@ class Poster:
                 filename=f"{record.tool}-{record.id}.txt", title=f"{record.tool} output",
             )  # fmt: skip
             await self.deps.store.set_meta(record.id, slack_file="1")
-        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        posted = await self._post_once(where, text, blocks, f"result:{record.id}", retry)
         await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
 
-    async def post_note(self, record: CallRecord) -> None:
+    async def post_note(self, record: CallRecord, *, retry: bool = False) -> None:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return
         text, blocks = render_decision_note(record)
-        posted = await api.post(self.deps.client, where[0], text, blocks, thread_ts=where[1])
+        posted = await self._post_once(where, text, blocks, f"note:{record.id}", retry)
         await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
 
     async def working(self, conversation: str, on: bool) -> None:

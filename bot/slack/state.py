@@ -111,5 +111,12 @@ class SlackState:
     async def done(self, stream: str, entry_id: str) -> bool:
         return bool(await self.redis.exists(f"{self.prefix}:done:{stream}:{entry_id}"))
 
+    async def begin(self, stream: str, entry_id: str) -> bool:
+        """Record that handling of an entry starts; True if an earlier attempt started and never finished
+        (a crash, ours or another replica's), so what it posted must be looked for before posting again."""
+        fresh = await self.redis.set(f"{self.prefix}:attempt:{stream}:{entry_id}", "1", nx=True,
+                                     ex=self.settings.event_dedupe_seconds)
+        return not fresh
+
     async def mark_done(self, stream: str, entry_id: str) -> None:
         await self.redis.set(f"{self.prefix}:done:{stream}:{entry_id}", "1", ex=self.settings.event_dedupe_seconds)

@@ -129,3 +129,24 @@ async def test_working_reaction_added_and_removed(harness: Harness, poster: Star
     (added,) = harness.slack.calls_to("reactions.add")
     assert added.params == {"channel": CHANNEL, "timestamp": "1700.000001", "name": "hourglass_flowing_sand"}
     assert removed.params["timestamp"] == "1700.000001"
+
+
+async def test_posts_made_just_before_a_crash_are_not_posted_again(harness: Harness) -> None:
+    """Crash window: Slack accepted the post, the poster died before recording it. The retry finds its own
+    message in the thread (by the key in the message metadata) instead of posting a second copy."""
+    poster, state, redis = harness.front.poster, harness.front.deps.state, harness.redis
+    record = await finished(harness, "all good")
+    reply_id = await bus.publish(redis, bus.OUTBOX, bus.BusEvent("reply", CONV, {"text": "the answer"}))
+    (completion,) = [(i.decode(), {k.decode(): v.decode() for k, v in f.items()})
+                     for i, f in await redis.xrange(harness.store.keys.completions_stream(0))]
+    reply_fields = {"kind": "reply", "conversation": CONV, "data": json.dumps({"text": "the answer"})}
+    completions = harness.store.keys.completions_stream(0)
+    for stream, entry_id, fields in [(bus.OUTBOX, reply_id, reply_fields), (completions, *completion)]:
+        await poster._handle_once(stream, entry_id, fields)
+        await redis.delete(f"{state.prefix}:done:{stream}:{entry_id}")  # the crash: posted, never recorded
+        await redis.hdel(harness.store.keys.call(record.id), "meta:slack_result_ts")
+        await poster._handle_once(stream, entry_id, fields)  # the restarted poster handles it again
+    posts = thread_posts(harness)
+    assert [p["text"] for p in posts].count("the answer") == 1
+    assert sum("exit code 0" in json.dumps(p) for p in posts) == 1
+    assert harness.slack.calls_to("conversations.replies")  # the retry looked before posting

@@ -11,6 +11,10 @@ slack_sdk joins ``base_url`` and the method with ``urljoin``, so the base URL mu
 Parameters arrive as a JSON body (chat.*, assistant.*), as a query string (auth.test, reactions.*,
 files.*; GET for conversations.info and users.info) or as a form body; ``SlackCall.params`` merges them.
 
+Socket Mode: set ``socket_mode`` to a started :class:`~tests.support.fake_socket_mode.FakeSocketMode` and
+``apps.connections.open`` answers ``{"ok": true, "url": <a new ws:// URL of that fake>}``; like Slack, it takes
+only an app-level token (``xapp-``), and only ``app_token`` when that is set.
+
 Also served: the file upload URL handed out by files.getUploadURLExternal (``POST /upload/<file_id>``) and
 response_url endpoints (``POST /response_url/<id>``, see :meth:`FakeSlack.response_url`).
 """
@@ -27,10 +31,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.support.loopback import LoopbackServer
+
+if TYPE_CHECKING:
+    from tests.support.fake_socket_mode import FakeSocketMode
 
 BOT_USER_ID = "UBOT"
 BOT_ID = "BBOT"
@@ -82,11 +89,15 @@ Handler = Callable[[SlackCall], "SlackReply | dict[str, Any]"]
 class FakeSlack(LoopbackServer):
     thread_name = "fake-slack"
 
-    def __init__(self, *, expected_token: str | None = None) -> None:
+    def __init__(self, *, expected_token: str | None = None, app_token: str | None = None,
+                 socket_mode: FakeSocketMode | None = None) -> None:
         """``expected_token``: when set, API calls with another token get ``{"ok": false, "error":
-        "invalid_auth"}``."""
+        "invalid_auth"}``; ``app_token`` is the same for ``apps.connections.open``, answered with a URL of
+        ``socket_mode`` (see the module docstring)."""
         super().__init__()
         self.expected_token = expected_token
+        self.app_token = app_token
+        self.socket_mode = socket_mode
         self.calls: list[SlackCall] = []
         self.uploads: dict[str, bytes] = {}  # file_id -> uploaded bytes
         self.response_url_posts: dict[str, list[Any]] = {}  # id -> JSON payloads posted to response_url(id)
@@ -181,6 +192,8 @@ class FakeSlack(LoopbackServer):
             with self._lock:
                 self.response_url_posts.setdefault(rid, []).append(call.json)
             return SlackReply(200, "ok", {"Content-Type": "text/html"})
+        if call.method == "apps.connections.open" and self.socket_mode is not None and handler is None:
+            return SlackReply(200, self._open_connection(call))
         if self.expected_token is not None and call.token != self.expected_token:
             return SlackReply(200, {"ok": False, "error": "invalid_auth" if call.token else "not_authed"})
         if handler is not None:
@@ -190,6 +203,16 @@ class FakeSlack(LoopbackServer):
         if default is None:
             return SlackReply(200, {"ok": False, "error": "unknown_method"})
         return SlackReply(200, default(call.params))
+
+    def _open_connection(self, call: SlackCall) -> dict[str, Any]:
+        assert self.socket_mode is not None
+        if not call.token:
+            return {"ok": False, "error": "not_authed"}
+        if not call.token.startswith("xapp-"):
+            return {"ok": False, "error": "not_allowed_token_type"}
+        if self.app_token is not None and call.token != self.app_token:
+            return {"ok": False, "error": "invalid_auth"}
+        return {"ok": True, "url": self.socket_mode.issue_url()}
 
     def _api_auth_test(self, p: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -240,6 +263,18 @@ class FakeSlack(LoopbackServer):
 
     def _api_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "message_ts": self._next_ts()}
+
+    def _api_conversations_replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The thread, oldest first, in one page; metadata only with ``include_all_metadata`` (as Slack)."""
+        channel, ts = str(p.get("channel", "")), str(p.get("ts", ""))
+        with self._lock:
+            messages = [dict(m) for m in self.thread(channel, ts)]
+        if str(p.get("include_all_metadata", "")).lower() not in ("1", "true"):
+            for message in messages:
+                message.pop("metadata", None)
+        if not messages:
+            return {"ok": False, "error": "thread_not_found"}
+        return {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}}
 
     def _api_chat_delete(self, p: dict[str, Any]) -> dict[str, Any]:
         channel, ts = str(p.get("channel", "")), str(p.get("ts", ""))
