@@ -115,6 +115,20 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
     )
 
 
+def slack_readiness(front: SlackFrontEnd) -> Callable[[], Awaitable[tuple[bool, str]]]:
+    """The slack role's readiness: auth.test answers and, in Socket Mode, the WebSocket to Slack is open."""
+
+    async def ready() -> tuple[bool, str]:
+        await front.start()
+        if front.settings.mode != "socket":
+            return True, "auth.test ok"
+        if await front.connected():
+            return True, "auth.test ok; Socket Mode connected"
+        return False, "auth.test ok; Socket Mode not connected"
+
+    return ready
+
+
 async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
     """Feed the calls-by-final-state and approval-wait metrics from the completions stream, once per call
     across replicas (consumer group ``metrics``)."""
@@ -168,12 +182,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             front = slack_front_end(core)
             info = await front.start()
             log.info("slack connected as %s", info.get("user_id"))
-
-            async def slack_ready() -> tuple[bool, str]:
-                await front.start()
-                return True, "auth.test ok"
-
-            health.checks["slack"] = slack_ready
+            health.checks["slack"] = slack_readiness(front)
             tasks.append(asyncio.create_task(front.run(stop)))
         if "agent" in roles:
             tasks.append(asyncio.create_task(agent_worker(core).run(stop)))

@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 from redis.asyncio import Redis
@@ -26,6 +26,9 @@ from bot.slack.poster import Poster
 from bot.slack.render import APPROVE_ACTION, DENY_ACTION
 from bot.slack.settings import SlackSettings
 from bot.tools.catalog import Catalog
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,7 @@ class SlackFrontEnd:
         self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
         self.poster = Poster(self.deps)
         self._app: AsyncApp | None = None
+        self._socket: AsyncSocketModeHandler | None = None
 
     async def start(self) -> dict[str, Any]:
         """auth.test: fails with a clear SlackStartupError when the token is wrong; learns the bot's user id."""
@@ -124,16 +128,28 @@ class SlackFrontEnd:
         await self.start()
         handler = AsyncSocketModeHandler(self.build_app(), self.app_token, web_client=self.client)
         try:
+            # slack_sdk's connect() retries for ever, so a refused app token would never surface there: ask for
+            # the first WebSocket URL here, where a refusal stops start-up, and let connect() use it
+            handler.client.wss_uri = await handler.client.issue_new_wss_url()
             await handler.connect_async()
         except Exception as exc:
+            await handler.close_async()
             raise api.SlackStartupError(
                 f"Socket Mode connection failed ({exc}); check SLACK_APP_TOKEN (xapp-, connections:write) and that "
                 "Socket Mode is enabled for the app"
             ) from None
+        self._socket = handler
         try:
             await stop_event.wait()
         finally:
+            self._socket = None
             await handler.close_async()
+
+    async def connected(self) -> bool:
+        """Socket Mode: whether the WebSocket to Slack is open now (slack_sdk's ``is_connected``: not closed,
+        not stale, pings answered). False before ``run_socket_mode`` has connected and after it stopped."""
+        handler = self._socket
+        return handler is not None and bool(await handler.client.is_connected())
 
     async def run_http(self, stop_event: asyncio.Event, *, host: str | None = None, port: int | None = None) -> None:
         """Serve ``asgi_app()`` with uvicorn until ``stop_event`` is set."""

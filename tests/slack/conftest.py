@@ -66,6 +66,29 @@ def settings() -> SlackSettings:
     return SlackSettings(mode="http", usergroup_cache_seconds=0)
 
 
+def event_callback(event: dict[str, Any], event_id: str) -> dict[str, Any]:
+    """The Events API body (HTTP) or envelope payload (Socket Mode) Slack sends for ``event``."""
+    return {"type": "event_callback", "team_id": "T0FAKE", "api_app_id": "AFAKE", "event": event,
+            "event_id": event_id, "event_time": int(time.time()), "authorizations": [
+                {"team_id": "T0FAKE", "user_id": "UBOT", "is_bot": True}]}  # fmt: skip
+
+
+def click_payload(record: CallRecord, action: str, user: str, response_url: str, *, value: str | None = None,
+                  card_ts: str | None = None) -> dict[str, Any]:
+    """The block_actions payload of a click on ``record``'s card (by default its own card, with its own value)."""
+    card_ts = card_ts or record.meta.get("slack_ts") or "1.1"
+    channel = record.meta.get("slack_channel") or CHANNEL
+    value = value if value is not None else json.dumps({"call": record.id, "argv": record.argv_hash})
+    return {
+        "type": "block_actions", "user": {"id": user}, "team": {"id": "T0FAKE"}, "api_app_id": "AFAKE",
+        "channel": {"id": channel}, "container": {"type": "message", "message_ts": card_ts, "channel_id": channel},
+        "message": {"ts": card_ts, "thread_ts": record.conversation.split(":")[-1]},
+        "actions": [{"action_id": action, "block_id": "b", "type": "button", "value": value,
+                     "action_ts": str(time.time())}],
+        "response_url": response_url, "trigger_id": str(time.monotonic_ns()),
+    }  # fmt: skip
+
+
 @dataclass
 class Harness:
     front: SlackFrontEnd
@@ -90,24 +113,11 @@ class Harness:
         return await self.send(urlencode(form), "application/x-www-form-urlencoded", **kw)
 
     async def event(self, event: dict[str, Any], *, event_id: str, **kw: Any) -> tuple[int, str]:
-        body = {"type": "event_callback", "team_id": "T0FAKE", "api_app_id": "AFAKE", "event": event,
-                "event_id": event_id, "event_time": int(time.time()), "authorizations": [
-                    {"team_id": "T0FAKE", "user_id": "UBOT", "is_bot": True}]}
-        return await self.send(json.dumps(body), "application/json", **kw)
+        return await self.send(json.dumps(event_callback(event, event_id)), "application/json", **kw)
 
     async def click(self, record: CallRecord, action: str, user: str, *, value: str | None = None,
                     card_ts: str | None = None) -> tuple[int, str]:
-        card_ts = card_ts or record.meta.get("slack_ts") or "1.1"
-        channel = record.meta.get("slack_channel") or CHANNEL
-        value = value if value is not None else json.dumps({"call": record.id, "argv": record.argv_hash})
-        payload = {
-            "type": "block_actions", "user": {"id": user}, "team": {"id": "T0FAKE"}, "api_app_id": "AFAKE",
-            "channel": {"id": channel}, "container": {"type": "message", "message_ts": card_ts, "channel_id": channel},
-            "message": {"ts": card_ts, "thread_ts": record.conversation.split(":")[-1]},
-            "actions": [{"action_id": action, "block_id": "b", "type": "button", "value": value,
-                         "action_ts": str(time.time())}],
-            "response_url": self.slack.response_url("click"), "trigger_id": str(time.monotonic_ns()),
-        }  # fmt: skip
+        payload = click_payload(record, action, user, self.slack.response_url("click"), value=value, card_ts=card_ts)
         return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
     async def propose(self, conversation: str, argv: list[str], *, tool: str = "opsctl_status",
