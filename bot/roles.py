@@ -198,7 +198,9 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
                 stop.set()
                 raise task.exception()  # type: ignore[misc]
         stop.set()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # Roles drain within the grace period; whatever still hangs after it (a connect retrying for ever) is
+        # cancelled so SIGTERM always ends the process.
+        await asyncio.wait(tasks, timeout=config.shutdown_grace_seconds + 5)
     finally:
         stop.set()
         for task in tasks:

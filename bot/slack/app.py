@@ -131,7 +131,19 @@ class SlackFrontEnd:
             # slack_sdk's connect() retries for ever, so a refused app token would never surface there: ask for
             # the first WebSocket URL here, where a refusal stops start-up, and let connect() use it
             handler.client.wss_uri = await handler.client.issue_new_wss_url()
-            await handler.connect_async()
+            # connect() also retries for ever when the WebSocket cannot be reached: race it with the stop signal
+            # so SIGTERM still drains the process during a Slack outage
+            connecting = asyncio.create_task(handler.connect_async())
+            stopping = asyncio.create_task(stop_event.wait())
+            await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not connecting.done():
+                connecting.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await connecting
+                await handler.close_async()
+                return
+            connecting.result()
         except Exception as exc:
             await handler.close_async()
             raise api.SlackStartupError(
