@@ -268,3 +268,24 @@ def test_argv_display_redacts_secrets_and_secret_flag_values() -> None:
 )
 def test_trigger_prefilter_keeps_every_match(text: str, expected: str) -> None:
     assert redact(text)[0] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"aws": {"id": "AKIAIOSFODNN7EXAMPLE", "key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}}',
+         '{"aws": {"id": "[REDACTED:aws_access_key_id]", "key": "[REDACTED:aws_secret_key]"}}'),
+        ("aws AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "aws [REDACTED:aws_access_key_id] secret [REDACTED:aws_secret_key]"),
+        ("aws region us-east-1 ghp_abcdefghijklmnopqrstuvwxyz0123456789ABCD",
+         "aws region us-east-1 [REDACTED:github_token]"),
+    ],
+)
+def test_a_secret_inside_another_detectors_context_is_redacted_too(text: str, expected: str) -> None:
+    """One match wins per position: the context a detector keeps visible must be scanned as well."""
+    assert redact(text)[0] == expected
+
+
+def test_a_token_used_as_the_user_of_a_url_is_redacted() -> None:
+    text, count = redact("git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789ABCD:x-oauth-basic@github.com/o/r")
+    assert text == "git clone https://[REDACTED:github_token]:[REDACTED:url_password]@github.com/o/r" and count == 2

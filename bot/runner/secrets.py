@@ -88,7 +88,7 @@ _DETECTORS: tuple[tuple[str, str], ...] = (
     (
         "aws_secret_key",
         # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
-        r"(?i:(?P<keep>aws[^\n]{0,60}?)(?<![A-Za-z0-9/+=])(?![0-9a-f]{40})"
+        r"(?i:(?P<keep>aws[^\n]{0,60}?)(?<![A-Za-z0-9/+=_])(?![0-9a-f]{40})"
         r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))",
     ),
     (
@@ -109,6 +109,8 @@ _DETECTORS: tuple[tuple[str, str], ...] = (
 )
 
 _KIND_OF_KEYWORD = dict(_KEYWORD_KINDS)
+# Detectors whose kept context is free text that may itself contain a secret.
+_FREE_CONTEXT_KINDS = frozenset({"aws_secret_key", "url_password"})
 # Lowercase literals, one of which is on the line where any detector's match starts.
 _TRIGGER_WORDS = (
     "xox", "xapp-", "hooks.slack.com", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
@@ -169,21 +171,33 @@ class Redactor:
         for pattern in self.custom:
             text = sub(pattern, text, lambda m: MARKER.format(kind="custom"))
         text = sub(_PRIVATE_KEY, text, lambda m: MARKER.format(kind="private_key"))
+        text, found = self._scan(text)
+        return text, count + found
+
+    def _scan(self, text: str) -> tuple[str, int]:
+        """The pattern detectors over the candidate windows of ``text``."""
+        count = 0
         pieces: list[str] = []
         last = 0
         for start, end in _candidate_windows(text):
             for match in self.patterns.finditer(text, start, end):
-                pieces += (text[last : match.start()], self._replace(match))
+                replacement, found = self._replace(match)
+                pieces += (text[last : match.start()], replacement)
                 last = match.end()
-                count += 1
+                count += found
         pieces.append(text[last:])
         return "".join(pieces), count
 
-    def _replace(self, m: re.Match[str]) -> str:
+    def _replace(self, m: re.Match[str]) -> tuple[str, int]:
+        """The marker for one match, and how many secrets it covered.
+
+        A context detector keeps its context visible. Where that context is free text (``aws ... <key>``, the
+        user of ``scheme://user:<password>@``) it is scanned too: one match wins per position, and the context
+        may hold another secret (an AWS key id before the secret key, a token used as the URL's user name)."""
         name = m.lastgroup or ""
         branch = self.branches[name]
         if not branch.has_val:
-            return MARKER.format(kind=branch.kind)
+            return MARKER.format(kind=branch.kind), 1
         kind = branch.kind
         kw = m.group(f"{name}_kw") if kind == "assignment" else None
         if kw is not None:
@@ -191,7 +205,11 @@ class Redactor:
         start, end = m.span()
         vstart, vend = m.span(f"{name}_val")
         whole = m.string
-        return whole[start:vstart] + MARKER.format(kind=kind) + whole[vend:end]
+        before, after, found = whole[start:vstart], whole[vend:end], 1
+        if kind in _FREE_CONTEXT_KINDS:
+            (before, n_before), (after, n_after) = self._scan(before), self._scan(after)
+            found += n_before + n_after
+        return before + MARKER.format(kind=kind) + after, found
 
 
 def _renamed(index: int, pattern: str) -> str:
