@@ -134,7 +134,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.logs import configure_logging
-    from bot.roles import ROLES, serve
+    from bot.roles import ROLES, StartupError, serve
     from bot.slack.client import SlackStartupError
 
     config = load_config(args.config)
@@ -144,14 +144,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"{config.source}: applications: no fisk application configured")
     try:
         asyncio.run(serve(config, roles, health_host=args.health_host, health_port=args.health_port))
-    except SlackStartupError as exc:
+    except (SlackStartupError, StartupError) as exc:
         raise CliError(str(exc)) from None
     return 0
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    from bot.console import ConsoleSetupError, run_console
+    from bot.console import run_console
     from bot.logs import configure_logging
+    from bot.roles import StartupError
 
     config = load_config(args.config)
     configure_logging("WARNING", sensitive_env_vars=config.sensitive_env_vars)
@@ -159,7 +160,7 @@ def cmd_console(args: argparse.Namespace) -> int:
         raise CliError(f"{config.source}: applications: no fisk application configured")
     try:
         asyncio.run(run_console(config))
-    except ConsoleSetupError as exc:
+    except StartupError as exc:
         raise CliError(str(exc)) from None
     except KeyboardInterrupt:
         pass

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import os
 import shlex
 import sys
 import uuid
@@ -21,8 +20,8 @@ from bot.agent import bus
 from bot.approvals.errors import ApprovalError
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
-from bot.config import Config
-from bot.roles import Core, agent_worker, instance_name, runner_worker
+from bot.config import Config, Secrets
+from bot.roles import Core, agent_worker, instance_name, require_model_credentials, runner_worker
 
 HELP = "Type a request. Approve or deny each proposed command with y/n. 'stop' cancels pending calls; /quit exits."
 OUTPUT_LINES = 60
@@ -165,15 +164,9 @@ def _stdin_line() -> str | None:
     return line if line else None
 
 
-class ConsoleSetupError(RuntimeError):
-    pass
-
-
 async def run_console(config: Config) -> None:
+    require_model_credentials(Secrets(), "the console")
     core = await Core.open(config, {"slack", "agent", "runner"})
-    if not core.secrets.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        await core.close()
-        raise ConsoleSetupError("ANTHROPIC_API_KEY is not set: the console needs an Anthropic API key")
     try:
         await Console(core).run(asyncio.Event())
     finally:

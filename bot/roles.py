@@ -41,6 +41,16 @@ log = logging.getLogger(__name__)
 ROLES = ("slack", "agent", "runner")
 
 
+class StartupError(RuntimeError):
+    """Something a role needs is missing; the message says what and how to provide it."""
+
+
+def require_model_credentials(secrets: Secrets, who: str = "the agent role") -> None:
+    """Fail at start, not at the first conversation, when no Anthropic credential is set."""
+    if not secrets.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        raise StartupError(f"ANTHROPIC_API_KEY is not set: {who} needs an Anthropic API key")
+
+
 def instance_name(role: str) -> str:
     return f"{role}-{socket.gethostname()}-{os.getpid()}"
 
@@ -58,6 +68,8 @@ class Core:
     @classmethod
     async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
         secrets = secrets or Secrets()
+        if "agent" in roles:
+            require_model_credentials(secrets)
         url = secrets.redis_url or config.redis.url
         if not url and roles != set(ROLES):
             raise ConfigError(

@@ -28,7 +28,7 @@ def write_config(tmp_path: Path, opsctl: Path) -> Path:
 def test_unreachable_redis(tmp_path: Path, opsctl: Path) -> None:
     url = f"redis://:topsecretpw@127.0.0.1:{free_port()}/0"
     result = serve(write_config(tmp_path, opsctl), env={"REDIS_URL": url, "SLACK_BOT_TOKEN": "xoxb-1",
-                                                        "SLACK_APP_TOKEN": "xapp-1"})
+                                                        "SLACK_APP_TOKEN": "xapp-1", "ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 2
     assert "cannot reach Redis at 127.0.0.1" in result.stderr and "topsecretpw" not in result.stderr
 
@@ -38,7 +38,14 @@ def test_split_roles_need_a_shared_redis(tmp_path: Path, opsctl: Path) -> None:
     assert result.returncode == 2 and "serve --role needs a shared Redis: set REDIS_URL" in result.stderr
 
 
+def test_missing_anthropic_key(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), env={"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1"})
+    assert result.returncode == 2 and "ANTHROPIC_API_KEY is not set: the agent role needs" in result.stderr
+    runner_only = serve(write_config(tmp_path, opsctl), "--role", "runner", env={"REDIS_URL": "redis://127.0.0.1:1"})
+    assert "ANTHROPIC_API_KEY" not in runner_only.stderr  # only the agent role talks to the model
+
+
 def test_missing_slack_tokens(tmp_path: Path, opsctl: Path) -> None:
-    result = serve(write_config(tmp_path, opsctl), env={})
+    result = serve(write_config(tmp_path, opsctl), env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 2
     assert "SLACK_BOT_TOKEN is not set" in result.stderr and "SLACK_APP_TOKEN is not set" in result.stderr
