@@ -179,9 +179,7 @@ async def test_100_mb_of_output_keeps_head_and_tail_in_bounded_memory(tmp_path: 
     expected_total = len(b"FIRST-LINE\n") + 100 * (1 << 20) + len(b"\nLAST-LINE\n")
     tracemalloc.start()
     try:
-        started = time.monotonic()
         result = await _run([str(make_script(tmp_path, "flood", body))], timeout=60.0)
-        elapsed = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -193,7 +191,6 @@ async def test_100_mb_of_output_keeps_head_and_tail_in_bounded_memory(tmp_path: 
     omitted = int(re.search(r"\n… \[(\d+) bytes omitted\] …\n", result.output).group(1))  # type: ignore[union-attr]
     assert omitted > expected_total - 65536
     assert peak < 20 * 1024 * 1024, f"runner peaked at {peak} bytes"
-    assert elapsed < 15.0
 
 
 async def test_binary_and_invalid_utf8_output(tmp_path: Path) -> None:

@@ -144,12 +144,10 @@ async def test_pause_turn(fake_anthropic: FakeAnthropic) -> None:
 async def test_529_is_retried_by_sdk(fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script(error_reply(529, message="Overloaded"), text_reply("after retry"))
     async with client(fake_anthropic, max_retries=2) as c:
-        started = time.monotonic()
         msg = await create(c)
     assert msg.content[0].type == "text" and msg.content[0].text == "after retry"
     assert len(fake_anthropic.requests) == 2
     assert fake_anthropic.requests[1].headers["x-stainless-retry-count"] == "1"
-    assert time.monotonic() - started < 2
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,6 @@ through the approved-call path: bounded memory, head and tail kept, secrets at b
 from __future__ import annotations
 
 import json
-import time
 import tracemalloc
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -108,10 +107,8 @@ async def test_200_mb_through_the_approved_call_path_is_bounded(counted: Countin
     counted.floods(200, head, tail)
     tracemalloc.start()
     try:
-        started = time.monotonic()
         result = await execute_approved_call(counted_catalog, tool.name, '{"service": "web"}', argv,
                                              ExecutionLimits())
-        elapsed = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -123,7 +120,6 @@ async def test_200_mb_through_the_approved_call_path_is_bounded(counted: Countin
     assert "\x1b" not in result.output and GHP not in result.output
     assert "bytes omitted" in result.output
     assert peak < 20 * 1024 * 1024, f"runner peaked at {peak} bytes"
-    assert elapsed < 10.0, elapsed
 
 
 async def test_approval_card_shows_invisible_characters_in_arguments(
