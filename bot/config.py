@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
+from bot.fisk.environment import is_credential_name
 from bot.slack.settings import SlackSettings
 from bot.tools.selection import RuleSpec
 
@@ -40,6 +41,15 @@ class ApplicationConfig(_Section):
     working_dir: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     max_concurrency: int = Field(default=4, ge=1)
+
+    @field_validator("env")
+    @classmethod
+    def _no_credentials(cls, value: dict[str, str]) -> dict[str, str]:
+        # The scrubbing is absolute (DESIGN.md invariant 4): a credential cannot be handed back to a tool here.
+        for name in value:
+            if is_credential_name(name):
+                raise ValueError(f"{name} is one of the bot's credential variables and is never passed to tools")
+        return value
 
 
 class ExecutionConfig(_Section):

@@ -86,8 +86,13 @@ def button_value(record: CallRecord) -> str:
 
 
 def parse_button_value(value: str) -> tuple[str, str]:
+    """The call id and argv hash a button is bound to; ValueError unless both are there (a click must name
+    the exact command line it approves)."""
     data = json.loads(value)
-    return str(data["call"]), str(data["argv"])
+    call_id, argv_hash = str(data["call"]), str(data["argv"])
+    if not call_id or len(argv_hash) != 64:
+        raise ValueError("button value without a call id and an argv hash")
+    return call_id, argv_hash
 
 
 def _mention_user(user: str, mention: bool) -> str:

@@ -111,6 +111,16 @@ async def test_click_with_other_argv_hash_is_refused(harness: Harness, poster) -
     assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
 
 
+async def test_click_without_an_argv_hash_is_refused(harness: Harness, poster) -> None:
+    record = await card_for(harness, poster)
+    for value in (json.dumps({"call": record.id, "argv": ""}), json.dumps({"call": record.id})):
+        await harness.click(record, "fisk_approve", "UAPPROVER", value=value)
+    notes = await wait_for(lambda: len(harness.slack.calls_to("chat.postEphemeral")) >= 2 and
+                           harness.slack.calls_to("chat.postEphemeral"))
+    assert all("does not belong to a call" in n.params["text"] for n in notes)
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+
+
 async def test_button_from_another_message_is_refused(harness: Harness, poster) -> None:
     record = await card_for(harness, poster)
     await harness.click(record, "fisk_approve", "UAPPROVER", card_ts="1699.999")

@@ -114,3 +114,9 @@ def test_cli_explain_executes_nothing_but_introspection(tmp_path: Path, fixtures
 def test_cli_without_configuration_says_so() -> None:
     result = run_cli("tools", env={"FISK_CHATOPS_CONFIG": ""})
     assert result.returncode == 2 and "no fisk application configured" in result.stderr
+
+
+def test_application_env_cannot_hand_a_credential_back(tmp_path: Path) -> None:
+    path = write(tmp_path, "applications:\n  - binary: /x\n    env: {SLACK_BOT_TOKEN: xoxb-1, REGION: eu}\n")
+    with pytest.raises(ConfigError, match=r"applications\.0\.env: .*SLACK_BOT_TOKEN is one of the bot's credential"):
+        load_config(path)
