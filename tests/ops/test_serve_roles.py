@@ -130,12 +130,13 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
             argv = json.loads(record["argv"])
             assert argv == [str(opsctl), "service", "status", "--", "web"]
 
-            # The agent dies while the call waits; a new agent process takes over the conversation.
-            roles["agent"].stop(signal.SIGKILL)
-            roles["agent"] = Role("agent", config, env, logs).start()
-            # The runner is stopped gracefully and replaced before anything is approved.
-            assert roles["runner"].stop(signal.SIGTERM) == 0
-            roles["runner"] = Role("runner", config, env, logs).start()
+            # While the call waits, every role is killed (SIGKILL) and stopped (SIGTERM) in turn and replaced;
+            # a SIGTERM always ends in a clean exit.
+            for name in ("agent", "runner", "slack"):
+                for sig in (signal.SIGKILL, signal.SIGTERM):
+                    code = roles[name].stop(sig)
+                    assert sig == signal.SIGKILL or code == 0, f"{name} exited {code} on SIGTERM"
+                    roles[name] = Role(name, config, env, logs).start()
 
             meta = {"slack_ts": record["meta:slack_ts"]}
             value = json.dumps({"call": call_id, "argv": record["argv_hash"]})
