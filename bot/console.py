@@ -8,6 +8,7 @@ user (``console:<login>``), so the approval policy applies exactly as in Slack.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import getpass
 import shlex
 import sys
@@ -67,6 +68,8 @@ class Console:
         self.conversation = f"console:{uuid.uuid4().hex[:12]}"
         self.awaiting: deque[CallRecord] = deque()
         self.seen_calls: set[str] = set()
+        self.turn_done = asyncio.Event()
+        self.turn_done.set()
 
     def say(self, text: str, end: str = "\n") -> None:
         self.out.write(text + end)
@@ -95,7 +98,10 @@ class Console:
         self.say("you> ", end="")
         while not stop.is_set():
             line = await asyncio.to_thread(self.read_line)
-            if line is None or line.strip() in ("/quit", "/exit"):
+            if line is None:
+                await self._finish_turn(stop)
+                return
+            if line.strip() in ("/quit", "/exit"):
                 return
             text = line.strip()
             if self.awaiting:
@@ -103,9 +109,22 @@ class Console:
             elif text.lower() == "stop":
                 await bus.submit_stop(self.core.redis.client, self.conversation, self.user)
             elif text:
+                self.turn_done.clear()
                 await bus.submit_user_message(self.core.redis.client, self.conversation, self.user, text)
             if self.awaiting:
                 self.say(render_card(self.awaiting[0]), end="")
+
+    async def _finish_turn(self, stop: asyncio.Event, timeout: float = 300.0) -> None:
+        """End of input (``echo question | fisk-chatops console``): wait for the answer, unless the turn needs
+        an approval nobody is left to give."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not (self.turn_done.is_set() or self.awaiting or stop.is_set()):
+            if asyncio.get_running_loop().time() > deadline:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.turn_done.wait(), 0.2)
+        if self.awaiting:
+            self.say("\n(end of input: the approval prompt above was left unanswered; the call stays pending)")
 
     async def _decide(self, record: CallRecord, answer: str) -> None:
         store, policy = self.core.store, self.core.config.approval
@@ -144,8 +163,10 @@ class Console:
                         self.say(render_card(record), end="")
                 elif str(record.state) == "auto_approved":
                     self.say(f"\nrunning {record.tool} (auto-approved: {record.trigger}): $ {shlex.join(record.argv)}")
-        elif event.kind == "idle" and event.data.get("state") == "done" and not self.awaiting:
-            self.say("you> ", end="")
+        elif event.kind == "idle" and event.data.get("state") == "done":
+            self.turn_done.set()
+            if not self.awaiting:
+                self.say("you> ", end="")
 
     async def _completions(self, stop: asyncio.Event) -> None:
         consumer = CompletionConsumer(self.core.redis.client, instance_name("console"), "console",

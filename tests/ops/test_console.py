@@ -47,3 +47,18 @@ def test_console_conversation_with_approve_and_deny(tmp_path: Path, opsctl: Path
     denied = requests[2]["messages"][-1]["content"][0]
     assert denied["tool_use_id"] == "toolu_2" and not denied.get("is_error")
     assert "must not retry" in json.dumps(denied["content"]).lower() or "refused" in json.dumps(denied["content"])
+
+
+def test_console_with_piped_input_waits_for_the_answer(tmp_path: Path, opsctl: Path, redis_url: str) -> None:
+    import subprocess
+
+    config = tmp_path / "config.yaml"
+    config.write_text(f"applications: [{{binary: {opsctl}}}]\n")
+    with FakeAnthropic() as fake:
+        fake.script(text_reply("Nothing needs running: web is fine."))
+        env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": fake.base_url,
+               "REDIS_URL": redis_url}
+        result = subprocess.run([sys.executable, "-m", "bot.cli", "console", "--config", str(config)],
+                                input="is web ok?\n", capture_output=True, text=True, env=env, cwd=ROOT, timeout=90)
+    assert result.returncode == 0, result.stderr
+    assert "bot> Nothing needs running: web is fine." in result.stdout
