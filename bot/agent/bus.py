@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from redis.asyncio import Redis
 
+from bot.streams import ensure_group, text
+
 INBOX = "fc:{agent}:inbox"
 OUTBOX = "fc:{outbox}:events"
 STREAM_MAXLEN = 100_000
@@ -39,9 +41,6 @@ class BusEvent:
 
     @classmethod
     def from_fields(cls, entry_id: Any, raw: Mapping[Any, Any]) -> BusEvent:
-        def text(value: Any) -> str:
-            return value.decode() if isinstance(value, bytes) else str(value)
-
         values = {text(k): text(v) for k, v in raw.items()}
         return cls(values["kind"], values["conversation"], json.loads(values.get("data", "{}")), text(entry_id))
 
@@ -63,13 +62,6 @@ async def submit_stop(redis: Redis, conversation: str, user: str) -> str:
     """A user asked to stop: the agent cancels the conversation's pending calls."""
     return await publish(redis, INBOX, BusEvent("stop", conversation, {"user": user}))
 
-
-async def ensure_group(redis: Redis, stream: str, group: str) -> None:
-    try:
-        await redis.xgroup_create(stream, group, id="0", mkstream=True)
-    except Exception as exc:  # BUSYGROUP: the group exists already, which is the normal case
-        if "BUSYGROUP" not in str(exc):
-            raise
 
 
 async def read_group(

@@ -28,14 +28,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.agent import bus
 from bot.agent.loop import Agent
+from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
 GROUP = "agent"
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class AgentWorker:

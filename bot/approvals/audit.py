@@ -15,6 +15,7 @@ from redis.asyncio import Redis
 
 from bot.approvals.keys import Keys
 from bot.approvals.records import from_epoch, to_epoch
+from bot.streams import text as _text
 
 
 class AuditEntry(BaseModel):
@@ -98,6 +99,3 @@ def _id_key(entry_id: str) -> tuple[int, int]:
     ms, _, seq = entry_id.partition("-")
     return int(ms), int(seq or 0)
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

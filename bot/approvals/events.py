@@ -22,7 +22,8 @@ from redis.asyncio import Redis
 from bot.approvals.keys import Keys
 from bot.approvals.records import CallRecord, CallState, from_epoch
 from bot.approvals.store import CallStore
-from bot.approvals.worker import ensure_group
+from bot.streams import ensure_group
+from bot.streams import text as _text
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,3 @@ def _event(stream: str, entry_id: Any, fields: dict[Any, Any]) -> CompletionEven
         at=from_epoch(f.get("at", "0")),
     )
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

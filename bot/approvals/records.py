@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bot.streams import text as _text
+
 
 class CallState(StrEnum):
     """States of the lifecycle drawn in DESIGN.md."""
@@ -213,6 +215,3 @@ def _decision(raw: str) -> Decision | None:
     data = json.loads(raw)
     return Decision(actor=data["actor"], at=from_epoch(data["at"]), reason=data.get("reason", ""))
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -32,6 +32,7 @@ from bot.approvals.records import (
     initial_fields,
     to_epoch,
 )
+from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
@@ -395,9 +396,6 @@ def _item(
 ) -> dict[str, Any]:
     return {"fields": fields, "target": target.value, "actor": actor, "reason": reason, "decided": decided}
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:

@@ -35,6 +35,8 @@ from bot.approvals.errors import ApprovalError, InvalidTransition
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.logcontext import log_context
+from bot.streams import ensure_group
+from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
@@ -42,14 +44,6 @@ Executor = Callable[[CallRecord], Awaitable[dict[str, Any]]]
 T = TypeVar("T")
 _TRANSIENT = (RedisConnectionError, RedisTimeoutError, OSError)
 
-
-async def ensure_group(redis: Redis, stream: str, group: str, start_id: str = "0") -> None:
-    """Create the consumer group (and the stream) if missing; idempotent."""
-    try:
-        await redis.xgroup_create(stream, group, id=start_id, mkstream=True)
-    except ResponseError as exc:
-        if "BUSYGROUP" not in str(exc):
-            raise
 
 
 class RunnerWorker:
@@ -293,6 +287,3 @@ class RunnerWorker:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

@@ -26,6 +26,7 @@ from bot.slack import client as api
 from bot.slack.interactions import SlackDeps, refresh_card
 from bot.slack.render import render_approval_card, render_decision_note, render_reply, render_result
 from bot.slack.settings import parse_conversation
+from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
@@ -233,9 +234,6 @@ class Poster:
             await api.react(self.deps.client, channel, info["reacted_ts"], name, add=False)
             await self.deps.state.set_thread_field(conversation, "reacted_ts", "")
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _fields(raw: Any) -> dict[str, str]:

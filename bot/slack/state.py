@@ -18,17 +18,14 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
 from redis.asyncio import Redis
 
 from bot.slack.settings import SlackSettings, conversation_key
+from bot.streams import text as _text
 
 CHANNEL_CONVERSATIONS_KEPT = 200
 
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class SlackState:

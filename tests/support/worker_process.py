@@ -24,7 +24,8 @@ from redis.asyncio import Redis
 
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
-from bot.approvals.worker import RunnerWorker, ensure_group
+from bot.approvals.worker import RunnerWorker
+from bot.streams import ensure_group
 
 
 def append_marker(path: str, call_id: str) -> None:
