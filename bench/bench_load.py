@@ -58,7 +58,7 @@ from tests.support.redis_server import free_port, redis_server_binary  # noqa: E
 SECRET = "bench-signing-secret"
 CHANNEL = "C0BENCH"
 APPROVER = "UAPPROVER"
-FIXTURE = ROOT.parent / "shared" / "fixtures" / "fisk" / "opsctl.introspect.json"
+FIXTURE = ROOT / "tests" / "fixtures" / "fisk" / "opsctl.introspect.json"
 KEYS = Keys()
 #: read-only opsctl tools and the argument that carries the bench's unique token
 TOOLS = [("service_status", "service"), ("service_logs", "service"), ("db_query", "database")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -11,9 +10,8 @@ from redis.asyncio import Redis
 
 from tests.support.redis_server import RedisServer
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "fisk"
-if not FIXTURES.is_dir():  # CI lays shared/ beside the clone; fall back to an env override.
-    FIXTURES = Path(os.environ.get("FISK_FIXTURES", str(FIXTURES)))
+# The real fisk fixtures live in the repository, so a clone with nothing beside it can run every test.
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "fisk"
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +14,9 @@ from bot.tools.catalog import AppSpec, CatalogError, build_catalog
 from bot.tools.params import TOOL_SEARCH_TOOL, build_tool_params
 from bot.tools.selection import Rule, SelectionError
 from bot.tools.tool import AppSettings
+from tests.conftest import FIXTURES
 
-FIXTURE = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fisk" / "opsctl.introspect.json"
+FIXTURE = FIXTURES / "opsctl.introspect.json"
 RAW: dict[str, Any] = json.loads(FIXTURE.read_text())
 ALL_TOOLS = [
     "service_restart", "service_status", "service_logs", "deploy_rollout", "deploy_rollback",

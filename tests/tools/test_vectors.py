@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,8 @@ from bot.fisk.arguments import ArgumentsError, args_from_json
 from bot.fisk.model import ApplicationModel
 from bot.tools.catalog import AppSpec, Catalog, build_catalog
 from bot.tools.tool import AppSettings
+from tests.conftest import FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "fisk"
 VECTORS: list[dict[str, Any]] = json.loads((FIXTURES / "argsfromjson.vectors.json").read_text())
 APP = ApplicationModel.model_validate_json((FIXTURES / "opsctl.introspect.json").read_bytes())
 
