@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from bot.approvals.keys import Keys
@@ -30,6 +30,10 @@ class AuditEntry(BaseModel):
     actor: str
     at: datetime
     reason: str = ""
+    conversation: str = ""
+    tool: str = ""
+    command: str = Field(default="", description="the command line as shown to people (secrets redacted)")
+    requester: str = ""
 
 
 async def read_audit(
@@ -38,17 +42,24 @@ async def read_audit(
     limit: int = 100,
     *,
     call_id: str | None = None,
+    conversation: str | None = None,
     key_prefix: str = "fc",
     shards: int = 1,
 ) -> list[AuditEntry]:
     """Audit entries in time order: the first ``limit`` at or after ``since``, or the last ``limit`` if
-    ``since`` is None. ``call_id`` filters to one call (read from that call's shard only)."""
+    ``since`` is None. ``call_id`` filters to one call (read from that call's shard only); ``conversation``
+    to one thread's calls (its shard only; pass ``since`` to bound the scan)."""
     keys = Keys(key_prefix, shards)
-    shard_list = [keys.shard_of_call(call_id)] if call_id else list(keys.all_shards())
+    if call_id:
+        shard_list = [keys.shard_of_call(call_id)]
+    elif conversation:
+        shard_list = [keys.shard_for_conversation(conversation)]
+    else:
+        shard_list = list(keys.all_shards())
     entries: list[AuditEntry] = []
     for shard in shard_list:
         stream = keys.audit_stream(shard)
-        if call_id is not None:
+        if call_id is not None or conversation is not None:
             start = f"{int(to_epoch(since) * 1000)}-0" if since else "-"
             raw: Any = await redis.xrange(stream, min=start, max="+")
         elif since is not None:
@@ -58,8 +69,11 @@ async def read_audit(
         entries.extend(_entry(entry_id, fields or {}) for entry_id, fields in raw or [])
     if call_id is not None:
         entries = [e for e in entries if e.call_id == call_id]
+    if conversation is not None:
+        entries = [e for e in entries if e.conversation == conversation]
     entries.sort(key=lambda e: (e.at, _id_key(e.id)))
-    return entries[:limit] if since is not None or call_id is not None else entries[-limit:]
+    filtered = since is not None or call_id is not None or conversation is not None
+    return entries[:limit] if filtered else entries[-limit:]
 
 
 def format_audit_table(entries: list[AuditEntry]) -> str:
@@ -92,6 +106,10 @@ def _entry(entry_id: Any, fields: dict[Any, Any]) -> AuditEntry:
         actor=f.get("actor", ""),
         at=from_epoch(f.get("at", "0")),
         reason=f.get("reason", ""),
+        conversation=f.get("conversation", ""),
+        tool=f.get("tool", ""),
+        command=f.get("command", ""),
+        requester=f.get("requester", ""),
     )
 
 

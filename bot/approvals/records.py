@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -16,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from bot.runner.sanitize import redact_argv
 from bot.streams import text as _text
 
 
@@ -61,6 +63,12 @@ RESULT_STATUSES: frozenset[CallState] = frozenset(
 def hash_argv(argv: Sequence[str]) -> str:
     """sha256 of the argv joined with NUL: an approval click carries it to bind to this exact command line."""
     return hashlib.sha256("\0".join(argv).encode()).hexdigest()
+
+
+def shown_command(argv: Sequence[str]) -> str:
+    """The command line as people may read it (secrets redacted): kept on the record and in every audit entry,
+    so a timeline can say what ran after the record itself has expired."""
+    return shlex.join(redact_argv(argv))
 
 
 def to_epoch(moment: datetime) -> float:
@@ -193,6 +201,7 @@ def initial_fields(
         "arguments": arguments,
         "argv": json.dumps(list(argv)),
         "argv_hash": hash_argv(argv),
+        "command": shown_command(argv),
         "requester": requester,
         "tool_tags": json.dumps(list(tags)),
         "trigger": trigger,

@@ -27,8 +27,11 @@ local function keep(key)
 end
 
 local function audit(id, from, to, actor, reason)
+  -- what a timeline needs without the call record (which may be gone): thread, tool, shown command, requester
+  local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'command', 'requester')
   redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
-             'actor', actor, 'at', now, 'reason', reason)
+             'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
+             'command', c[3] or '', 'requester', c[4] or '')
 end
 
 local function decide(key, actor, reason)
