@@ -56,12 +56,24 @@ def omission_marker(omitted: int) -> str:
 
 
 def _head_bytes(text: str, limit: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 form fits in ``limit`` bytes (never half a character)."""
     return text.encode()[: max(0, limit)].decode("utf-8", "ignore")
 
 
 def _tail_bytes(text: str, limit: int) -> str:
+    """The longest suffix of ``text`` whose UTF-8 form fits in ``limit`` bytes (never half a character).
+
+    A text shorter than ``limit`` is kept whole: slicing from ``len - limit`` would go negative there and
+    Python would count it from the end, keeping only a sliver of a tail that fits (issue #18)."""
     data = text.encode()
-    return data[len(data) - limit :].decode("utf-8", "ignore") if limit > 0 else ""
+    return data[max(0, len(data) - limit) :].decode("utf-8", "ignore") if limit > 0 else ""
+
+
+def _split_budget(budget: int, head_size: int, tail_size: int) -> tuple[int, int]:
+    """Bytes for the head and the tail: half each, and what one side cannot use goes to the other."""
+    tail_share = min(tail_size, budget // 2)
+    head_share = min(head_size, budget - tail_share)
+    return head_share, min(tail_size, budget - head_share)
 
 
 def _cut_head_at_space(data: bytes) -> bytes:
@@ -105,8 +117,9 @@ def sanitize_captured(captured: Captured, redactor: Redactor, output_limit: int)
         tail_text, pem_n = _redact_orphan_pem_end(tail_text)
         redactions = head_n + tail_n + pem_n
     budget = max(0, output_limit - len(omission_marker(captured.total_bytes).encode()))
-    head = _head_bytes(head_text, budget - budget // 2)
-    tail = _tail_bytes(tail_text, budget // 2)
+    head_budget, tail_budget = _split_budget(budget, len(head_text.encode()), len(tail_text.encode()))
+    head = _head_bytes(head_text, head_budget)
+    tail = _tail_bytes(tail_text, tail_budget)
     omitted = max(0, captured.total_bytes - len(head.encode()) - len(tail.encode()))
     return SanitizedOutput(text=head + omission_marker(omitted) + tail, truncated=True, redactions=redactions)
 

@@ -1,0 +1,133 @@
+"""The cap on output (issue #18): head and tail keep everything they may, and the omitted count is exact.
+
+Output goes through the runner's own bounded capture (``OutputCapture.for_output_limit``) and then the
+sanitizer, as in ``run_argv``, so the gap between the captured head and tail is exercised too.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.runner.output import OutputCapture
+from bot.runner.sanitize import SanitizedOutput, sanitize_captured, strip_controls
+from bot.runner.secrets import build_redactor
+
+REDACTOR = build_redactor()
+MARKER = re.compile(r"\n… \[(\d+) bytes omitted\] …\n")
+COLOURS = ("\x1b[31m", "\x1b[1;32m", "\x1b[38;5;208m", "\x1b[38;2;10;200;30m", "\x1b[0m", "\x1b[m", "\x1b[K")
+WORDS = ("INFO", "deploy", "web-1", "ready", "élan", "日本", "ok", "status=200", "latency_ms=12", "—")
+
+
+def coloured(rng: random.Random, size: int, density: float) -> bytes:
+    """About ``size`` bytes of log-like lines; each word is wrapped in ``density`` colour codes on average
+    (``density`` 4 makes text that shrinks about tenfold when the codes are stripped)."""
+    out = bytearray()
+    line = 0
+    while len(out) < size:
+        words = []
+        for _ in range(rng.randint(1, 12)):
+            word = rng.choice(WORDS)
+            for _ in range(int(density) + (rng.random() < density % 1)):
+                word = rng.choice(COLOURS) + word + rng.choice(COLOURS)
+            words.append(word)
+        out += f"{line:06d} {' '.join(words)}\n".encode()
+        line += 1
+    return bytes(out)
+
+
+def clean(raw: bytes) -> str:
+    """The whole output as it would be shown without a cap."""
+    return REDACTOR.redact(strip_controls(raw.decode("utf-8", "replace")))[0]
+
+
+def capture_of(raw: bytes, output_limit: int, chunk: int = 4096) -> OutputCapture:
+    """What the runner's bounded capture keeps of ``raw`` read in pipe-sized chunks."""
+    capture = OutputCapture.for_output_limit(output_limit)
+    for start in range(0, len(raw), chunk):
+        capture.feed(raw[start : start + chunk])
+    return capture
+
+
+def run_through_cap(raw: bytes, output_limit: int, chunk: int = 4096) -> SanitizedOutput:
+    return sanitize_captured(capture_of(raw, output_limit, chunk).captured(), REDACTOR, output_limit)
+
+
+def split_shown(result: SanitizedOutput) -> tuple[str, int, str]:
+    """(head, omitted bytes, tail) of a truncated result."""
+    (match,) = list(MARKER.finditer(result.text))
+    return result.text[: match.start()], int(match.group(1)), result.text[match.end() :]
+
+
+def assert_accounts_for_every_byte(raw: bytes, result: SanitizedOutput, output_limit: int) -> None:
+    whole = clean(raw)
+    assert len(result.text.encode()) <= output_limit
+    if not result.truncated:
+        assert result.text == whole
+        return
+    head, omitted, tail = split_shown(result)
+    assert whole.startswith(head)
+    assert whole.endswith(tail)
+    assert len(head.encode()) + omitted + len(tail.encode()) == len(raw)
+    if len(result.text.encode()) >= output_limit - 8:  # the cap is filled (up to a character at each cut)
+        return
+    # Not filled: then the head and tail must hold every whole line the capture kept; nothing was thrown away.
+    captured = capture_of(raw, output_limit).captured()
+    assert captured.omitted > 0
+    assert head.startswith(clean(captured.head[: captured.head.rfind(b"\n") + 1]))
+    assert tail.endswith(clean(captured.tail[captured.tail.find(b"\n") + 1 :]))
+
+
+def test_a_tail_that_shrinks_below_its_budget_after_stripping_is_kept_whole() -> None:
+    """Issue #18's case: the captured tail is colour-heavy, so its cleaned form is far below its half of the cap;
+    all of it must be shown (today's code kept only its last few KB, starting mid-line)."""
+    limit = 65536
+    rng = random.Random(18)
+    plain_head = coloured(rng, 200_000, 0.0)
+    heavy_tail = coloured(rng, 200_000, 1.5)
+    raw = plain_head + heavy_tail
+    result = run_through_cap(raw, limit)
+    head, omitted, tail = split_shown(result)
+    capture = OutputCapture.for_output_limit(limit)
+    capture.feed(raw)
+    captured_tail = capture.captured().tail
+    cleaned_tail = clean(captured_tail[captured_tail.index(b"\n") + 1 :])  # from the first whole line
+    assert len(cleaned_tail.encode()) < limit // 2  # the situation of the issue: shrunk below its budget
+    assert tail.endswith(cleaned_tail)  # every whole line of the captured tail is shown
+    assert len(tail.encode()) >= len(cleaned_tail.encode())
+    # the head takes what the tail could not use, so the cap is filled
+    assert len(head.encode()) > limit // 2
+    assert len(result.text.encode()) > limit - 200
+    assert len(head.encode()) + omitted + len(tail.encode()) == len(raw)
+
+
+def test_coloured_output_of_sizes_around_the_cap() -> None:
+    limit = 4096
+    rng = random.Random(7)
+    for density in (0.0, 0.3, 1.0, 4.0):
+        base = coloured(rng, 40 * limit, density)
+        for size in (limit - 1, limit, limit + 1, 2 * limit, 2 * limit + 8192, 2 * (limit + 4096) + 1, 30 * limit):
+            raw = base[:size]
+            result = run_through_cap(raw, limit)
+            assert_accounts_for_every_byte(raw, result, limit)
+            if capture_of(raw, limit).captured().omitted == 0:  # all captured: cut only if it does not fit
+                assert result.truncated == (len(clean(raw).encode()) > limit)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    size=st.integers(0, 60_000),
+    density=st.floats(0.0, 5.0),
+    limit=st.integers(64, 8192),
+    chunk=st.integers(1, 9000),
+)
+def test_head_and_tail_are_a_prefix_and_a_suffix_and_account_for_every_byte(
+    seed: int, size: int, density: float, limit: int, chunk: int
+) -> None:
+    raw = coloured(random.Random(seed), size, density)[:size]
+    result = run_through_cap(raw, limit, chunk)
+    assert_accounts_for_every_byte(raw, result, limit)
