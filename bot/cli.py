@@ -15,6 +15,7 @@ from bot.approvals.audit import AuditEntry, format_audit_table, read_audit
 from bot.config import Config, ConfigError, Secrets, config_for_binary, load_config
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
+from bot.listen import ListenError
 from bot.redis_connection import RedisUnavailable, connect_redis
 from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
@@ -214,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (CliError, ConfigError, IntrospectionError, ArgumentsError, RedisUnavailable) as exc:
+    except (CliError, ConfigError, IntrospectionError, ArgumentsError, RedisUnavailable, ListenError) as exc:
         print(f"fisk-chatops: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 

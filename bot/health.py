@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from bot.listen import start_site
 from bot.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -66,14 +67,9 @@ class HealthServer:
         app.router.add_get("/healthz", self.healthz)
         app.router.add_get("/readyz", self.readyz)
         app.router.add_get("/metrics", self.metrics)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        server = site._server
-        sockets = getattr(server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+        self._runner, self.port = await start_site(
+            app, self.host, self.port, purpose="/healthz, /readyz and /metrics", fix="pass --health-port PORT"
+        )
         return self.port
 
     async def stop(self) -> None:

@@ -190,18 +190,22 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     health.checks["redis"] = redis_ready
     tasks: list[asyncio.Task[None]] = []
     try:
-        if "slack" in roles:
-            front = slack_front_end(core)
+        front = slack_front_end(core) if "slack" in roles else None
+        if front is not None:
             info = await front.start()
             log.info("slack connected as %s", info.get("user_id"))
             health.checks["slack"] = slack_readiness(front)
+        # Both ports are bound before any role starts work, so a busy port stops start-up with one line.
+        await health.start()
+        if front is not None and front.settings.mode == "http":
+            await front.listen_http()
+        if front is not None:
             tasks.append(asyncio.create_task(front.run(stop)))
         if "agent" in roles:
             tasks.append(asyncio.create_task(agent_worker(core).run(stop)))
         if "runner" in roles:
             tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
-        await health.start()
         log.info("serving roles %s; health on port %s", ",".join(sorted(roles)), health.port)
         done, _ = await asyncio.wait([*tasks, asyncio.create_task(stop.wait())],
                                      return_when=asyncio.FIRST_COMPLETED)

@@ -1,4 +1,4 @@
-"""``SlackFrontEnd``: the bolt ``AsyncApp`` (Socket Mode or HTTP under uvicorn) plus the poster.
+"""``SlackFrontEnd``: the bolt ``AsyncApp`` (Socket Mode, or HTTP on an aiohttp server) plus the poster.
 
 Listeners are thin: acknowledge first (Slack wants an answer within 3 seconds), then call the plain functions
 of ``interactions.py``. Bolt runs each listener as its own task after the ack, on the one event loop.
@@ -9,17 +9,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import uvicorn
+from aiohttp import web
 from redis.asyncio import Redis
-from slack_bolt.adapter.asgi.async_handler import AsyncSlackRequestHandler
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
+from bot.listen import start_site
 from bot.slack import client as api
 from bot.slack.interactions import SlackDeps, command_ack, handle_action, handle_command, handle_event
 from bot.slack.poster import Poster
@@ -58,6 +58,9 @@ class SlackFrontEnd:
         self.poster = Poster(self.deps)
         self._app: AsyncApp | None = None
         self._socket: AsyncSocketModeHandler | None = None
+        self._web: web.Application | None = None
+        self._http_runner: web.AppRunner | None = None
+        self.http_port: int | None = None  # the bound port once ``listen_http`` ran (useful with port 0)
 
     async def start(self) -> dict[str, Any]:
         """auth.test: fails with a clear SlackStartupError when the token is wrong; learns the bot's user id."""
@@ -116,9 +119,20 @@ class SlackFrontEnd:
         self._app = app
         return app
 
-    def asgi_app(self) -> AsyncSlackRequestHandler:
-        """The ASGI application for HTTP mode (Slack posts every request to ``settings.http_path``)."""
-        return AsyncSlackRequestHandler(self.build_app(), path=self.settings.http_path)
+    def http_app(self) -> web.Application:
+        """The slack role's aiohttp application: Slack posts every request to ``settings.http_path``.
+
+        One HTTP stack per process: other HTTP endpoints of the slack role (alert webhooks, ...) add their routes
+        here before ``listen_http``/``run`` starts serving it (aiohttp freezes the router then)."""
+        if self._web is None:
+            self._web = web.Application()
+            self._web.router.add_post(self.settings.http_path, self._slack_request)
+        return self._web
+
+    async def _slack_request(self, request: web.Request) -> web.Response:
+        # bolt's own aiohttp adapter: the same conversion its AsyncSlackAppServer does
+        response = await self.build_app().async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(response)
 
     # ---------------------------------------------------------------- running
 
@@ -163,21 +177,31 @@ class SlackFrontEnd:
         handler = self._socket
         return handler is not None and bool(await handler.client.is_connected())
 
+    async def listen_http(self, *, host: str | None = None, port: int | None = None) -> int:
+        """Bind the HTTP port and start serving ``http_app()``; returns the bound port.
+
+        A port that cannot be bound (in use, privileged) is a ``ListenError`` naming the address and the fix."""
+        if self._http_runner is not None:
+            return int(self.http_port or 0)
+        host = host or self.settings.http_host
+        port = self.settings.http_port if port is None else port
+        runner, self.http_port = await start_site(
+            self.http_app(), host, port, purpose="Slack HTTP requests", fix="set slack.http_port to a free port"
+        )
+        self._http_runner = runner
+        return self.http_port
+
     async def run_http(self, stop_event: asyncio.Event, *, host: str | None = None, port: int | None = None) -> None:
-        """Serve ``asgi_app()`` with uvicorn until ``stop_event`` is set."""
+        """Serve ``http_app()`` until ``stop_event`` is set (binding the port first unless already bound)."""
         await self.start()
-        config = uvicorn.Config(
-            self.asgi_app(), host=host or self.settings.http_host,
-            port=self.settings.http_port if port is None else port, log_level="warning", lifespan="off",
-        )  # fmt: skip
-        server = _QuietServer(config)
-        task = asyncio.create_task(server.serve())
+        await self.listen_http(host=host, port=port)
         try:
             await stop_event.wait()
         finally:
-            server.should_exit = True
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, 10)
+            runner, self._http_runner = self._http_runner, None
+            if runner is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(runner.cleanup(), 10)
 
     async def run(self, stop_event: asyncio.Event) -> None:
         """Run the configured connection mode and the poster together."""
@@ -186,11 +210,3 @@ class SlackFrontEnd:
 
     async def run_poster(self, stop_event: asyncio.Event) -> None:
         await self.poster.run(stop_event)
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its signal handlers: the process (``fisk-chatops serve``) owns SIGINT/SIGTERM."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield

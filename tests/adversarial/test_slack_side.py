@@ -1,4 +1,4 @@
-"""Hostile Slack requests against the real bolt app (signed HTTP under uvicorn) and the real store.
+"""Hostile Slack requests against the real bolt app (signed HTTP on its aiohttp server) and the real store.
 
 Already covered in tests/slack and not repeated here: forged/stale/replayed slash commands, a click with another
 argv hash, a click from a non-approver, a button from another message, double clicks, refused channels and

@@ -1,4 +1,4 @@
-"""Fixtures of the Slack tests: the real bolt app served by uvicorn on a loopback port, its Web API client
+"""Fixtures of the Slack tests: the real bolt app served by aiohttp on a loopback port, its Web API client
 pointed at the loopback FakeSlack, a real Redis, and helpers to send correctly signed Slack requests."""
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ async def harness(
         async def up() -> bool:
             with contextlib.suppress(aiohttp.ClientError):
                 async with session.get(url) as resp:
-                    return resp.status == 404
+                    return resp.status == 405  # the route is there, POST only
             return False
 
         await wait_for(up)

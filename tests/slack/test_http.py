@@ -1,4 +1,4 @@
-"""Signed HTTP requests to the real bolt app under uvicorn: commands, events, signature checks, dedupe."""
+"""Signed HTTP requests to the real bolt app on its aiohttp server: commands, events, signature checks, dedupe."""
 
 from __future__ import annotations
 
