@@ -1,15 +1,26 @@
-"""Approval-lifecycle figures on a real Redis (not a test): run ``python bench/bench_approvals.py``.
+"""Approval-to-execution figures with real processes (not a test): ``python bench/bench_approvals.py``.
 
-Measures (1) approve-to-execution-start latency: approve() called, time until the worker's executor starts,
-one call at a time with an idle worker; (2) throughput: N calls approved up front, time until all are
-terminal, through one and through two RunnerWorkers (each with its own Redis client, same process and event
-loop, trivial executor). Prints median / p99 latency and calls per second.
+Everything is real: one redis-server (AOF, everysec), ``--runners`` ``fisk-chatops serve --role runner``
+processes whose catalog comes from introspecting the compiled bench tool (``bench/support.py``), and this
+process playing the approving front end through ``CallStore`` (propose, then approve, as the slack role does).
+Every executed call starts a real child: the tool prints its own ``CLOCK_MONOTONIC`` start time, so "child
+started" is the moment the child ran, not a callback in the runner.
+
+1. Latency, one call at a time, idle runner: approve() called -> child started (the tool's stamp) and ->
+   the call finished in Redis (this process woken by the completion event). Median and p99.
+2. Throughput: the runner processes are stopped (SIGSTOP), N calls are proposed and approved, the runners are
+   continued (SIGCONT) and timed until the N-th completion event: calls per second through 1 and 2 runner
+   processes.
+3. RSS of each runner process after the work (VmRSS).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import statistics
+import json
+import os
+import signal
 import sys
 import tempfile
 import time
@@ -20,107 +31,137 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redis.asyncio import Redis  # noqa: E402
 
+from bench.support import TOOL, RedisProcess, Role, build_tool, median_ms, pct, started_at, wait_until  # noqa: E402
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
-from bot.approvals.records import CallRecord, Proposal  # noqa: E402
+from bot.approvals.records import Proposal  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
-from bot.approvals.worker import RunnerWorker  # noqa: E402
-from tests.support.redis_server import RedisServer  # noqa: E402
 
-POLICY = ApprovalPolicy()
-PROPOSAL = Proposal(tool="opsctl_status", app="opsctl", arguments="{}", argv=["status"])
+APPROVER = "UAPPROVER"
+POLICY = ApprovalPolicy.model_validate({"approvers": {"users": [APPROVER]}})
 
 
-async def latency(url: str, samples: int) -> list[float]:
-    redis = Redis.from_url(url)
-    store = CallStore(redis)
-    started: dict[str, float] = {}
-    event = asyncio.Event()
+class Bench:
+    def __init__(self, work: Path, redis_url: str, binary: Path) -> None:
+        self.work, self.url = work, redis_url
+        self.redis = Redis.from_url(redis_url)
+        self.store = CallStore(self.redis)
+        self.proposal = Proposal(tool=TOOL, app="opsctl", arguments="{}", argv=[str(binary), "auth", "user", "list"])
+        self.completions = self.store.keys.completions_stream(0)
+        self.seq = 0
 
-    async def executor(record: CallRecord) -> dict[str, Any]:
-        started[record.id] = time.perf_counter()
-        event.set()
-        return {"status": "finished", "exit_code": 0}
+    async def last_completion(self) -> Any:
+        last: Any = await self.redis.xrevrange(self.completions, count=1)
+        return last[0][0] if last else "0-0"
 
-    worker_redis = Redis.from_url(url)
-    worker = RunnerWorker(worker_redis, CallStore(worker_redis), executor, runner_id="lat")
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    await asyncio.sleep(0.2)
-    out = []
-    for _ in range(samples):
-        (rec,) = await store.propose("bench/lat", [PROPOSAL], POLICY, "U")
-        event.clear()
-        t0 = time.perf_counter()
-        await store.approve(rec.id, "U_APP", [], POLICY)
-        await event.wait()
-        out.append(started[rec.id] - t0)
-    stop.set()
-    await task
-    await redis.aclose()
-    await worker_redis.aclose()
-    return out
+    async def propose(self, n: int) -> list[str]:
+        ids: list[str] = []
+        while len(ids) < n:
+            self.seq += 1
+            batch = [self.proposal] * min(100, n - len(ids))
+            ids += [r.id for r in await self.store.propose(f"bench:c{self.seq}", batch, POLICY, "UREQ")]
+        return ids
 
+    async def latency(self, samples: int) -> tuple[list[float], list[float]]:
+        to_start: list[float] = []
+        to_finish: list[float] = []
+        for _ in range(samples):
+            (call_id,) = await self.propose(1)
+            position = await self.last_completion()
+            t0 = time.monotonic()
+            await self.store.approve(call_id, APPROVER, [], POLICY)
+            while True:
+                reply: Any = await self.redis.xread({self.completions: position}, block=5000)
+                if not reply:
+                    raise TimeoutError(f"call {call_id} did not finish within 5 s")
+                entries = reply[0][1]
+                position = entries[-1][0]
+                if any(fields[b"call_id"].decode() == call_id for _, fields in entries):
+                    break
+            finished = time.monotonic()
+            record = await self.store.get(call_id)
+            assert record.state == "finished" and record.result is not None, record
+            to_start.append(started_at(record.result["output"]) - t0)
+            to_finish.append(finished - t0)
+        return to_start, to_finish
 
-async def throughput(url: str, n: int, workers: int) -> float:
-    redis = Redis.from_url(url)
-    await redis.flushall()
-    store = CallStore(redis)
-    done = asyncio.Event()
-    count = 0
-
-    async def executor(record: CallRecord) -> dict[str, Any]:
-        return {"status": "finished", "exit_code": 0}
-
-    records = []
-    for i in range(0, n, 100):
-        records += await store.propose(f"bench/tp{i}", [PROPOSAL] * min(100, n - i), POLICY, "U")
-    for rec in records:
-        await store.approve(rec.id, "U_APP", [], POLICY)
-    clients = [Redis.from_url(url) for _ in range(workers)]
-    runners = [
-        RunnerWorker(c, CallStore(c), executor, runner_id=f"w{i}", concurrency=32) for i, c in enumerate(clients)
-    ]
-    watcher = Redis.from_url(url)
-
-    async def watch() -> None:
-        nonlocal count
-        last = "0"
-        while count < n:
-            reply: Any = await watcher.xread({store.keys.completions_stream(0): last}, count=1000, block=1000)
-            for _, entries in reply or []:
-                count += len(entries)
-                last = entries[-1][0]
-        done.set()
-
-    stop = asyncio.Event()
-    t0 = time.perf_counter()
-    tasks = [asyncio.create_task(r.run(stop)) for r in runners]
-    watch_task = asyncio.create_task(watch())
-    await done.wait()
-    elapsed = time.perf_counter() - t0
-    stop.set()
-    await asyncio.gather(*tasks, watch_task)
-    for c in [*clients, watcher, redis]:
-        await c.aclose()
-    return n / elapsed
-
-
-async def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        server = RedisServer(Path(tmp), appendonly=True)
-        server.start()
+    async def throughput(self, runners: list[Role], n: int) -> float:
+        for role in runners:
+            os.kill(role.process.pid, signal.SIGSTOP)
         try:
-            lat = sorted(await latency(server.url, 300))
-            p99 = lat[int(len(lat) * 0.99) - 1]
-            print(f"approve -> exec start latency over {len(lat)} calls: "
-                  f"median {statistics.median(lat) * 1000:.2f} ms, p99 {p99 * 1000:.2f} ms")
-            for workers in (1, 2):
-                rate = await throughput(server.url, 2000, workers)
-                print(f"throughput with {workers} worker(s), 2000 approved calls: {rate:.0f} calls/s")
+            position = await self.last_completion()
+            ids = await self.propose(n)
+            for call_id in ids:
+                await self.store.approve(call_id, APPROVER, [], POLICY)
         finally:
+            t0 = time.monotonic()
+            for role in runners:
+                os.kill(role.process.pid, signal.SIGCONT)
+        seen = 0
+        while seen < n:
+            reply: Any = await self.redis.xread({self.completions: position}, count=1000, block=30000)
+            if not reply:
+                raise TimeoutError(f"only {seen} of {n} calls finished within 30 s")
+            entries = reply[0][1]
+            seen += len(entries)
+            position = entries[-1][0]
+        elapsed = time.monotonic() - t0
+        states = [(await self.store.get(i)).state for i in ids[:: max(1, n // 50)]]
+        assert all(s == "finished" for s in states), states
+        return n / elapsed
+
+
+def start_runners(work: Path, config: Path, url: str, count: int, tag: str) -> list[Role]:
+    env = {**os.environ, "REDIS_URL": url}
+    roles = [Role("runner", f"runner-{tag}{i}", config, env, work / "logs") for i in range(count)]
+    for role in roles:
+        wait_until(role.ready, 90, f"{role.name} ready", 0.2)
+    return roles
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        binary = build_tool(work / "bin")
+        server = RedisProcess(work / "redis")
+        config = work / "config.yaml"
+        config.write_text(json.dumps({
+            "applications": [{"binary": str(binary), "max_concurrency": args.concurrency}],
+            "approval": {"approvers": {"users": [APPROVER]}},
+            "shutdown_grace_seconds": 5,
+            "log_level": "WARNING",
+        }))
+        bench = Bench(work, server.url, binary)
+        roles: list[Role] = []
+        try:
+            roles = start_runners(work, config, server.url, 1, "lat")
+            await bench.latency(20)  # warm up: imports, regexes, page cache
+            to_start, to_finish = await bench.latency(args.samples)
+            print(f"latency over {args.samples} calls, one at a time, 1 idle runner process:")
+            print(f"  approve -> child started   median {median_ms(to_start):6.2f} ms, p99 "
+                  f"{pct(to_start, 99) * 1e3:6.2f} ms")
+            print(f"  approve -> finished (Redis) median {median_ms(to_finish):6.2f} ms, p99 "
+                  f"{pct(to_finish, 99) * 1e3:6.2f} ms")
+            for count in (1, 2):
+                if len(roles) < count:
+                    roles += start_runners(work, config, server.url, count - len(roles), "tp")
+                await bench.throughput(roles[:count], 100)  # warm up
+                rate = await bench.throughput(roles[:count], args.calls)
+                print(f"throughput, {count} runner process(es), {args.calls} approved calls: {rate:.0f} calls/s")
+            for role in roles:
+                rss = (role.rss_kib() or 0) / 1024
+                print(f"RSS of {role.name} (serve --role runner) after the runs: {rss:.1f} MiB")
+        finally:
+            for role in roles:
+                role.stop()
+            await bench.redis.aclose()
             server.stop()
-    print("(Redis: appendonly yes, appendfsync always; workers share one Python process and event loop)")
+    print(f"(Redis: AOF everysec; applications[0].max_concurrency {args.concurrency}; every call spawns the "
+          "compiled bench tool)")
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=300, help="calls in the latency run")
+    parser.add_argument("--calls", type=int, default=2000, help="calls in each throughput run")
+    parser.add_argument("--concurrency", type=int, default=16, help="the application's max_concurrency")
+    asyncio.run(main(parser.parse_args()))

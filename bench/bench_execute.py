@@ -1,52 +1,102 @@
 """Benchmarks for bot/runner (a plain script, not a test). Run: .venv/bin/python bench/bench_execute.py
 
-1. Per-call overhead of ``run_argv`` against a bare ``subprocess.run`` of the same short command, N calls of
-   each, interleaved so machine noise hits both alike; prints medians and their ratio.
-2. ``--secrets`` (or by default too): the hand-written redactor against detect-secrets' plugins on ~1 MB of
-   log-like text with planted secrets; prints time per MB, the ratio, and how many planted secrets each finds.
-   detect-secrets is optional (``pip install detect-secrets``); it is only measured when importable.
+1. ``--calls``: the whole approved-call path (``execute_approved_call``: catalog lookup, JSON arguments to argv,
+   the argv check, the scrubbed environment, spawn, capture, sanitizing and redaction) against a bare
+   ``subprocess.run`` of the same argv in the same working directory. The tool is the compiled bench tool
+   (``bench/support.py``), which writes 0 B, 4 KiB or 64 KiB of realistic log output. Credential values (Slack,
+   Anthropic, Redis) are in this process's environment, as in a runner, so scrubbing and redaction do real
+   work. Bare and project runs alternate (which goes first alternates too) so machine noise hits both alike;
+   prints medians, p99 and the ratio from this one run.
+2. ``--secrets``: the hand-written redactor against detect-secrets' plugins on ~1 MB of log-like text with
+   planted secrets; prints time per MB, the ratio, and how many planted secrets each finds. detect-secrets is
+   optional (``pip install detect-secrets``); it is only measured when importable.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import statistics
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bot.fisk.environment import scrub_environment  # noqa: E402
-from bot.runner import build_redactor, run_argv  # noqa: E402
+from bench.support import FIXTURE, TOOL, build_tool, median_ms, pct, realistic_output  # noqa: E402
+from bot.fisk.introspect import parse_application  # noqa: E402
+from bot.runner import build_redactor  # noqa: E402
+from bot.runner.call import ExecutionLimits, execute_approved_call  # noqa: E402
+from bot.tools.catalog import AppSpec, Catalog, build_catalog  # noqa: E402
+from bot.tools.tool import AppSettings  # noqa: E402
 
-COMMAND = ["/bin/echo", "hello", "world"]
+#: what a runner's environment holds besides the tool's own variables (values are fake but realistic)
+CREDENTIALS = {
+    "SLACK_BOT_TOKEN": "xoxb-" + "1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "SLACK_APP_TOKEN": "xapp-" + "1-A0123456789-1234567890123-abcdef0123456789abcdef0123456789",
+    "SLACK_SIGNING_SECRET": "0123456789abcdef0123456789abcdef",
+    "ANTHROPIC_API_KEY": "sk-" + "ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-AbCdEfGh",
+    "REDIS_URL": "redis://:S3cr3tRedisPassw0rd@redis.internal:6379/0",
+}
+SIZES = (("0 B", 0), ("4 KiB", 4096), ("64 KiB", 65536))
+
+
+def _catalog(binary: Path, working_dir: Path) -> Catalog:
+    """The opsctl catalog with the bench tool as its binary (the fixture parsed, no process started)."""
+    model = parse_application(FIXTURE.read_bytes())
+    spec = AppSpec(settings=AppSettings(binary=str(binary), working_dir=str(working_dir)))
+    return build_catalog([spec], lambda _settings: model)
 
 
 async def bench_calls(n: int) -> None:
-    """Median wall time of run_argv vs subprocess.run for the same command."""
-    env = scrub_environment().env
-    bare: list[float] = []
-    ours: list[float] = []
-    for _ in range(10):  # warm up both paths (imports, regex compilation, page cache)
-        subprocess.run(COMMAND, stdin=subprocess.DEVNULL, capture_output=True, env=env, check=False)
-        await run_argv(COMMAND, env=env, cwd=None, timeout=10)
-    for _ in range(n):
-        t0 = time.perf_counter()
-        subprocess.run(COMMAND, stdin=subprocess.DEVNULL, capture_output=True, env=env, check=False)
-        t1 = time.perf_counter()
-        result = await run_argv(COMMAND, env=env, cwd=None, timeout=10)
-        t2 = time.perf_counter()
-        assert result.status == "finished" and result.output == "hello world\n", result
-        bare.append(t1 - t0)
-        ours.append(t2 - t1)
-    mb, mo = statistics.median(bare), statistics.median(ours)
-    print(f"calls: N={n} each, interleaved, command {' '.join(COMMAND)}")
-    print(f"  subprocess.run median {mb * 1e3:.3f} ms")
-    print(f"  run_argv       median {mo * 1e3:.3f} ms")
-    print(f"  ratio run_argv/subprocess.run {mo / mb:.2f}  (overhead {1e3 * (mo - mb):+.3f} ms per call)")
+    """Median wall time of execute_approved_call vs subprocess.run for the same argv, per output size."""
+    os.environ.update(CREDENTIALS)
+    limits = ExecutionLimits()
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = build_tool(Path(tmp) / "bin")
+
+        print(f"calls: N={n} of each kind per size, interleaved; tool {TOOL} (compiled C, writes ./payload)")
+        print(f"{'output':>8} {'bare p50':>9} {'ours p50':>9} {'bare p99':>9} {'ours p99':>9} {'ratio':>6} overhead")
+        for label, size in SIZES:
+            workdir = Path(tmp) / f"w{size}"
+            workdir.mkdir()
+            (workdir / "payload").write_bytes(realistic_output(size))
+            catalog = _catalog(binary, workdir)
+            tool = catalog.get(TOOL)
+            assert tool is not None, TOOL
+            argv = tool.render_argv("{}")
+
+            def bare(argv: list[str] = argv, workdir: Path = workdir, size: int = size) -> None:
+                done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, cwd=workdir, check=False)
+                assert done.returncode == 0 and len(done.stdout) == size
+
+            async def ours(argv: list[str] = argv, catalog: Catalog = catalog, size: int = size) -> None:
+                result = await execute_approved_call(catalog, TOOL, "{}", argv, limits)
+                assert result.status == "finished" and result.exit_code == 0, result
+                assert result.total_bytes == size, result.total_bytes
+
+            for _ in range(10):  # warm up both paths (imports, regex compilation, page cache)
+                bare()
+                await ours()
+            bare_times: list[float] = []
+            our_times: list[float] = []
+            for i in range(n):
+                for kind in ((0, 1) if i % 2 == 0 else (1, 0)):
+                    t0 = time.perf_counter()
+                    if kind == 0:
+                        bare()
+                        bare_times.append(time.perf_counter() - t0)
+                    else:
+                        await ours()
+                        our_times.append(time.perf_counter() - t0)
+            mb, mo = median_ms(bare_times), median_ms(our_times)
+            print(f"{label:>8} {mb:8.3f}ms {mo:8.3f}ms {pct(bare_times, 99) * 1e3:8.3f}ms "
+                  f"{pct(our_times, 99) * 1e3:8.3f}ms {mo / mb:6.2f} {mo - mb:+.3f} ms")
+    print("  (ratio = median of execute_approved_call / median of subprocess.run, same run; bare runs inherit "
+          "the environment, ours scrubs it and redacts the removed values)")
 
 
 def _corpus() -> tuple[str, list[str]]:

@@ -30,15 +30,12 @@ import os
 import queue
 import re
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -50,10 +47,11 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
+from bench.support import RedisProcess, Role, pct, wait_until  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402
-from tests.support.redis_server import free_port, redis_server_binary  # noqa: E402
+from tests.support.redis_server import free_port  # noqa: E402
 
 SECRET = "bench-signing-secret"
 CHANNEL = "C0BENCH"
@@ -82,97 +80,6 @@ def tool_use_id(cid: str, k: int) -> str:
 
 def call_id_of(cid: str, k: int) -> str:
     return f"0-{tool_use_id(cid, k)}"  # shard 0 (redis.shards: 1) + the model's tool_use id
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, int(round(p / 100 * len(ordered))) - 1))]
-
-
-def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval: float = 0.1) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
-
-
-# ---------------------------------------------------------------- real parts
-
-
-class RedisProcess:
-    """redis-server on a loopback port, AOF with the default everysec fsync (what a production Redis runs)."""
-
-    def __init__(self, directory: Path) -> None:
-        self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
-        self.process = subprocess.Popen(
-            [redis_server_binary(), "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(directory),
-             "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--daemonize", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        self.client = redis.Redis.from_url(self.url, decode_responses=True)
-        wait_until(self._ping, 10, "redis-server")
-
-    def _ping(self) -> bool:
-        try:
-            return bool(self.client.ping())
-        except redis.ConnectionError:
-            return False
-
-    def used_memory(self) -> int:
-        return int(self.client.info("memory")["used_memory"])
-
-    def stop(self) -> None:
-        self.client.close()
-        if self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(10)
-
-
-class Role:
-    """One ``serve --role`` process (as tests/ops/test_serve_roles.py starts them)."""
-
-    def __init__(self, role: str, name: str, config: Path, env: dict[str, str], logs: Path) -> None:
-        self.role, self.name = role, name
-        self.health_port = free_port()
-        self.log_path = logs / f"{name}.log"
-        log = open(self.log_path, "wb")  # noqa: SIM115 -- the child keeps it
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", "serve", "--config", str(config), "--role", role,
-             "--health-host", "127.0.0.1", "--health-port", str(self.health_port)],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-        )
-        log.close()
-
-    def ready(self) -> bool:
-        if self.process.poll() is not None:
-            raise RuntimeError(f"{self.name} exited with {self.process.returncode}; see {self.log_path}")
-        try:
-            with urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as resp:
-                return resp.status == 200
-        except OSError:
-            return False
-
-    def rss_kib(self) -> int | None:
-        try:
-            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        except OSError:
-            return None
-        return None
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
 
 
 class Model(FakeAnthropic):
