@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.support import FIXTURE, TOOL, build_tool, median_ms, pct, realistic_output  # noqa: E402
 from bot.fisk.introspect import parse_application  # noqa: E402
-from bot.runner import build_redactor  # noqa: E402
 from bot.runner.call import ExecutionLimits, execute_approved_call  # noqa: E402
+from bot.sanitize import build_redactor  # noqa: E402
 from bot.tools.catalog import AppSpec, Catalog, build_catalog  # noqa: E402
 from bot.tools.tool import AppSettings  # noqa: E402
 

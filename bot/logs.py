@@ -16,7 +16,7 @@ from typing import Any
 
 from bot.fisk.environment import is_credential_name
 from bot.logcontext import current
-from bot.runner.secrets import build_redactor
+from bot.sanitize import build_redactor
 
 CONTEXT_FIELDS = ("conversation", "call_id", "role", "tool", "user")
 

@@ -13,8 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.runner.output import OutputCapture
-from bot.runner.sanitize import SanitizedOutput, sanitize_captured, strip_controls
-from bot.runner.secrets import build_redactor
+from bot.sanitize import SanitizedOutput, build_redactor, sanitize_captured, strip_controls
 
 REDACTOR = build_redactor()
 MARKER = re.compile(r"\n… \[(\d+) bytes omitted\] …\n")

@@ -6,9 +6,17 @@ import re
 
 import pytest
 
-from bot.runner.output import Captured, OutputCapture
-from bot.runner.sanitize import omission_marker, redact_argv, sanitize_captured, sanitize_output, strip_controls
-from bot.runner.secrets import build_redactor, redact
+from bot.runner.output import OutputCapture
+from bot.sanitize import (
+    Captured,
+    build_redactor,
+    redact,
+    redact_argv,
+    sanitize_captured,
+    sanitize_output,
+    strip_controls,
+)
+from bot.sanitize.cap import omission_marker
 
 # Fake credentials in each known format, assembled at runtime so secret scanners don't flag this file.
 B64_40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"

@@ -34,8 +34,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.fisk.environment import scrub_environment
 from bot.logcontext import log_context
-from bot.runner.sanitize import strip_controls
-from bot.runner.secrets import build_redactor
+from bot.sanitize import build_redactor, strip_controls
 from bot.tools.catalog import Catalog
 
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from bot.runner.sanitize import redact_argv
+from bot.sanitize import redact_argv
 from bot.streams import text as _text
 
 

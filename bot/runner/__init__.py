@@ -2,17 +2,5 @@
 
 from bot.runner.execute import run_argv
 from bot.runner.result import CallResult, CallStatus
-from bot.runner.sanitize import SanitizedOutput, redact_argv, sanitize_output, strip_controls
-from bot.runner.secrets import build_redactor, redact
 
-__all__ = [
-    "CallResult",
-    "CallStatus",
-    "SanitizedOutput",
-    "build_redactor",
-    "redact",
-    "redact_argv",
-    "run_argv",
-    "sanitize_output",
-    "strip_controls",
-]
+__all__ = ["CallResult", "CallStatus", "run_argv"]

@@ -16,7 +16,7 @@ from bot.fisk.arguments import ArgumentsError
 from bot.fisk.environment import scrub_environment
 from bot.runner.execute import run_argv
 from bot.runner.result import CallResult
-from bot.runner.sanitize import redact_argv
+from bot.sanitize import redact_argv
 from bot.tools.catalog import Catalog
 from bot.tools.tool import Tool
 

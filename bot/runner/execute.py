@@ -28,8 +28,7 @@ from collections.abc import Iterable
 
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
-from bot.runner.sanitize import DEFAULT_OUTPUT_LIMIT, redact_argv, sanitize_captured
-from bot.runner.secrets import build_redactor
+from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
 DRAIN_GRACE = 1.0

@@ -8,24 +8,10 @@ finally shown.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from bot.sanitize.cap import Captured
 
 # Extra bytes kept beyond the cap at each end, so sanitizing can't leave the shown part short or cut mid-way.
 CAPTURE_MARGIN = 4096
-
-
-@dataclass(frozen=True)
-class Captured:
-    """What was kept of the output. ``omitted`` bytes between ``head`` and ``tail`` were dropped."""
-
-    head: bytes
-    tail: bytes
-    total_bytes: int
-
-    @property
-    def omitted(self) -> int:
-        """Bytes written by the child that are in neither ``head`` nor ``tail``."""
-        return self.total_bytes - len(self.head) - len(self.tail)
 
 
 class OutputCapture:

@@ -12,28 +12,29 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.runner.output import Captured
-from bot.runner.secrets import MARKER, Redactor, build_redactor
+from bot.sanitize.controls import strip_controls
+from bot.sanitize.redact import MARKER, Redactor, build_redactor
 
 DEFAULT_OUTPUT_LIMIT = 65536
 # At the gap between head and tail the raw bytes are cut at whitespace within this distance, so a token that
 # straddles the gap (a secret, a UTF-8 character, an escape sequence) is dropped rather than shown in part.
 EDGE_TOKEN_LIMIT = 1024
 
-_CONTROLS = re.compile(
-    # CSI (colors, cursor moves, erase); an unfinished one at the end of the text goes too.
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    # OSC (titles, OSC 8 hyperlinks), DCS, SOS, PM, APC: up to BEL or ST, or the end of the line.
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-    # Any other escape sequence (charset selection, keypad modes, ESC 7/8 ...), or a lone ESC.
-    r"|\x1b[ -/]*[0-~]?"
-    # C0 except tab and newline (this drops every \r: \r\n becomes \n, a bare \r disappears), DEL, C1.
-    r"|[\x00-\x08\x0b-\x1f\x7f-\x9f]"
-    # Bidirectional overrides, which can make displayed text differ from what it is.
-    r"|[\u202a-\u202e\u2066-\u2069]"
-)
 _PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
-_FLAG_WITH_SECRET = re.compile(r"(?i)^--?[\w-]*(?:password|passwd|passphrase|secret|token|api-?key|apikey)$")
+
+
+@dataclass(frozen=True)
+class Captured:
+    """What was kept of an output. ``omitted`` bytes between ``head`` and ``tail`` were dropped."""
+
+    head: bytes
+    tail: bytes
+    total_bytes: int
+
+    @property
+    def omitted(self) -> int:
+        """Bytes written by the child that are in neither ``head`` nor ``tail``."""
+        return self.total_bytes - len(self.head) - len(self.tail)
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,6 @@ class SanitizedOutput:
     text: str
     truncated: bool
     redactions: int
-
-
-def strip_controls(text: str) -> str:
-    """Remove terminal control sequences and control characters, keeping newlines and tabs."""
-    return _CONTROLS.sub("", text)
 
 
 def omission_marker(omitted: int) -> str:
@@ -134,23 +130,3 @@ def sanitize_output(
     """Sanitize a complete byte string (for callers that already hold the whole output)."""
     captured = Captured(head=data, tail=b"", total_bytes=len(data))
     return sanitize_captured(captured, build_redactor(secret_values, redact_patterns), output_limit)
-
-
-def redact_argv(argv: Iterable[str], secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> list[str]:
-    """The argv as shown to humans: secrets redacted with the output's detectors, plus flag values.
-
-    ``--password=x`` is caught by the assignment detector; ``--password x`` (the value as the next item) is
-    redacted here because the detectors see one item at a time. Control characters are stripped so an
-    argument can't rewrite the approval card's terminal-style rendering.
-    """
-    redactor = build_redactor(secret_values, patterns)
-    shown: list[str] = []
-    secret_next = False
-    for item in argv:
-        if secret_next and not item.startswith("-"):
-            shown.append(MARKER.format(kind="flag_value"))
-            secret_next = False
-            continue
-        secret_next = bool(_FLAG_WITH_SECRET.match(item))
-        shown.append(redactor.redact(strip_controls(item))[0])
-    return shown

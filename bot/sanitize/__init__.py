@@ -1,0 +1,22 @@
+"""Text hygiene shared by runner, agent and logs: control characters, secret redaction, the output cap.
+
+Knows nothing of Slack, Redis, subprocesses or the model (DESIGN.md package table): pure functions over text.
+"""
+
+from bot.sanitize.argv import redact_argv
+from bot.sanitize.cap import DEFAULT_OUTPUT_LIMIT, Captured, SanitizedOutput, sanitize_captured, sanitize_output
+from bot.sanitize.controls import strip_controls
+from bot.sanitize.redact import Redactor, build_redactor, redact
+
+__all__ = [
+    "DEFAULT_OUTPUT_LIMIT",
+    "Captured",
+    "Redactor",
+    "SanitizedOutput",
+    "build_redactor",
+    "redact",
+    "redact_argv",
+    "sanitize_captured",
+    "sanitize_output",
+    "strip_controls",
+]
