@@ -114,7 +114,8 @@ def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
         return catalog_for_channel(core.catalog, core.config.slack, channel) if channel else core.catalog
 
     agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
-                  settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars)
+                  settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars,
+                  tool_search=core.config.tool_search)
     return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"))
 
 

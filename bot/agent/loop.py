@@ -61,8 +61,10 @@ class Agent:
         prefix: str = "fc",
         catalog_for: Callable[[str, Mapping[str, str]], Catalog] | None = None,
         sensitive_env_vars: Iterable[str] = (),
+        tool_search: bool = True,
     ) -> None:
         self.redis = redis
+        self.tool_search = tool_search
         self.store = store
         self.catalog = catalog
         self.policy = policy
@@ -252,7 +254,8 @@ class Agent:
         catalog = self._catalog(conversation, turn.meta)
         try:
             response = await self.model.create(
-                system_blocks(limits.system_prompt, catalog), tools_param(catalog), transcript
+                system_blocks(limits.system_prompt, catalog), tools_param(catalog, tool_search=self.tool_search),
+                transcript,
             )
         except ModelUnavailable as exc:
             await self._end(conversation, token, transcript, state, (

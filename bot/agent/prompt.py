@@ -44,9 +44,10 @@ def system_blocks(operator_prompt: str, catalog: Catalog) -> list[dict[str, Any]
     return [{"type": "text", "text": system_text(operator_prompt, catalog), "cache_control": dict(CACHE)}]
 
 
-def tools_param(catalog: Catalog) -> list[dict[str, Any]]:
-    """The exact ``tools`` list: the tool model's deferral (>= 10 tools, ai:no_defer) plus a cache breakpoint."""
-    params = build_tool_params(list(catalog))
+def tools_param(catalog: Catalog, *, tool_search: bool = True) -> list[dict[str, Any]]:
+    """The exact ``tools`` list: the tool model's deferral (>= 10 tools, ai:no_defer; none when ``tool_search``
+    is off) plus a cache breakpoint. ``fisk-chatops tools --json`` prints the same list minus the breakpoint."""
+    params = build_tool_params(list(catalog), tool_search=tool_search)
     if params:
         params[-1] = {**params[-1], "cache_control": dict(CACHE)}
     return params

@@ -39,7 +39,9 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         return result_block(tool_use_id, "\n".join(lines))
     if state == CallState.denied:
         who = record.decision.actor if record.decision else "operator"
-        return result_block(tool_use_id, REFUSED.format(how=f"denied by {who}" + (f": {reason}" if reason else "")))
+        how = f"denied by {who}"
+        # the store records "denied by U1" when the denier gave no reason: say it once
+        return result_block(tool_use_id, REFUSED.format(how=how + (f": {reason}" if reason and reason != how else "")))
     if state == CallState.expired:
         return result_block(tool_use_id, REFUSED.format(how="nobody approved it before the approval expired"))
     if state == CallState.timed_out:

@@ -67,6 +67,21 @@ async def test_three_parallel_calls_one_denied_one_expired(
     assert harness.replies(await harness.outbox(redis, CONV))[-1] == "Status is fine; I did not restart."
 
 
+async def test_denial_without_reason_says_who_once(
+    redis: Redis, fake: FakeAnthropic, small_catalog: Catalog, runner: RunnerWorker
+) -> None:
+    fake.script(tool_use_reply([("toolu_1", "service_restart", '{"service": "web"}')]), text_reply("Understood."))
+    agent = harness.build_agent(redis, fake.base_url, small_catalog, harness.settings())
+    await agent.submit(CONV, "1-0", "U1", "restart web")
+    await agent.drive(CONV)
+    (proposed,) = [e for e in await harness.outbox(redis, CONV) if e.kind == "proposed"]
+    await agent.store.deny(proposed.data["call_ids"][0], "U1", [], POLICY)
+    await agent.drive(CONV)
+    (result,) = harness.tool_results(fake.message_requests[1])
+    assert result["content"] == REFUSED.format(how="denied by U1")
+    assert result["content"].count("denied by U1") == 1
+
+
 async def test_invalid_unknown_and_denied_tools_answered_locally_then_corrected(
     redis: Redis, fake: FakeAnthropic, small_catalog: Catalog
 ) -> None:
