@@ -6,6 +6,13 @@ parameters are not part of the tool), and missing required parameters are refuse
 for approval. Trailing data after the JSON object is refused too, where Go's decoder silently ignores it. A
 value that can never be an argv item (one holding a NUL character, or longer than Linux's 128 KiB per item) is
 refused here with a clear error, instead of being shown for approval and then failing to start.
+
+The bot also refuses the shapes real fisk would parse differently from what the approval card shows (the
+argv a human reads must be the argv fisk acts on; see ``_refuse_misread_*`` below and the README's list):
+a positional that is exactly ``--`` (fisk's lexer drops every such item, shifting the rest), a map key holding
+``:`` or ``=`` (fisk splits ``KEY=VALUE`` at the first of either), a non-cumulative positional given other than
+exactly one value (a missing or extra item shifts later positionals), and a required parameter given zero values (an
+empty array or object passes a presence check, then fisk fails after a human approved it).
 """
 
 from __future__ import annotations
@@ -143,22 +150,72 @@ def _checked(tokens: list[str]) -> list[str]:
     return tokens
 
 
-def _flag_argv(flag: FlagModel, value: Any) -> list[str]:
-    return _checked(_flag_tokens(flag, value))
+def _refuse_misread_map_keys(value: Any) -> None:
+    """fisk splits each ``KEY=VALUE`` item at the first ``:`` or ``=``, so such a key would arrive cut in two."""
+    if not isinstance(value, dict):
+        return
+    for key in _go_sorted(value):
+        separator = next((c for c in key if c in ":="), None)
+        if separator is None:
+            continue
+        head, _, tail = key.partition(separator)
+        raise ArgumentsError(
+            "map_key_separator",
+            f"the key {json.dumps(key)} contains {json.dumps(separator)}; fisk splits each KEY=VALUE item at the "
+            f"first \":\" or \"=\", so it would arrive as key {json.dumps(head)} with value "
+            f"{json.dumps(tail + '=' + _scalar(value[key]))}. Use keys without \":\" or \"=\"",
+        )
+
+
+def _refuse_required_without_value(required: bool, value: Any, tokens: Sequence[str]) -> None:
+    """An empty array or object passes a presence check, then fisk fails on the missing value after approval."""
+    if required and not tokens:
+        raise ArgumentsError(
+            "required_without_value",
+            f"is required, but {json.dumps(value)} gives it no value on the command line; send at least one value",
+        )
+
+
+def _flag_argv(flag: FlagModel, value: Any, *, strict: bool = True) -> list[str]:
+    if strict:
+        _refuse_misread_map_keys(value)
+    tokens = _checked(_flag_tokens(flag, value))
+    if strict:
+        _refuse_required_without_value(flag.required, value, tokens)
+    return tokens
 
 
 def _positional_argv(value: Any) -> str:
     return _checked([_scalar(value)])[0]
 
 
-def _with_context(kind_of: str, name: str, fn: Any, *args: Any) -> Any:
+def _refuse_misread_positional(arg: ArgModel, value: Any, tokens: Sequence[str]) -> None:
+    """Refuse positional shapes whose argv fisk would read with values in other places than the card shows."""
+    for index, token in enumerate(tokens):
+        if token == "--":
+            where = f"item {index + 1} of the list" if isinstance(value, list) else "the value"
+            raise ArgumentsError(
+                "double_dash_positional",
+                f"{where} is exactly \"--\", which fisk drops from every place on its command line, so it would "
+                "vanish and the values after it take its place. Send a different value, or leave it out",
+            )
+    _refuse_required_without_value(arg.required, value, tokens)
+    if not arg.cumulative and len(tokens) != 1:
+        raise ArgumentsError(
+            "positional_not_single",
+            f"takes exactly one value, got a list of {len(tokens)}; fisk reads positionals by place, so a missing "
+            "or extra value would shift the others (or fail after approval). Send a single value, or leave it out",
+        )
+
+
+def _with_context(kind_of: str, name: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
-        return fn(*args)
+        return fn(*args, **kwargs)
     except ArgumentsError as exc:
         raise ArgumentsError(exc.kind, f"{kind_of} {json.dumps(name)}: {exc.message}") from None
 
 
-def _positional_tokens(args: Sequence[ArgModel], values: Mapping[str, Any]) -> list[str]:
+def _positional_tokens(args: Sequence[ArgModel], values: Mapping[str, Any], *, strict: bool) -> list[str]:
     for index, arg in enumerate(args):
         if arg.cumulative and index != len(args) - 1:
             raise ArgumentsError(
@@ -179,7 +236,10 @@ def _positional_tokens(args: Sequence[ArgModel], values: Mapping[str, Any]) -> l
             continue
         value = values[arg.name]
         items = value if isinstance(value, list) else [value]
-        out.extend(_with_context("argument", arg.name, _positional_argv, item) for item in items)
+        tokens = [_with_context("argument", arg.name, _positional_argv, item) for item in items]
+        if strict:
+            _with_context("argument", arg.name, _refuse_misread_positional, arg, value, tokens)
+        out.extend(tokens)
     return out
 
 
@@ -187,15 +247,17 @@ def args_from_json(
     command: CmdModel,
     arguments: str | bytes | Mapping[str, Any] | None,
     *,
-    include_hidden: bool = False,
+    fisk_exact: bool = False,
 ) -> list[str]:
     """fisk's ArgsFromJSON for one command: flags in declared order, then ``--`` and the positionals.
 
-    ``include_hidden=True`` reproduces fisk exactly (for the golden vectors); the bot never uses it.
+    ``fisk_exact=True`` reproduces fisk exactly (for the golden vectors): hidden parameters are accepted and the
+    shapes fisk would misread are converted as fisk converts them. The bot never uses it.
     """
     values = parse_arguments(arguments)
-    flags = command.flags if include_hidden else visible_flags(command)
-    args = command.args if include_hidden else visible_args(command)
+    strict = not fisk_exact
+    flags = visible_flags(command) if strict else command.flags
+    args = visible_args(command) if strict else command.args
     known = {f.name for f in flags} | {a.name for a in args}
     for key in values:
         if key not in known:
@@ -203,8 +265,8 @@ def args_from_json(
     out: list[str] = []
     for flag in flags:
         if flag.name in values:
-            out.extend(_with_context("flag", flag.name, _flag_argv, flag, values[flag.name]))
-    positionals = _positional_tokens(args, values)
+            out.extend(_with_context("flag", flag.name, _flag_argv, flag, values[flag.name], strict=strict))
+    positionals = _positional_tokens(args, values, strict=strict)
     if positionals:
         out.append("--")
         out.extend(positionals)

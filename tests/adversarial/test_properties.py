@@ -8,7 +8,10 @@ known kind, or produces an argv where:
 * before the ``--`` separator, every token is ``--<declared flag>=<value>``, ``--<declared boolean flag>`` or
   ``--no-<declared negatable flag>``: no token can become a flag the command does not declare;
 * every value traces back to the input (or, for a positional gap, to a declared default);
-* after ``--``, the tokens are exactly the positional values, in declared order.
+* after ``--``, the tokens are exactly the positional values, in declared order;
+* real fisk reads that argv as the card shows it (issue 20): no positional item is exactly ``--`` (fisk's lexer
+  drops every such item), no map key holds ``:`` or ``=`` (fisk splits ``KEY=VALUE`` at the first of either),
+  a non-cumulative positional has exactly one item, and every required parameter receives at least one value.
 
 The approval lifecycle's own property (never run twice, never run unapproved) lives in
 tests/approvals/test_property.py.
@@ -31,7 +34,8 @@ from bot.tools.tool import AppSettings, Tool
 
 KINDS = {"unknown_property", "expected_boolean", "unsupported_value_type", "missing_required", "nul_byte",
          "argument_too_long", "positional_gap_without_default", "unnegatable_false_with_true_default",
-         "cumulative_not_last", "invalid_json"}
+         "cumulative_not_last", "invalid_json", "double_dash_positional", "map_key_separator",
+         "positional_not_single", "required_without_value"}
 
 
 def all_tools() -> list[Tool]:
@@ -141,6 +145,25 @@ def check_argv(tool: Tool, values: dict[str, Any], argv: list[str]) -> None:
     assert ("--" in rest) == bool(expected)
     for token in argv:
         assert "\x00" not in token
+    check_fisk_reads_it_as_shown(tool, values, flag_part, positional)
+
+
+def check_fisk_reads_it_as_shown(tool: Tool, values: dict[str, Any], flag_part: list[str],
+                                 positional: list[str]) -> None:
+    """The three shapes of issue 20 never reach an argv, whatever the input."""
+    assert "--" not in positional
+    for name, value in values.items():
+        if isinstance(value, dict) and name in flags_of(tool):
+            assert not any(":" in key or "=" in key for key in value), (name, value)
+    for flag in flags_of(tool).values():
+        if flag.required:
+            assert any(t == f"--{flag.name}" or t.startswith(f"--{flag.name}=") for t in flag_part), flag.name
+    for arg in visible_args(tool.command):
+        if arg.name in values and not arg.cumulative:
+            value = values[arg.name]
+            assert not isinstance(value, list) or len(value) == 1, (arg.name, value)
+        if arg.required:
+            assert not isinstance(values[arg.name], list) or values[arg.name], arg.name
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

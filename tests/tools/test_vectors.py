@@ -36,10 +36,10 @@ def test_vector_matches_fisk(vector: dict[str, Any]) -> None:
     assert command is not None
     if "error_kind" in vector:
         with pytest.raises(ArgumentsError) as info:
-            args_from_json(command, vector["input_raw"], include_hidden=True)
+            args_from_json(command, vector["input_raw"], fisk_exact=True)
         assert info.value.kind == vector["error_kind"]
     else:
-        assert args_from_json(command, vector["input_raw"], include_hidden=True) == vector["argv"]
+        assert args_from_json(command, vector["input_raw"], fisk_exact=True) == vector["argv"]
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=_id)
@@ -59,6 +59,8 @@ def test_vector_through_the_bot(vector: dict[str, Any]) -> None:
             tool.render_argv(vector["input_raw"])
         if "error_kind" in vector:
             assert info.value.kind == vector["error_kind"]
+        elif "bot_error_kind" in vector:
+            assert info.value.kind == vector["bot_error_kind"]
         elif "hidden" in vector["bot_expect"]:
             assert info.value.kind == "unknown_property"
         else:
