@@ -64,6 +64,12 @@ class RedisConfig(_Section):
     state_dir: str = ".state"
     retention_seconds: int = Field(default=7 * 86400, gt=0)
     shards: int = Field(default=1, ge=1, description="key shards; >= the number of masters on Redis Cluster")
+    max_connections: int = Field(
+        default=16, ge=1, description="command connections per process; commands wait for a free one"
+    )
+    pool_timeout_seconds: float = Field(
+        default=5.0, gt=0, description="how long a command waits for a free connection before failing (retried)"
+    )
 
 
 class Config(_Section):

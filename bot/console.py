@@ -142,7 +142,7 @@ class Console:
         redis, group = self.core.redis.client, instance_name("console")
         await bus.ensure_group(redis, bus.OUTBOX, group)
         while not stop.is_set():
-            for event in await bus.read_group(redis, bus.OUTBOX, group, "console"):
+            for event in await bus.read_group(self.core.redis.reader, bus.OUTBOX, group, "console"):
                 if event.conversation == self.conversation:
                     await self._show(event)
                 await bus.ack(redis, bus.OUTBOX, group, event)
@@ -170,7 +170,8 @@ class Console:
 
     async def _completions(self, stop: asyncio.Event) -> None:
         consumer = CompletionConsumer(self.core.redis.client, instance_name("console"), "console",
-                                      shards=self.core.config.redis.shards, start_id="$")
+                                      shards=self.core.config.redis.shards, start_id="$",
+                                      reader=self.core.redis.reader)
         async for event in consumer.events(stop):
             if event.conversation != self.conversation:
                 continue

@@ -38,3 +38,18 @@ SLACK_API_ERRORS = Counter(
     "fisk_chatops_slack_api_errors_total", "Slack Web API calls that failed, by method", ["method"],
     registry=REGISTRY,
 )
+REDIS_POOL_CONNECTIONS = Gauge(
+    "fisk_chatops_redis_pool_connections", "Redis connections of this process, by pool and state (in_use, idle)",
+    ["pool", "state"], registry=REGISTRY,
+)
+REDIS_POOL_LIMIT = Gauge(
+    "fisk_chatops_redis_pool_max_connections", "The most connections a pool may open", ["pool"], registry=REGISTRY
+)
+REDIS_POOL_WAITING = Gauge(
+    "fisk_chatops_redis_pool_waiting", "Tasks waiting for a free Redis connection, by pool", ["pool"],
+    registry=REGISTRY,
+)
+REDIS_POOL_TIMEOUTS = Counter(
+    "fisk_chatops_redis_pool_timeouts_total", "Waits for a Redis connection that timed out (the command failed "
+    "and was retried by its caller)", ["pool"], registry=REGISTRY,
+)

@@ -16,6 +16,8 @@ Choices:
   and a unix socket in ``<state_dir>/redis/`` and no TCP port (``--port 0``); append-only file with
   ``appendfsync always`` so an acknowledged write survives a crash of any process. The socket falls back to
   ``<tmp>/fisk-chatops-redis-<hash>.sock`` when the state path is too long for a unix socket name.
+- The async client's connections come from a bounded pool that waits for a free connection
+  (``bot/redis_pool.py``); blocking stream readers get their own pool (``readers``), sized by the caller.
 - A second process (or handle) using the same ``state_dir`` reuses a server that answers PING on the socket
   instead of starting another; a file lock makes the check-and-start atomic. Only the handle that started the
   server stops it on ``close()`` (SIGTERM: Redis flushes the AOF and exits); a reusing process loses its
@@ -46,6 +48,8 @@ import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.retry import Retry
+
+from bot.redis_pool import READERS, MeteredPool, PoolSettings, collect_pool_metrics, pool_kwargs
 
 __all__ = [
     "EmbeddedRedis",
@@ -268,6 +272,19 @@ class RedisHandle:
     embedded: EmbeddedRedis | None = None
     url: str = field(default="", repr=False)  # the effective URL (may hold a password)
     decode_responses: bool = False
+    #: a client for blocking stream reads (XREADGROUP BLOCK) on its own pool; ``client`` when none was asked for
+    readers: redis.asyncio.Redis | None = None
+
+    @property
+    def reader(self) -> redis.asyncio.Redis:
+        return self.readers if self.readers is not None else self.client
+
+    def pools(self) -> list[MeteredPool]:
+        found = [c.connection_pool for c in (self.client, self.readers) if c is not None]
+        return [p for p in found if isinstance(p, MeteredPool)]
+
+    def collect_metrics(self) -> None:
+        collect_pool_metrics(*self.pools())
 
     def sync_client(self) -> redis.Redis:
         """A new plain ``redis.Redis`` to the same server (close it yourself)."""
@@ -275,7 +292,9 @@ class RedisHandle:
 
     async def close(self) -> None:
         try:
-            await self.client.aclose()
+            if self.readers is not None:
+                await self.readers.aclose(close_connection_pool=True)
+            await self.client.aclose(close_connection_pool=True)
         finally:
             if self.embedded is not None:
                 await asyncio.to_thread(self.embedded.stop)
@@ -351,14 +370,26 @@ def _unavailable(url: str, target: str, err: BaseException) -> RedisUnavailable:
 _PROBE_ERRORS = (redis.RedisError, OSError, ValueError, TimeoutError, asyncio.TimeoutError)
 
 
+def _pooled_client(url: str, settings: PoolSettings, kwargs: dict[str, Any]) -> redis.asyncio.Redis:
+    pool = MeteredPool.from_url(url, **kwargs, **pool_kwargs(settings))
+    return redis.asyncio.Redis(connection_pool=pool)
+
+
 async def connect_redis(
     url: str | None,
     *,
     state_dir: str | os.PathLike[str],
     timeout: float = 5.0,
     decode_responses: bool = False,
+    pool: PoolSettings | None = None,
+    readers: int = 0,
+    client_name: str | None = None,
 ) -> RedisHandle:
     """Connect to ``url``, or start/reuse the embedded server in ``state_dir`` when ``url`` is None or empty.
+
+    ``pool`` bounds the command connections (default ``PoolSettings()``); ``readers`` > 0 opens a second pool of
+    that many connections for blocking stream reads (``handle.reader``). ``client_name`` is set on every
+    connection (``CLIENT SETNAME``), so ``CLIENT LIST`` shows whose connections they are.
 
     Raises :class:`RedisUnavailable` when no PING answers within ``timeout`` seconds."""
     effective, target, embedded = (
@@ -371,12 +402,16 @@ async def connect_redis(
         finally:
             with contextlib.suppress(Exception):
                 await probe.aclose()
-        client = redis.asyncio.Redis.from_url(effective, **_client_kwargs(effective, timeout, decode_responses))
+        kwargs = _client_kwargs(effective, timeout, decode_responses)
+        if client_name:
+            kwargs["client_name"] = client_name
+        client = _pooled_client(effective, pool or PoolSettings(), kwargs)
+        reader = (_pooled_client(effective, PoolSettings(readers, None, READERS), kwargs) if readers > 0 else None)
     except _PROBE_ERRORS as err:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
         raise _unavailable(effective, target, err) from None
-    return RedisHandle(client, target, embedded, effective, decode_responses)
+    return RedisHandle(client, target, embedded, effective, decode_responses, reader)
 
 
 def connect_redis_sync(

@@ -30,6 +30,7 @@ from bot.config import Config, ConfigError, Secrets
 from bot.health import HealthServer
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
 from bot.redis_connection import RedisHandle, connect_redis
+from bot.redis_pool import PoolSettings
 from bot.runner.call import execute_approved_call
 from bot.slack.app import SlackFrontEnd
 from bot.slack.settings import catalog_for_channel
@@ -49,6 +50,19 @@ def require_model_credentials(secrets: Secrets, who: str = "the agent role") -> 
     """Fail at start, not at the first conversation, when no Anthropic credential is set."""
     if not secrets.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
         raise StartupError(f"ANTHROPIC_API_KEY is not set: {who} needs an Anthropic API key")
+
+
+def reader_loops(roles: set[str], shards: int) -> int:
+    """How many blocking stream reads a process with ``roles`` runs at once: the size of its readers pool.
+
+    slack: the poster (outbox + one per completions shard) and the intake; agent: inbox + completions shards;
+    runner: one per run-stream shard + the final-state metrics consumer (all shards in one read)."""
+    per_role = {"slack": 2 + shards, "agent": 1 + shards, "runner": shards + 1}
+    return sum(per_role[r] for r in roles if r in per_role)
+
+
+def pool_settings(config: Config) -> PoolSettings:
+    return PoolSettings(config.redis.max_connections, config.redis.pool_timeout_seconds)
 
 
 def instance_name(role: str) -> str:
@@ -77,7 +91,10 @@ class Core:
                 "installs, where `fisk-chatops serve` runs every role)"
             )
         catalog = await asyncio.to_thread(load_catalog, config)
-        handle = await connect_redis(url, state_dir=config.redis.state_dir)
+        handle = await connect_redis(
+            url, state_dir=config.redis.state_dir, pool=pool_settings(config),
+            readers=reader_loops(roles, config.redis.shards), client_name="fisk-chatops." + "-".join(sorted(roles)),
+        )
         store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds, shards=config.redis.shards)
         return cls(config, secrets, handle, catalog, store)
 
@@ -101,7 +118,7 @@ def runner_worker(core: Core) -> RunnerWorker:
     limits = {tool.app: tool.settings.max_concurrency for tool in core.catalog}
     return RunnerWorker(
         core.redis.client, core.store, make_executor(core), runner_id=instance_name("runner"),
-        per_app_limits=limits, grace_period=core.config.shutdown_grace_seconds,
+        per_app_limits=limits, grace_period=core.config.shutdown_grace_seconds, reader=core.redis.reader,
     )
 
 
@@ -116,7 +133,7 @@ def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
     agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
                   settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars,
                   tool_search=core.config.tool_search)
-    return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"))
+    return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"), reader=core.redis.reader)
 
 
 def slack_front_end(core: Core) -> SlackFrontEnd:
@@ -124,7 +141,7 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
     return SlackFrontEnd(
         core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,
         catalog=core.catalog, bot_token=s.slack_bot_token, app_token=s.slack_app_token,
-        signing_secret=s.slack_signing_secret, api_url=s.slack_api_url,
+        signing_secret=s.slack_signing_secret, api_url=s.slack_api_url, reader=core.redis.reader,
     )
 
 
@@ -146,7 +163,7 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
     """Feed the calls-by-final-state and approval-wait metrics from the completions stream, once per call
     across replicas (consumer group ``metrics``)."""
     consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
-                                  shards=core.config.redis.shards, start_id="$")
+                                  shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
     async for event in consumer.events(stop_event):
         CALLS_FINAL.labels(str(event.state)).inc()
         record = await core.store.find(event.call_id)
@@ -173,6 +190,13 @@ def queue_collector(core: Core) -> Callable[[], Awaitable[None]]:
     return collect
 
 
+def pool_collector(core: Core) -> Callable[[], Awaitable[None]]:
+    async def collect() -> None:
+        core.redis.collect_metrics()
+
+    return collect
+
+
 async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0", health_port: int = 8080,
                 stop_event: asyncio.Event | None = None) -> None:
     """Run ``roles`` until SIGTERM/SIGINT (or ``stop_event``)."""
@@ -182,7 +206,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
     core = await Core.open(config, roles)
-    health = HealthServer(health_host, health_port, collectors=[queue_collector(core)])
+    health = HealthServer(health_host, health_port, collectors=[queue_collector(core), pool_collector(core)])
 
     async def redis_ready() -> tuple[bool, str]:
         await core.redis.client.ping()

@@ -48,8 +48,10 @@ class AgentWorker:
         concurrency: int = 32,
         block_seconds: float = 1.0,
         reclaim_after: float | None = None,
+        reader: Redis | None = None,
     ) -> None:
         self.redis = redis
+        self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
         self.agent = agent
         self.consumer = consumer or f"agent-{uuid.uuid4().hex[:12]}"
         self.block_ms = max(1, int(block_seconds * 1000))
@@ -83,7 +85,7 @@ class AgentWorker:
         last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
         while True:
             try:
-                reply: Any = await self.redis.xreadgroup(
+                reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
                 )
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:

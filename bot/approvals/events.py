@@ -90,8 +90,10 @@ class CompletionConsumer:
         only_shard: int | None = None,
         start_id: str = "0",
         claim_idle: float = 60.0,
+        reader: Redis | None = None,
     ) -> None:
         self.redis = redis
+        self.reader = reader or redis  # the blocking read holds a connection: its own pool (bot/redis_pool.py)
         self.group = group
         self.consumer = consumer
         keys = Keys(key_prefix, shards)
@@ -118,7 +120,7 @@ class CompletionConsumer:
         while True:
             pending_phase = any(p != ">" for p in self._positions.values())
             positions: dict[Any, Any] = dict(self._positions)
-            reply: Any = await self.redis.xreadgroup(
+            reply: Any = await self.reader.xreadgroup(
                 self.group, self.consumer, positions, count=count,
                 block=None if pending_phase else max(1, int(block * 1000)),
             )

@@ -66,8 +66,10 @@ class RunnerWorker:
         grace_period: float = 30.0,
         block_seconds: float = 1.0,
         sweep: bool = True,
+        reader: Redis | None = None,
     ) -> None:
         self.redis = redis
+        self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
         self.store = store
         self.executor = executor
         self.runner_id = runner_id
@@ -132,7 +134,7 @@ class RunnerWorker:
             await self._wait_for_capacity()
             free = self.concurrency - len(self._inflight)
             try:
-                reply: Any = await self.redis.xreadgroup(
+                reply: Any = await self.reader.xreadgroup(
                     self.group, self.runner_id, {stream: last_id}, count=free,
                     block=None if last_id == "0" else self.block_ms,
                 )

@@ -48,6 +48,7 @@ class SlackFrontEnd:
         app_token: str | None = None,
         signing_secret: str | None = None,
         api_url: str | None = None,
+        reader: Redis | None = None,
     ) -> None:
         api.check_tokens(settings.mode, bot_token, app_token, signing_secret)
         self.settings = settings
@@ -55,7 +56,7 @@ class SlackFrontEnd:
         self.signing_secret = signing_secret
         self.client = api.make_client(str(bot_token), api.api_base_url(settings, api_url))
         self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
-        self.poster = Poster(self.deps)
+        self.poster = Poster(self.deps, reader=reader)
         self._app: AsyncApp | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._web: web.Application | None = None

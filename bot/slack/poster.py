@@ -14,6 +14,7 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -38,9 +39,10 @@ _NOTE_STATES = {CallState.denied, CallState.expired}
 class Poster:
     def __init__(
         self, deps: SlackDeps, *, consumer: str | None = None, block_seconds: float = 1.0,
-        backoff: tuple[float, float] = (0.2, 30.0),
+        backoff: tuple[float, float] = (0.2, 30.0), reader: Redis | None = None,
     ) -> None:  # fmt: skip
         self.deps = deps
+        self.reader = reader or deps.redis  # blocking reads hold a connection: their own pool
         self.consumer = consumer or deps.settings.consumer or f"{socket.gethostname()}-{os.getpid()}"
         self.block_ms = max(1, int(block_seconds * 1000))
         self.backoff = backoff
@@ -90,7 +92,7 @@ class Poster:
                 await redis.xack(stream, GROUP, entry_id)
 
     async def _read(self, stream: str, last_id: str) -> list[tuple[str, dict[str, str]]]:
-        reply: Any = await self.deps.redis.xreadgroup(
+        reply: Any = await self.reader.xreadgroup(
             GROUP, self.consumer, {stream: last_id}, count=20, block=None if last_id == "0" else self.block_ms
         )
         return [(_text(i), _fields(f)) for _s, entries in reply or [] for i, f in entries if f]

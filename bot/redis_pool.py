@@ -1,0 +1,93 @@
+"""Bounded Redis connection pools: a process opens a known number of connections, whatever the load.
+
+redis-py's default asyncio pool opens a new connection for every concurrent command and, past
+``max_connections``, fails the command at once with ``ConnectionError: Too many connections``. Under a burst
+that turned into HTTP 500s and lost requests. Here every process has two pools:
+
+* ``commands``: every ordinary command shares ``max_connections`` connections; a command that finds them all
+  busy WAITS for one (``BlockingConnectionPool``) for up to ``pool_timeout_seconds`` before failing with a
+  ``ConnectionError`` that callers treat as transient (they retry);
+* ``readers``: blocking stream reads (``XREADGROUP ... BLOCK``) hold their connection for the whole block, so
+  they get their own pool sized to the number of reading loops the process runs. They never starve commands
+  and commands never delay them.
+
+So a process never holds more than ``max_connections + readers`` connections, and the number does not grow
+with open conversations. ``pool_kwargs`` is the one place that turns settings into redis-py pool arguments, so
+a client factory for another deployment mode (Sentinel, Cluster) can build its pools the same way.
+
+Metrics (label ``pool``): connections in use and idle, tasks waiting for a connection, and waits that timed out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from redis.asyncio.connection import BlockingConnectionPool
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from bot.metrics import REDIS_POOL_CONNECTIONS, REDIS_POOL_LIMIT, REDIS_POOL_TIMEOUTS, REDIS_POOL_WAITING
+
+__all__ = ["MeteredPool", "PoolSettings", "collect_pool_metrics", "pool_kwargs"]
+
+COMMANDS = "commands"
+READERS = "readers"
+
+
+@dataclass(frozen=True)
+class PoolSettings:
+    """How many connections one pool may open and how long a command waits for one."""
+
+    max_connections: int = 16
+    timeout_seconds: float | None = 5.0  # None: wait for ever (the readers pool, sized to its readers)
+    name: str = COMMANDS
+
+
+def pool_kwargs(settings: PoolSettings) -> dict[str, Any]:
+    """Keyword arguments for ``MeteredPool(...)`` / ``MeteredPool.from_url(url, ...)`` beside the connection
+    options: the bound, the wait, the metrics label."""
+    return {
+        "max_connections": settings.max_connections,
+        "timeout": settings.timeout_seconds,
+        "pool_name": settings.name,
+    }
+
+
+class MeteredPool(BlockingConnectionPool):
+    """``BlockingConnectionPool`` that reports waiting tasks and wait timeouts to Prometheus."""
+
+    def __init__(self, *args: Any, pool_name: str = COMMANDS, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pool_name = pool_name
+        self.waiting = 0
+        self.timeouts = 0
+        REDIS_POOL_LIMIT.labels(pool_name).set(self.max_connections)
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        if self.can_get_connection():
+            return await super().get_connection()
+        self.waiting += 1
+        REDIS_POOL_WAITING.labels(self.pool_name).inc()
+        try:
+            return await super().get_connection()
+        except RedisConnectionError as exc:
+            if str(exc) == "No connection available.":  # BlockingConnectionPool's wait timed out
+                self.timeouts += 1
+                REDIS_POOL_TIMEOUTS.labels(self.pool_name).inc()
+            raise
+        finally:
+            self.waiting -= 1
+            REDIS_POOL_WAITING.labels(self.pool_name).dec()
+
+    def in_use(self) -> int:
+        return len(self._in_use_connections)
+
+    def idle(self) -> int:
+        return len(self._available_connections)
+
+
+def collect_pool_metrics(*pools: MeteredPool) -> None:
+    """Set the in-use/idle gauges (at scrape time: the pool knows, no bookkeeping on every command)."""
+    for pool in pools:
+        REDIS_POOL_CONNECTIONS.labels(pool.pool_name, "in_use").set(pool.in_use())
+        REDIS_POOL_CONNECTIONS.labels(pool.pool_name, "idle").set(pool.idle())
