@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.support import FIXTURE, TOOL, build_tool, median_ms, pct, realistic_output  # noqa: E402
 from bot.fisk.introspect import parse_application  # noqa: E402
-from bot.runner.call import ExecutionLimits, execute_approved_call  # noqa: E402
+from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved_call  # noqa: E402
 from bot.sanitize import build_redactor  # noqa: E402
 from bot.tools.catalog import AppSpec, Catalog, build_catalog  # noqa: E402
 from bot.tools.tool import AppSettings  # noqa: E402
@@ -54,6 +54,7 @@ async def bench_calls(n: int) -> None:
     """Median wall time of execute_approved_call vs subprocess.run for the same argv, per output size."""
     os.environ.update(CREDENTIALS)
     limits = ExecutionLimits()
+    environments = ChildEnvironments(limits)  # what a runner builds once at start (bot/roles.py)
     with tempfile.TemporaryDirectory() as tmp:
         binary = build_tool(Path(tmp) / "bin")
 
@@ -74,7 +75,7 @@ async def bench_calls(n: int) -> None:
                 assert done.returncode == 0 and len(done.stdout) == size
 
             async def ours(argv: list[str] = argv, catalog: Catalog = catalog, size: int = size) -> None:
-                result = await execute_approved_call(catalog, TOOL, "{}", argv, limits)
+                result = await execute_approved_call(catalog, TOOL, "{}", argv, limits, environments)
                 assert result.status == "finished" and result.exit_code == 0, result
                 assert result.total_bytes == size, result.total_bytes
 

@@ -17,11 +17,8 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.agent.loop import Agent
-from bot.agent.model import ModelClient, make_client
-from bot.agent.worker import AgentWorker
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
@@ -31,11 +28,13 @@ from bot.health import HealthServer
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
 from bot.redis_connection import RedisHandle, connect_redis
 from bot.redis_pool import PoolSettings
-from bot.runner.call import execute_approved_call
-from bot.slack.app import SlackFrontEnd
-from bot.slack.settings import catalog_for_channel
+from bot.runner.call import ChildEnvironments, execute_approved_call
 from bot.tools.catalog import Catalog
 from bot.wiring import execution_limits, load_catalog
+
+if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a runner never loads anthropic or bolt
+    from bot.agent.worker import AgentWorker
+    from bot.slack.app import SlackFrontEnd
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +104,11 @@ class Core:
 def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]]]:
     """The runner's executor: the approved-call path, observed in the run-duration metric."""
     limits = execution_limits(core.config)
+    environments = ChildEnvironments(limits)
 
     async def execute(record: CallRecord) -> dict[str, Any]:
-        result = await execute_approved_call(core.catalog, record.tool, record.arguments, record.argv, limits)
+        result = await execute_approved_call(core.catalog, record.tool, record.arguments, record.argv, limits,
+                                             environments)
         RUN_DURATION.observe(result.duration_seconds)
         return result.model_dump(mode="json")
 
@@ -123,6 +124,11 @@ def runner_worker(core: Core) -> RunnerWorker:
 
 
 def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
+    from bot.agent.loop import Agent
+    from bot.agent.model import ModelClient, make_client
+    from bot.agent.worker import AgentWorker
+    from bot.slack.settings import catalog_for_channel
+
     settings = core.config.agent
     client = make_client(settings, api_key=core.secrets.anthropic_api_key)
 
@@ -137,6 +143,8 @@ def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
 
 
 def slack_front_end(core: Core) -> SlackFrontEnd:
+    from bot.slack.app import SlackFrontEnd
+
     s = core.secrets
     return SlackFrontEnd(
         core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,

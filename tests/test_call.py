@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from bot.config import config_for_binary
-from bot.runner.call import ExecutionLimits, execute_approved_call
+from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved_call
 from bot.wiring import load_catalog
 from tests.support.fisk_app import make_script
 
@@ -40,6 +40,35 @@ async def test_approved_call_refuses_a_different_argv_or_unknown_tool(opsctl: Pa
     assert result.status == "failed_to_start" and "not a currently selected tool" in (result.error or "")
     result = await execute_approved_call(catalog, "service_logs", '{"service":"web","x":1}', tampered, limits)
     assert result.status == "failed_to_start" and "no longer valid" in (result.error or "")
+
+
+async def test_runner_environments_scrub_once_and_still_redact(tmp_path: Path, fixtures_dir: Path) -> None:
+    """A runner's ChildEnvironments: credentials of its start-up environment never reach the child and are
+    still redacted when the tool prints them some other way (here: passed back through its app env)."""
+    fixture = str(fixtures_dir / "opsctl.introspect.json")
+    body = (
+        "import os, sys\n"
+        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
+        "else:\n    [print(f'{k}={v}') for k, v in sorted(os.environ.items())]\n"
+        "    print('leaked', os.environ.get('ECHOED', ''))\n"
+    )
+    app = make_script(tmp_path, "envdump", body)
+    token = "xoxb-111-222-abcdefabcdef"
+    config = config_for_binary(str(app))
+    config.applications[0].env["ECHOED"] = "db-" + "correct-horse-battery"
+    catalog = load_catalog(config)
+    limits = ExecutionLimits(sensitive_env_vars=("DB_PASSWORD",))
+    environments = ChildEnvironments(limits, {"PATH": os.environ["PATH"], "SLACK_BOT_TOKEN": token,
+                                              "DB_PASSWORD": "correct-horse-battery"})
+    argv = [str(app), "service", "status"]
+    first = await execute_approved_call(catalog, "service_status", "{}", argv, limits, environments)
+    second = await execute_approved_call(catalog, "service_status", "{}", argv, limits, environments)
+    for result in (first, second):
+        assert result.status == "finished" and result.exit_code == 0, result
+        assert token not in result.output and "SLACK_BOT_TOKEN" not in result.output
+        assert "correct-horse-battery" not in result.output and "leaked db-[REDACTED" in result.output
+        assert "LLMFORMAT=1" in result.output
+    assert first.output == second.output
 
 
 def test_exec_prints_the_result_and_exits_0_whatever_the_exit_code(opsctl: Path) -> None:

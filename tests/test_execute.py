@@ -7,6 +7,7 @@ import json
 import os
 import re
 import signal
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -169,6 +170,52 @@ async def test_cancellation_kills_the_tool(tmp_path: Path) -> None:
         await task
     await asyncio.sleep(0.2)
     assert not _alive(int(pidfile.read_text()))
+
+
+def _reaped(pid: int) -> bool:
+    """True once the process is gone entirely: not running and not a zombie waiting to be collected."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+async def test_cancelled_call_leaves_no_zombie(tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    body = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
+    task = asyncio.create_task(_run([str(make_script(tmp_path, "slow", body))], timeout=60.0))
+    for _ in range(100):
+        await asyncio.sleep(0.05)
+        if pidfile.exists() and pidfile.read_text():
+            break
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    pid = int(pidfile.read_text())
+    for _ in range(100):  # the exit watch outlives the cancelled call and collects the status
+        if _reaped(pid):
+            break
+        await asyncio.sleep(0.02)
+    assert _reaped(pid)
+
+
+async def test_finished_calls_are_reaped_and_start_no_thread(tmp_path: Path) -> None:
+    """The exit is watched by the event loop (a pidfd), not by a thread per child as asyncio's default
+    watcher does on Python 3.11; every child's status is collected."""
+    body = "import os, time\nprint(os.getpid(), flush=True)\ntime.sleep(0.3)\n"
+    script = str(make_script(tmp_path, "pid", body))
+    before = {t.ident for t in threading.enumerate()}
+    tasks = [asyncio.create_task(_run([script])) for _ in range(3)]
+    await asyncio.sleep(0.15)
+    during = {t.name for t in threading.enumerate() if t.ident not in before}
+    results = await asyncio.gather(*tasks)
+    assert during == set()
+    for result in results:
+        assert result.status == "finished" and result.exit_code == 0
+        assert _reaped(int(result.output.split()[0]))
+
+
+async def test_exit_by_signal_is_reported_as_a_negative_code(tmp_path: Path) -> None:
+    body = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n"
+    result = await _run([str(make_script(tmp_path, "killed", body))])
+    assert result.status == "finished" and result.exit_code == -signal.SIGKILL
 
 
 async def test_100_mb_of_output_keeps_head_and_tail_in_bounded_memory(tmp_path: Path) -> None:

@@ -8,12 +8,13 @@ or the binary's model changed in between, the call fails to start rather than ru
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.fisk.arguments import ArgumentsError
-from bot.fisk.environment import scrub_environment
+from bot.fisk.environment import ScrubbedEnvironment, scrub_environment
 from bot.runner.execute import run_argv
 from bot.runner.result import CallResult
 from bot.sanitize import redact_argv
@@ -32,14 +33,44 @@ class ExecutionLimits:
     sensitive_env_vars: tuple[str, ...] = field(default_factory=tuple)
 
 
+class ChildEnvironments:
+    """Each application's child environment, scrubbed once per process instead of once per call.
+
+    A runner's own environment is fixed when it starts, so the scrub (every variable checked, the removed
+    credentials kept for redaction) gives the same answer every time; a snapshot is taken here, when the runner
+    is built. Whoever changes the process environment afterwards (tests) builds a new one.
+    """
+
+    def __init__(self, limits: ExecutionLimits, base_env: Mapping[str, str] | None = None) -> None:
+        self._base = dict(os.environ if base_env is None else base_env)
+        self._sensitive = limits.sensitive_env_vars
+        self._scrubbed: dict[tuple[tuple[str, str], ...], ScrubbedEnvironment] = {}
+
+    def for_tool(self, tool: Tool) -> ScrubbedEnvironment:
+        key = tuple(tool.settings.env.items())
+        scrubbed = self._scrubbed.get(key)
+        if scrubbed is None:
+            scrubbed = scrub_environment(self._base, self._sensitive, tool.settings.env)
+            self._scrubbed[key] = scrubbed
+        return scrubbed
+
+
 async def execute_tool(
     tool: Tool,
     argv: list[str],
     limits: ExecutionLimits,
     base_env: Mapping[str, str] | None = None,
+    environments: ChildEnvironments | None = None,
 ) -> CallResult:
-    """Run an argv already produced by ``tool.render_argv`` with the tool's settings and the global limits."""
-    scrubbed = scrub_environment(base_env, limits.sensitive_env_vars, tool.settings.env)
+    """Run an argv already produced by ``tool.render_argv`` with the tool's settings and the global limits.
+
+    ``environments`` (a runner's, built once) supplies the scrubbed environment; without it the environment
+    (``base_env`` or this process's) is scrubbed for this call.
+    """
+    if environments is not None:
+        scrubbed = environments.for_tool(tool)
+    else:
+        scrubbed = scrub_environment(base_env, limits.sensitive_env_vars, tool.settings.env)
     return await run_argv(
         argv,
         env=scrubbed.env,
@@ -63,6 +94,7 @@ async def execute_approved_call(
     arguments: str | bytes | Mapping[str, Any] | None,
     approved_argv: list[str],
     limits: ExecutionLimits,
+    environments: ChildEnvironments | None = None,
 ) -> CallResult:
     """Re-check everything at execution time, then run; refusals are ``failed_to_start`` results, not errors."""
     tool = catalog.get(tool_name)
@@ -74,4 +106,4 @@ async def execute_approved_call(
         return _refused(approved_argv, f"arguments no longer valid: {exc.message}", limits)
     if argv != list(approved_argv):
         return _refused(approved_argv, "the command line differs from the one approved; not run", limits)
-    return await execute_tool(tool, argv, limits)
+    return await execute_tool(tool, argv, limits, environments=environments)

@@ -1,0 +1,33 @@
+"""Each role loads only its own dependencies: a runner process never imports the Anthropic SDK or slack-bolt
+(together ~50 MiB of RSS and thousands of modules it has no use for)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import sys
+import bot.cli, bot.roles, bot.config
+from bot.roles import runner_worker, make_executor
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'anthropic', 'slack_bolt', 'slack_sdk', 'httpx'}
+               or m.startswith(('bot.agent.loop', 'bot.agent.model', 'bot.slack.app')))
+print(','.join(heavy))
+"""
+
+
+def test_runner_imports_neither_anthropic_nor_slack() -> None:
+    done = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
+def test_slack_package_names_still_resolve_on_first_use() -> None:
+    probe = "import sys, bot.slack as s; assert 'slack_bolt' not in sys.modules; s.SlackFrontEnd; " \
+            "assert 'slack_bolt' in sys.modules; print(s.parse_conversation.__module__)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "bot.slack.settings"
