@@ -22,7 +22,7 @@ from bot.approvals.errors import ApprovalError
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.config import Config, Secrets
-from bot.roles import Core, agent_worker, instance_name, require_model_credentials, runner_worker
+from bot.roles import Core, agent_worker, check_model_access, instance_name, require_model_credentials, runner_worker
 
 HELP = "Type a request. Approve or deny each proposed command with y/n. 'stop' cancels pending calls; /quit exits."
 OUTPUT_LINES = 60
@@ -187,9 +187,11 @@ def _stdin_line() -> str | None:
 
 
 async def run_console(config: Config) -> None:
-    require_model_credentials(Secrets(), "the console")
-    core = await Core.open(config, {"slack", "agent", "runner"})
+    secrets = Secrets()
+    require_model_credentials(secrets, "the console")
+    core = await Core.open(config, {"slack", "agent", "runner"}, secrets)
     try:
+        await check_model_access(core)
         await Console(core).run(asyncio.Event())
     finally:
         await core.close()

@@ -45,10 +45,41 @@ class StartupError(RuntimeError):
     """Something a role needs is missing; the message says what and how to provide it."""
 
 
+def model_credential_problems(secrets: Secrets, who: str = "the agent role") -> list[str]:
+    if not secrets.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+        return [f"ANTHROPIC_API_KEY is not set: {who} needs an Anthropic API key"]
+    return []
+
+
 def require_model_credentials(secrets: Secrets, who: str = "the agent role") -> None:
     """Fail at start, not at the first conversation, when no Anthropic credential is set."""
-    if not secrets.anthropic_api_key and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-        raise StartupError(f"ANTHROPIC_API_KEY is not set: {who} needs an Anthropic API key")
+    if problems := model_credential_problems(secrets, who):
+        raise StartupError(problems[0])
+
+
+def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None:
+    """Every missing credential of ``roles`` in one message, before anything starts (not one per attempt)."""
+    problems = model_credential_problems(secrets) if "agent" in roles else []
+    if "slack" in roles:
+        from bot.slack.client import token_problems
+
+        problems += token_problems(config.slack.mode, secrets.slack_bot_token, secrets.slack_app_token,
+                                   secrets.slack_signing_secret)
+    if problems:
+        raise StartupError("; ".join(problems) + " (set them in the environment: see the README's Quick start)")
+
+
+async def check_model_access(core: Core) -> None:
+    """One cheap authenticated request, so a wrong key or base URL stops start-up instead of reaching a user."""
+    from bot.agent.model import ModelAccessError, check_access, make_client
+
+    client = make_client(core.config.agent, api_key=core.secrets.anthropic_api_key)
+    try:
+        await check_access(client)
+    except ModelAccessError as exc:
+        raise StartupError(str(exc)) from None
+    finally:
+        await client.close()
 
 
 def reader_loops(roles: set[str], shards: int) -> int:
@@ -81,8 +112,6 @@ class Core:
     @classmethod
     async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
         secrets = secrets or Secrets()
-        if "agent" in roles:
-            require_model_credentials(secrets)
         url = secrets.redis_url or config.redis.url
         if not url and roles != set(ROLES):
             raise ConfigError(
@@ -213,7 +242,9 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    core = await Core.open(config, roles)
+    secrets = Secrets()
+    check_credentials(config, roles, secrets)
+    core = await Core.open(config, roles, secrets)
     health = HealthServer(health_host, health_port, collectors=[queue_collector(core), pool_collector(core)])
 
     async def redis_ready() -> tuple[bool, str]:
@@ -223,6 +254,8 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     health.checks["redis"] = redis_ready
     tasks: list[asyncio.Task[None]] = []
     try:
+        if "agent" in roles:
+            await check_model_access(core)
         front = slack_front_end(core) if "slack" in roles else None
         if front is not None:
             info = await front.start()

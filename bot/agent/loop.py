@@ -258,9 +258,9 @@ class Agent:
                 transcript,
             )
         except ModelUnavailable as exc:
+            again = "; send another message to try again" if exc.retryable else ""
             await self._end(conversation, token, transcript, state, (
-                "notice", f"I could not get an answer: {exc}. Your message is kept; send another message to"
-                " try again."))
+                "notice", f"I could not get an answer: {exc}. Your message is kept{again}."))
             return
         state.tokens_used += response.tokens
         step: Step = step_outcome(response, transcript, turn.start, limits.max_tokens)

@@ -21,7 +21,16 @@ from bot.metrics import MODEL_REQUESTS, MODEL_TOKENS
 
 
 class ModelUnavailable(Exception):
-    """The API could not answer after the SDK's retries."""
+    """The API could not answer after the SDK's retries. The message is a sentence fit to show a user;
+    ``retryable`` says whether sending the message again may help (an outage) or not (a refused key)."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class ModelAccessError(RuntimeError):
+    """The start-up check failed: the message names the URL, the HTTP status (if any) and what to fix."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +82,7 @@ class ModelClient:
             body = await raw.read()
         except anthropic.APIStatusError as exc:
             MODEL_REQUESTS.labels("error").inc()
-            raise ModelUnavailable(_status_text(exc)) from exc
+            raise ModelUnavailable(_status_text(exc), retryable=_retryable(exc.status_code)) from exc
         except anthropic.APITimeoutError as exc:
             MODEL_REQUESTS.labels("error").inc()
             raise ModelUnavailable("the model API did not answer in time") from exc
@@ -100,12 +109,62 @@ def _count_tokens(usage: dict[str, Any]) -> None:
         MODEL_TOKENS.labels(kind).inc(int(usage.get(key) or 0))
 
 
+def api_message(exc: anthropic.APIStatusError) -> str:
+    """The API's own error sentence (``error.message`` of the JSON body), never the body's Python repr."""
+    message = getattr(exc, "api_message", None)
+    body = exc.body
+    if not message and isinstance(body, dict):
+        error = body.get("error")
+        message = error.get("message") if isinstance(error, dict) else None
+    text = str(message or "").strip().rstrip(".")
+    return text or f"HTTP {exc.status_code}"
+
+
+def _retryable(status: int) -> bool:
+    return status in (408, 409, 429) or status >= 500
+
+
 def _status_text(exc: anthropic.APIStatusError) -> str:
     status = exc.status_code
     if status == 429:
-        return "the model API is rate limiting us (429)"
+        return "the model API is rate limiting us (HTTP 429)"
     if status == 529:
-        return "the model API is overloaded (529)"
+        return "the model API is overloaded (HTTP 529)"
     if status >= 500:
-        return f"the model API failed ({status})"
-    return f"the model API refused the request ({status}: {exc.message})"
+        return f"the model API failed (HTTP {status})"
+    if status in (401, 403):
+        return (f"the model API refused the bot's credentials (HTTP {status}: {api_message(exc)}); an operator needs"
+                " to fix ANTHROPIC_API_KEY")
+    return f"the model API refused the request (HTTP {status}: {api_message(exc)})"
+
+
+async def check_access(client: anthropic.AsyncAnthropic, timeout: float = 10.0) -> None:
+    """One cheap authenticated request at start (list one model), so a wrong key or base URL stops start-up
+    with a sentence naming the URL and the status instead of surprising the first user."""
+    base = str(client.base_url).rstrip("/")
+    url = f"{base}/v1/models"
+    try:
+        await client.with_options(max_retries=1, timeout=timeout).models.list(limit=1)
+    except anthropic.APIStatusError as exc:
+        status = exc.status_code
+        if status in (401, 403):
+            fix = "check ANTHROPIC_API_KEY"
+        elif status == 404:
+            fix = "ANTHROPIC_BASE_URL must be the API root (like https://api.anthropic.com), without /v1"
+        else:
+            fix = "check ANTHROPIC_BASE_URL and the API's status"
+        raise ModelAccessError(
+            f"the Anthropic API refused the start-up check: GET {url} answered HTTP {status} "
+            f"({api_message(exc)}); {fix}"
+        ) from None
+    except anthropic.APITimeoutError:
+        raise ModelAccessError(
+            f"cannot reach the Anthropic API: GET {url} did not answer within {timeout:g}s; check ANTHROPIC_BASE_URL"
+            " and the network"
+        ) from None
+    except anthropic.APIConnectionError as exc:
+        cause = exc.__cause__ or exc
+        raise ModelAccessError(
+            f"cannot reach the Anthropic API at {base} ({type(cause).__name__}: {cause}); check ANTHROPIC_BASE_URL"
+            " and the network"
+        ) from None

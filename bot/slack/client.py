@@ -59,8 +59,8 @@ def make_client(token: str, base_url: str, *, rate_limit_retries: int = 3, timeo
     return client
 
 
-def check_tokens(mode: str, bot_token: str | None, app_token: str | None, signing_secret: str | None) -> None:
-    """Fail clearly before touching the network when a credential is missing or obviously swapped."""
+def token_problems(mode: str, bot_token: str | None, app_token: str | None, signing_secret: str | None) -> list[str]:
+    """Every missing or obviously swapped Slack credential, each with what to set (empty when all is well)."""
     problems = []
     if not bot_token:
         problems.append("SLACK_BOT_TOKEN is not set (the bot token, xoxb-...)")
@@ -73,6 +73,12 @@ def check_tokens(mode: str, bot_token: str | None, app_token: str | None, signin
             problems.append("SLACK_APP_TOKEN must be an app-level token starting with xapp- (Basic Information)")
     elif not signing_secret:
         problems.append("SLACK_SIGNING_SECRET is not set: HTTP mode verifies every request with it")
+    return problems
+
+
+def check_tokens(mode: str, bot_token: str | None, app_token: str | None, signing_secret: str | None) -> None:
+    """Fail clearly before touching the network when a credential is missing or obviously swapped."""
+    problems = token_problems(mode, bot_token, app_token, signing_secret)
     if problems:
         raise SlackStartupError("Slack is not configured: " + "; ".join(problems))
 

@@ -32,7 +32,7 @@ async def test_529_persisting_ends_turn_and_keeps_conversation(
     await agent.drive(CONV)
     assert len(fake.message_requests) == 3 and fake.pending == 0
     events = await harness.outbox(redis, CONV)
-    assert events[-2].data["kind"] == "notice" and "overloaded (529)" in events[-2].data["text"]
+    assert events[-2].data["kind"] == "notice" and "overloaded (HTTP 529)" in events[-2].data["text"]
     assert "Your message is kept" in events[-2].data["text"] and events[-1].kind == "idle"
     transcript, state = await agent.conversations.load(CONV)
     assert state.turn is None
@@ -127,3 +127,16 @@ def test_transcript_cap_cuts_only_at_user_turn_starts() -> None:
     size = len(str(turn(2))) + 50
     assert cap_transcript(transcript, 100, size, keep_from=4) == 4
     assert cap_transcript(transcript, 100, 10**6, keep_from=0) == 0
+
+
+async def test_refused_key_reaches_the_user_as_a_sentence(redis: Redis, small_catalog: Catalog) -> None:
+    with FakeAnthropic(api_key="the-right-key") as fake:  # the bot's key ("test-key") was revoked
+        agent = harness.build_agent(redis, fake.base_url, small_catalog, harness.settings())
+        await agent.submit(CONV, "1-0", "U1", "hi")
+        await agent.drive(CONV)
+        assert len(fake.requests) == 1  # a 401 is not retried
+    notice = next(e for e in await harness.outbox(redis, CONV) if e.data.get("kind") == "notice").data["text"]
+    assert notice == (
+        "I could not get an answer: the model API refused the bot's credentials (HTTP 401: invalid x-api-key);"
+        " an operator needs to fix ANTHROPIC_API_KEY. Your message is kept."
+    )

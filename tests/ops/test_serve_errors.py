@@ -7,10 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-CREDENTIALS = ("REDIS_URL", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "ANTHROPIC_API_KEY")
+CREDENTIALS = ("REDIS_URL", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL",
+               "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "FISK_CHATOPS_CONFIG")
 
 
 def serve(config: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -49,3 +51,29 @@ def test_missing_slack_tokens(tmp_path: Path, opsctl: Path) -> None:
     result = serve(write_config(tmp_path, opsctl), env={"ANTHROPIC_API_KEY": "k"})
     assert result.returncode == 2
     assert "SLACK_BOT_TOKEN is not set" in result.stderr and "SLACK_APP_TOKEN is not set" in result.stderr
+
+
+def error_lines(result: subprocess.CompletedProcess[str]) -> list[str]:
+    """stderr minus the structured (JSON) log lines: what a person reads."""
+    return [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("{")]
+
+
+def test_every_missing_credential_in_one_line(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), env={})
+    assert result.returncode == 2
+    (line,) = error_lines(result)
+    for name in ("ANTHROPIC_API_KEY is not set", "SLACK_BOT_TOKEN is not set", "SLACK_APP_TOKEN is not set"):
+        assert name in line
+    assert not (tmp_path / "state").exists()  # refused before starting the embedded Redis
+
+
+def test_wrong_anthropic_key_stops_start_naming_url_and_status(tmp_path: Path, opsctl: Path, redis_url: str) -> None:
+    with FakeAnthropic(api_key="the-right-key") as model:
+        result = serve(write_config(tmp_path, opsctl), "--role", "agent", env={
+            "REDIS_URL": redis_url, "ANTHROPIC_API_KEY": "a-revoked-key",
+            "ANTHROPIC_BASE_URL": model.base_url})
+    assert result.returncode == 2
+    (line,) = error_lines(result)
+    assert line == (f"fisk-chatops: error: the Anthropic API refused the start-up check: GET {model.base_url}/v1/models"
+                    " answered HTTP 401 (invalid x-api-key); check ANTHROPIC_API_KEY")
+    assert "a-revoked-key" not in result.stderr

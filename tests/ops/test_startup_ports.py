@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.redis_connection import EmbeddedRedis
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_slack import FakeSlack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +36,12 @@ def slack() -> Iterator[FakeSlack]:
         yield fake
 
 
+@pytest.fixture
+def model() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic(api_key="k") as fake:
+        yield fake
+
+
 def write_config(tmp_path: Path, opsctl: Path, slack_port: int) -> Path:
     config = tmp_path / "c.yaml"
     config.write_text(
@@ -44,11 +51,13 @@ def write_config(tmp_path: Path, opsctl: Path, slack_port: int) -> Path:
     return config
 
 
-def serve_all(config: Path, health_port: int, slack: FakeSlack) -> subprocess.CompletedProcess[str]:
+def serve_all(
+    config: Path, health_port: int, slack: FakeSlack, model: FakeAnthropic
+) -> subprocess.CompletedProcess[str]:
     """Every role in one process, with the embedded Redis (no REDIS_URL)."""
     env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
     env.update(SLACK_BOT_TOKEN="xoxb-ports", SLACK_SIGNING_SECRET="s", SLACK_API_URL=slack.api_url,
-               ANTHROPIC_API_KEY="k")
+               ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=model.base_url)
     return subprocess.run(
         [sys.executable, "-m", "bot.cli", "serve", "--config", str(config),
          "--health-host", "127.0.0.1", "--health-port", str(health_port)],
@@ -67,9 +76,10 @@ def assert_one_line_and_no_redis(result: subprocess.CompletedProcess[str], tmp_p
     assert not os.path.exists(embedded.socket_path), "the embedded redis-server was left running"
 
 
-def test_busy_health_port(tmp_path: Path, opsctl: Path, busy_port: int, slack: FakeSlack) -> None:
+def test_busy_health_port(tmp_path: Path, opsctl: Path, busy_port: int, slack: FakeSlack,
+                         model: FakeAnthropic) -> None:
     config = write_config(tmp_path, opsctl, 0)
-    result = serve_all(config, busy_port, slack)
+    result = serve_all(config, busy_port, slack, model)
     assert_one_line_and_no_redis(
         result, tmp_path,
         f"cannot listen on 127.0.0.1:{busy_port} for /healthz, /readyz and /metrics: the address is already in use",
@@ -77,9 +87,10 @@ def test_busy_health_port(tmp_path: Path, opsctl: Path, busy_port: int, slack: F
     assert "--health-port" in result.stderr
 
 
-def test_busy_slack_http_port(tmp_path: Path, opsctl: Path, busy_port: int, slack: FakeSlack) -> None:
+def test_busy_slack_http_port(tmp_path: Path, opsctl: Path, busy_port: int, slack: FakeSlack,
+                         model: FakeAnthropic) -> None:
     config = write_config(tmp_path, opsctl, busy_port)
-    result = serve_all(config, 0, slack)
+    result = serve_all(config, 0, slack, model)
     assert_one_line_and_no_redis(
         result, tmp_path, f"cannot listen on 127.0.0.1:{busy_port} for Slack HTTP requests: the address is already"
     )

@@ -17,6 +17,11 @@ a 500 with ``x-should-retry: false`` and a message naming the request, and is re
 so a test fails loudly instead of the SDK silently retrying.
 
 Streaming (``"stream": true``) is answered as server-sent events built from the same scripted reply.
+
+``GET /v1/models`` (the models list, the bot's start-up check) is answered by the fake itself, in the real
+wire format, without taking a scripted reply; other GET paths get the API's 404 ``not_found_error``. With
+``api_key=...`` every request whose key (``x-api-key`` or bearer token) differs gets the API's 401
+``authentication_error``.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
+from urllib.parse import parse_qsl, urlsplit
 
 from tests.support.loopback import LoopbackServer
 
@@ -251,8 +257,10 @@ class RecordedRequest:
 class FakeAnthropic(LoopbackServer):
     thread_name = "fake-anthropic"
 
-    def __init__(self) -> None:
+    def __init__(self, *, api_key: str | None = None, models: Sequence[str] = (DEFAULT_MODEL,)) -> None:
         super().__init__()
+        self.api_key = api_key
+        self.models = list(models)
         self._queue: deque[Reply | dict[str, Any] | Responder] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -272,6 +280,19 @@ class FakeAnthropic(LoopbackServer):
     def message_requests(self) -> list[dict[str, Any]]:
         """The JSON bodies of POST /v1/messages, in order."""
         return [r.json for r in self.requests if r.path.split("?")[0] == "/v1/messages"]
+
+    def _answer(self, request: RecordedRequest) -> Reply:
+        if self.api_key is not None and self.api_key not in _credentials(request.headers):
+            with self._lock:
+                self.requests.append(request)
+            return error_reply(401, "authentication_error", "invalid x-api-key", headers={})
+        if request.method == "GET":
+            with self._lock:
+                self.requests.append(request)
+            if request.path.split("?")[0] == "/v1/models":
+                return Reply(200, _models_page(self.models, request.path), {"content-type": "application/json"})
+            return error_reply(404, "not_found_error", "Not found", headers={})
+        return self._next(request)
 
     def _next(self, request: RecordedRequest) -> Reply:
         with self._lock:
@@ -293,6 +314,25 @@ class FakeAnthropic(LoopbackServer):
         if isinstance(item, dict):
             item = Reply(200, item, {"content-type": "application/json"})
         return item
+
+
+def _credentials(headers: dict[str, str]) -> set[str]:
+    """The key a request carries: ``x-api-key``, or ``Authorization: Bearer`` (what the SDK sends)."""
+    found = {headers.get("x-api-key") or ""}
+    scheme, _, token = (headers.get("authorization") or "").partition(" ")
+    if scheme.lower() == "bearer":
+        found.add(token)
+    return found - {""}
+
+
+def _models_page(models: Sequence[str], path: str) -> dict[str, Any]:
+    """The models list as the API sends it: newest first, ``limit`` (default 20) per page."""
+    query = dict(parse_qsl(urlsplit(path).query))
+    limit = int(query.get("limit") or 20)
+    data = [{"type": "model", "id": m, "display_name": m.replace("-", " ").title(),
+             "created_at": "2026-01-01T00:00:00Z"} for m in models[:limit]]
+    return {"data": data, "has_more": len(models) > limit, "first_id": data[0]["id"] if data else None,
+            "last_id": data[-1]["id"] if data else None}
 
 
 def _summarize(request: RecordedRequest) -> str:
@@ -319,7 +359,7 @@ class _Handler(BaseHTTPRequestHandler):
         request = RecordedRequest(
             self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, parsed, body
         )
-        reply = self.owner._next(request)
+        reply = self.owner._answer(request)
         if reply.delay:
             time.sleep(reply.delay)
         if isinstance(parsed, dict) and parsed.get("stream") and reply.is_message:
