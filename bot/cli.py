@@ -133,6 +133,33 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _timeline(config: Config, conversation: str, since: datetime | None, fmt: str, tz: str | None) -> str:
+    from bot.incidents.store import IncidentStore
+    from bot.incidents.timeline import build_timeline, render_markdown, zone
+
+    handle = await connect_redis(redis_url_for(config), state_dir=config.redis.state_dir)
+    try:
+        timeline = await build_timeline(handle.client, IncidentStore(handle.client), conversation,
+                                        since=since.timestamp() if since else None)
+    finally:
+        await handle.close()
+    if not timeline.entries:
+        raise CliError(f"nothing is recorded for the thread {conversation}")
+    return json.dumps(timeline.as_json(), indent=2) if fmt == "json" else render_markdown(timeline, zone(tz))
+
+
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from bot.slack.settings import conversation_key
+
+    channel, sep, ts = args.thread.partition(":")
+    if not sep or not channel or not ts:
+        raise CliError(f"--thread: expected CHANNEL:TS (e.g. C0123ABCD:1700000000.000100), got {args.thread!r}")
+    config = load_config(args.config)
+    print(asyncio.run(_timeline(config, conversation_key(channel, ts), _parse_since(args.since), args.format,
+                                args.tz)))
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.logs import configure_logging
     from bot.roles import ROLES, StartupError, serve
@@ -205,6 +232,14 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     audit.add_argument("--call", help="only this call id")
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(func=cmd_audit)
+
+    timeline = sub.add_parser("timeline", help="print a thread's incident timeline (Markdown or JSON)")
+    timeline.add_argument("--config", help="YAML configuration file (for the Redis settings)")
+    timeline.add_argument("--thread", required=True, help="CHANNEL:TS of the thread's first message")
+    timeline.add_argument("--format", choices=["md", "json"], default="md")
+    timeline.add_argument("--since", help="ISO time or age (10m, 2h, 7d): only entries from then on")
+    timeline.add_argument("--tz", help="also show times in this IANA zone (e.g. Europe/Paris)")
+    timeline.set_defaults(func=cmd_timeline)
     for add in extra:
         add(sub)
     return parser

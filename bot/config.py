@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
 from bot.fisk.environment import is_credential_name
+from bot.incidents.settings import IncidentSettings
 from bot.slack.settings import SlackSettings
 from bot.tools.selection import RuleSpec
 
@@ -83,6 +84,7 @@ class Config(_Section):
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    incidents: IncidentSettings = Field(default_factory=IncidentSettings)
     shutdown_grace_seconds: float = Field(default=30.0, ge=0, description="SIGTERM: let running calls finish")
     log_level: str = "INFO"
     source: str = Field(default="<defaults>", exclude=True)

@@ -23,8 +23,8 @@ INBOX = "fc:{agent}:inbox"
 OUTBOX = "fc:{outbox}:events"
 STREAM_MAXLEN = 100_000
 
-InboxKind = Literal["user_message", "stop"]
-OutboxKind = Literal["reply", "proposed", "working", "idle"]
+InboxKind = Literal["user_message", "stop", "summary"]
+OutboxKind = Literal["reply", "proposed", "working", "idle", "thread_open", "thread_post", "file"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,12 @@ async def submit_stop(redis: Redis, conversation: str, user: str) -> str:
     return await publish(redis, INBOX, BusEvent("stop", conversation, {"user": user}))
 
 
+async def submit_summary(redis: Redis, conversation: str, user: str, material: str) -> str:
+    """A user asked for a status summary of the thread: the agent answers from ``material`` (the thread's
+    timeline) with one model request and no tools, outside the conversation's transcript."""
+    return await publish(redis, INBOX, BusEvent("summary", conversation, {"user": user, "material": material}))
+
+
 
 async def read_group(
     redis: Redis, stream: str, group: str, consumer: str, *, count: int = 10, block_ms: int = 1000
@@ -98,6 +104,20 @@ async def ack(redis: Redis, stream: str, group: str, event: BusEvent) -> None:
 #
 # Delivery is at-least-once: after a crash an event may be published twice; front ends dedupe ``proposed``
 # by call id.
+#
+# Front ends that have no thread of their own (alert intake, ``bot/incidents/``) post through the same stream:
+#
+# * ``thread_open`` {"record": <hash key>, "channel": <id>, "text": <str>, "blocks": [...], "user": <requester>,
+#                    "brief": <str>, "meta": {...}}
+#     post a new top-level message in ``channel``, write ``thread_ts`` and ``conversation`` into the Redis hash
+#     ``record`` (or ``thread_error`` if Slack refuses for good), own the thread, then hand ``brief`` to the agent
+#     as the thread's first message from ``user`` (meta gets channel and thread_ts). Skipped when the record
+#     already has a ``thread_ts`` (a redelivery).
+# * ``thread_post`` {"record": <hash key>, "key": <dedupe key>, "text": <str> | "", "card": {"text", "blocks"} |
+#                    null}
+#     in the thread of ``record`` (waits until ``thread_open`` wrote its ts), post ``text`` and/or replace the
+#     top-level message with ``card``.
+# * ``file`` {"filename", "title", "content", "comment"}    upload a file into the conversation's thread.
 
 
 async def publish_outbox(redis: Redis, kind: OutboxKind, conversation: str, data: Mapping[str, Any]) -> str:

@@ -348,6 +348,10 @@ class Agent:
         if not await self.conversations.save(conversation, token, transcript, state, **kw):
             raise LockLost(conversation)
 
+    async def say(self, conversation: str, kind: str, text: str) -> None:
+        """Post text to the conversation's thread outside any turn (summaries, notices)."""
+        await self._reply(conversation, "", kind, text)
+
     async def _reply(self, conversation: str, turn_id: str, kind: str, text: str) -> None:
         # The model's text gets what tool output gets: no terminal or bidi controls, no known secrets.
         text = self._redactor.redact(strip_controls(text))[0]

@@ -28,6 +28,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.agent import bus
 from bot.agent.loop import Agent
+from bot.agent.summary import summarize
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -137,6 +138,11 @@ class AgentWorker:
                                             str(event.data.get("text", "")), meta)
                 elif event.kind == "stop":
                     await self.agent.stop(conversation, str(event.data.get("user", "")))
+                elif event.kind == "summary":  # outside the conversation: no drive, never run twice
+                    await summarize(self.agent, conversation, str(event.data.get("user", "")),
+                                    str(event.data.get("material", "")))
+                    await self.redis.xack(stream, GROUP, entry_id)
+                    return
             else:
                 conversation = decoded.get("conversation", "")
             if conversation and not await self.agent.drive(conversation):

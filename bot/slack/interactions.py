@@ -19,6 +19,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.slack import client as api
+from bot.slack import oncall
 from bot.slack.mrkdwn import escape
 from bot.slack.render import (
     APPROVE_ACTION,
@@ -78,6 +79,9 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
             return
         await bus.submit_stop(deps.redis, conversation, user)
         await respond(response_type="ephemeral", text="Stopping your latest conversation in this channel.")
+    elif word.split(" ")[0] in oncall.WORDS:
+        answer = await oncall.oncall_command(deps, body, word.split(" ")[0], text.partition(" ")[2])
+        await respond(response_type="ephemeral", text=answer)
     else:
         await start_from_command(deps, channel, user, text, respond)
 

@@ -24,6 +24,7 @@ from bot.agent import bus
 from bot.approvals.errors import CallNotFound
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
+from bot.slack import threads
 from bot.slack.interactions import SlackDeps, refresh_card
 from bot.slack.render import render_approval_card, render_decision_note, render_reply, render_result
 from bot.slack.settings import parse_conversation
@@ -148,6 +149,12 @@ class Poster:
                 await self.post_card(str(call_id), retry=retry)
         elif event.kind in ("working", "idle"):
             await self.working(event.conversation, event.kind == "working")
+        elif event.kind == "thread_open":
+            await threads.open_thread(self.deps, event, retry=retry)
+        elif event.kind == "thread_post":
+            await threads.post_in_thread(self.deps, event, retry=retry)
+        elif event.kind == "file":
+            await threads.upload_file(self.deps, event)
 
     async def handle_completion(self, call_id: str, *, retry: bool = False) -> None:
         try:

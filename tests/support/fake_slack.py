@@ -276,6 +276,19 @@ class FakeSlack(LoopbackServer):
             return {"ok": False, "error": "thread_not_found"}
         return {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}}
 
+    def _api_conversations_history(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Top-level messages of a channel, newest first, at or after ``oldest``; metadata only with
+        ``include_all_metadata`` (as Slack)."""
+        channel, oldest = str(p.get("channel", "")), float(p.get("oldest") or 0)
+        with self._lock:
+            messages = [dict(m) for (ch, ts), m in self.messages.items()
+                        if ch == channel and m.get("thread_ts", ts) == ts and float(ts) >= oldest]
+        messages.sort(key=lambda m: float(m["ts"]), reverse=True)
+        if str(p.get("include_all_metadata", "")).lower() not in ("1", "true"):
+            for message in messages:
+                message.pop("metadata", None)
+        return {"ok": True, "messages": messages, "has_more": False, "response_metadata": {"next_cursor": ""}}
+
     def _api_chat_delete(self, p: dict[str, Any]) -> dict[str, Any]:
         channel, ts = str(p.get("channel", "")), str(p.get("ts", ""))
         with self._lock:

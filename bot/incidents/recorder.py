@@ -1,0 +1,155 @@
+"""The timeline recorder: copies what happens in every thread into that thread's own timeline stream.
+
+It reads, with its own consumer group (``timeline``, shared by replicas), the agent's inbox (human messages,
+the alert brief, stops), its outbox (model answers, notices, summaries) and every shard's audit stream (each
+call transition, which carries the tool, the redacted command line, the thread and the requester), and
+appends one JSON entry per fact to ``<prefix>:tl:<conversation>``, kept ``incidents.retention_seconds``. So a
+timeline can be exported for that whole period, even after the call records and the audit trail (kept
+``redis.retention_seconds``) or the transcript are gone. For a finished call the entry also keeps the exit
+code, the duration and an excerpt of the (already sanitized) output.
+
+At-least-once: an entry handled twice is appended twice with the same ``src`` and the reader drops repeats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from bot.agent import bus
+from bot.approvals.records import CallState
+from bot.approvals.store import CallStore
+from bot.incidents.store import IncidentStore
+from bot.streams import ensure_group
+from bot.streams import text as _text
+
+log = logging.getLogger(__name__)
+
+GROUP = "timeline"
+OUTPUT_EXCERPT = 1500
+_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted}
+
+
+def _ms(entry_id: str) -> float:
+    return int(entry_id.partition("-")[0] or 0) / 1000
+
+
+class TimelineRecorder:
+    def __init__(self, redis: Redis, incidents: IncidentStore, calls: CallStore, *, consumer: str | None = None,
+                 block_seconds: float = 1.0) -> None:  # fmt: skip
+        self.redis = redis
+        self.incidents = incidents
+        self.calls = calls
+        self.consumer = consumer or f"timeline-{uuid.uuid4().hex[:12]}"
+        self.block_ms = max(1, int(block_seconds * 1000))
+
+    def streams(self) -> list[str]:
+        keys = self.calls.keys
+        return [bus.INBOX, bus.OUTBOX, *(keys.audit_stream(s) for s in keys.all_shards())]
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        tasks = [asyncio.create_task(self._loop(s, stop_event)) for s in self.streams()]
+        try:
+            await stop_event.wait()
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
+        last_id = "0"  # our own pending entries first (a restart), then new ones
+        while not stop_event.is_set():
+            try:
+                await ensure_group(self.redis, stream, GROUP)
+                reply: Any = await self.redis.xreadgroup(
+                    GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id == "0" else self.block_ms
+                )
+                entries = reply[0][1] if reply else []
+                if last_id == "0" and not entries:
+                    last_id = ">"
+                    claimed: Any = await self.redis.xautoclaim(stream, GROUP, self.consumer, 60_000, "0-0", count=50)
+                    entries = [e for e in (claimed[1] or []) if e[1]]
+                for entry_id, fields in entries:
+                    await self.record(stream, _text(entry_id), {_text(k): _text(v) for k, v in (fields or {}).items()})
+                    await self.redis.xack(stream, GROUP, entry_id)
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("timeline recorder: reading %s failed (%s); retrying", stream, exc)
+                await asyncio.sleep(1.0)
+            except Exception:
+                log.exception("timeline recorder: an entry of %s could not be recorded", stream)
+                await asyncio.sleep(1.0)
+
+    async def record(self, stream: str, entry_id: str, fields: Mapping[str, str]) -> None:
+        """Turn one stream entry into a timeline entry of its conversation (or nothing)."""
+        src = f"{stream}/{entry_id}"
+        if stream in (bus.INBOX, bus.OUTBOX):
+            event = bus.BusEvent.from_fields(entry_id, fields)
+            entry = await self._bus_entry(stream, event)
+            conversation = event.conversation
+        else:
+            conversation = fields.get("conversation", "")
+            entry = await self._call_entry(fields)
+        if entry is None or not conversation:
+            return
+        key = self.incidents.timeline_key(conversation)
+        await self.redis.xadd(key, {"entry": json.dumps({**entry, "src": src})})
+        await self.redis.expire(key, self.incidents.retention)
+
+    async def _bus_entry(self, stream: str, event: bus.BusEvent) -> dict[str, Any] | None:
+        at, data = _ms(event.id), event.data
+        if stream == bus.INBOX:
+            if event.kind == "user_message":
+                meta = data.get("meta") or {}
+                if meta.get("incident"):
+                    await self.incidents.link(event.conversation, str(meta["incident"]))
+                kind = "alert_brief" if meta.get("source") == "alert" else "message"
+                return {"type": kind, "at": at, "user": data.get("user", ""), "text": data.get("text", "")}
+            if event.kind == "stop":
+                return {"type": "stop", "at": at, "user": data.get("user", "")}
+            if event.kind == "summary":
+                return {"type": "summary_request", "at": at, "user": data.get("user", "")}
+            return None
+        if event.kind == "reply":
+            return {"type": str(data.get("kind") or "answer"), "at": at, "text": data.get("text", "")}
+        return None
+
+    async def _call_entry(self, f: Mapping[str, str]) -> dict[str, Any] | None:
+        if not f.get("call_id"):
+            return None
+        entry: dict[str, Any] = {
+            "type": "call", "at": float(f.get("at") or 0), "call_id": f["call_id"], "tool": f.get("tool", ""),
+            "command": f.get("command", ""), "from": f.get("from", ""), "to": f.get("to", ""),
+            "actor": f.get("actor", ""), "reason": f.get("reason", ""), "requester": f.get("requester", ""),
+        }  # fmt: skip
+        if f.get("to") in {s.value for s in _RESULT_STATES}:
+            record = await self.calls.find(f["call_id"])
+            result = (record.result if record else None) or {}
+            output = str(result.get("output") or "")
+            entry.update({
+                "exit_code": result.get("exit_code"), "duration": result.get("duration_seconds"),
+                "output": output if len(output) <= OUTPUT_EXCERPT else output[:OUTPUT_EXCERPT] + "\n… [cut]",
+                "error": result.get("error"),
+            })  # fmt: skip
+        return entry
+
+
+async def read_timeline(redis: Redis, incidents: IncidentStore, conversation: str) -> list[dict[str, Any]]:
+    """The recorded entries of a thread, oldest first, each once."""
+    raw: Any = await redis.xrange(incidents.timeline_key(conversation))
+    seen: set[str] = set()
+    entries = []
+    for _id, fields in raw or []:
+        entry = json.loads(_text(fields.get(b"entry", fields.get("entry", b"{}"))))
+        if entry.get("src") in seen:
+            continue
+        seen.add(entry.get("src", ""))
+        entries.append(entry)
+    return sorted(entries, key=lambda e: float(e.get("at") or 0))
