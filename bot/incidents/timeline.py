@@ -145,11 +145,11 @@ def _describe_call(e: dict[str, Any]) -> str:
     lines = [head]
     if e.get("from") == "proposed":
         lines.append(f"requested by {e.get('requester')}; command line:\n\n{_fence(str(e.get('command') or ''))}")
-    if to not in ("running",) and e.get("actor"):
+    if to == "running":
+        lines.append(f"on {e.get('actor')}")
+    elif "exit_code" not in e and e.get("actor"):
         reason = f": {e['reason']}" if e.get("reason") else ""
         lines.append(f"by {e['actor']}{reason}")
-    elif to == "running":
-        lines.append(f"on {e.get('actor')}")
     if "exit_code" in e and to != "running":
         duration = f" after {float(e['duration']):.1f} s" if e.get("duration") is not None else ""
         code = e.get("exit_code")

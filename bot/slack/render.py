@@ -96,7 +96,9 @@ def parse_button_value(value: str) -> tuple[str, str]:
 
 
 def _mention_user(user: str, mention: bool) -> str:
-    return f"<@{escape(user)}>" if mention else f"`{escape(user)}`"
+    # only a Slack user id can be mentioned; other requesters (an alert source: "alert:pagerduty") are shown
+    is_user_id = user[:1] in ("U", "W") and user.isalnum()
+    return f"<@{escape(user)}>" if mention and is_user_id else f"`{escape(user)}`"
 
 
 def _mention_group(group: str, mention: bool) -> str:

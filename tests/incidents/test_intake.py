@@ -1,0 +1,118 @@
+"""Deliveries over real HTTP to the running intake: refused ones leave no trace; accepted ones open one thread
+per incident, update it on repeats and close it on resolution (PagerDuty here; Alertmanager with the agent in
+``test_incident_flow.py``)."""
+
+from __future__ import annotations
+
+import json
+
+from bot.agent import bus
+from bot.incidents.store import IncidentStore
+from tests.incidents.conftest import CHECKOUT, WEB, Intake, replies, top_level
+from tests.incidents.payloads import (
+    PD_OLD_SECRET,
+    PD_SECRET,
+    am_alert,
+    am_payload,
+    basic,
+    bearer,
+    dumps,
+    pd_headers,
+    pd_payload,
+)
+from tests.slack.conftest import Harness
+from tests.support.waiting import wait_for
+
+AM, PD = "/alerts/alertmanager", "/alerts/pagerduty"
+
+
+async def _no_trace(intake: Intake, harness: Harness) -> None:
+    assert await intake.outbox() == []
+    assert await intake.redis.xlen(bus.INBOX) == 0
+    assert [k async for k in intake.redis.scan_iter(match="fc:{inc}:*")] == []
+    assert harness.slack.calls_to("chat.postMessage") == []
+
+
+async def test_unsigned_forged_and_malformed_deliveries_change_nothing(intake: Intake, harness: Harness) -> None:
+    good = dumps(am_payload())
+    for headers in ({"Content-Type": "application/json"}, bearer("forged"), basic("am", "guess")):
+        status, body = await intake.post(AM, good, headers)
+        assert status == 401 and body["status"] == "refused"
+    pd = dumps(pd_payload())
+    for headers in ({}, pd_headers(pd, "forged-secret"), pd_headers(pd + b"\n", PD_SECRET)):
+        assert (await intake.post(PD, pd, headers))[0] == 401
+    assert (await intake.post(PD, pd + b" ", pd_headers(pd, PD_SECRET)))[0] == 401  # body changed after signing
+    for bad in (b"{", dumps({"version": "4"}), dumps({**am_payload(), "alerts": []})):
+        status, body = await intake.post(AM, bad, bearer())
+        assert status == 400 and "error" in body
+    bad_pd = dumps({"event": {"id": "e", "event_type": "incident.triggered", "resource_type": "incident",
+                              "data": {"title": "no id"}}})
+    assert (await intake.post(PD, bad_pd, pd_headers(bad_pd, PD_SECRET)))[0] == 400
+    huge = b"{" + b" " * 2_000_000 + b"}"
+    assert (await intake.post(AM, huge, bearer()))[0] == 413
+    await _no_trace(intake, harness)
+
+
+async def test_unrouted_and_flooding_deliveries(intake: Intake, harness: Harness) -> None:
+    other = am_payload(alerts=[am_alert(service="batch")])
+    other["commonLabels"] = {"alertname": "X", "service": "batch"}
+    status, body = await intake.post(AM, dumps(other), bearer())
+    assert status == 422 and body["status"] == "unrouted"
+    await _no_trace(intake, harness)
+    # the web route takes 8 deliveries a minute: the flood beyond gets 429 and changes nothing
+    statuses = [(await intake.post(AM, dumps(am_payload(group_key=f"g{i}")), bearer()))[0] for i in range(11)]
+    assert statuses == [201] * 8 + [429] * 3
+    events = [e for e in await intake.outbox() if e.kind == "thread_open"]
+    assert len(events) == 8
+    await wait_for(lambda: len(top_level(harness, WEB)) == 8, timeout=10)
+
+
+async def test_pagerduty_incident_lifecycle_in_one_thread(intake: Intake, harness: Harness) -> None:
+    body = dumps(pd_payload())
+    status, answer = await intake.post(PD, body, pd_headers(body, PD_OLD_SECRET, PD_SECRET))  # during rotation
+    assert status == 201 and answer["status"] == "new"
+    (card,) = await wait_for(lambda: top_level(harness, CHECKOUT), timeout=10)
+    shown = json.dumps(card["blocks"])
+    assert "[OPEN] Checkout API latency" in shown and "checkout-api" in shown
+    assert "<https://acme.pagerduty.com/incidents/PGR0VU2|PagerDuty incident>" in shown
+    ts = card["ts"]
+    # the brief went to the agent as the thread's first message, framed as data
+    async def briefs() -> list[bus.BusEvent]:
+        inbox = [bus.BusEvent.from_fields(i, f) for i, f in await intake.redis.xrange(bus.INBOX)]
+        return [e for e in inbox if e.kind == "user_message"]
+
+    (brief,) = await wait_for(briefs)
+    assert brief.conversation == f"slack:{CHECKOUT}:{ts}" and brief.data["user"] == "alert:pagerduty"
+    assert brief.data["text"].startswith("Checkout is paging") and "<alert_data>" in brief.data["text"]
+
+    status, answer = await intake.post(PD, body, pd_headers(body, PD_SECRET))  # PagerDuty retried the same event
+    assert (status, answer["status"]) == (200, "ignored")
+    ack = dumps(pd_payload("incident.acknowledged", event_id="01DEN2"))
+    assert (await intake.post(PD, ack, pd_headers(ack, PD_SECRET)))[0] == 200
+    await wait_for(lambda: any("Acknowledged" in r for r in replies(harness, CHECKOUT, ts)), timeout=10)
+    assert "Jane Oncall" in next(r for r in replies(harness, CHECKOUT, ts) if "Acknowledged" in r)
+    resolved = dumps(pd_payload("incident.resolved", event_id="01DEN3"))
+    status, answer = await intake.post(PD, resolved, pd_headers(resolved, PD_SECRET))
+    assert (status, answer["status"]) == (200, "resolved")
+    await wait_for(lambda: any("Resolved" in r for r in replies(harness, CHECKOUT, ts)), timeout=10)
+    await wait_for(lambda: "[RESOLVED]" in json.dumps(harness.slack.message(CHECKOUT, ts)["blocks"]), timeout=10)
+    assert len(top_level(harness, CHECKOUT)) == 1  # one thread for the whole incident
+    store = IncidentStore(intake.redis)
+    record = await store.get(answer["incident"])
+    assert record["state"] == "resolved" and record["resolved_at"] and record["thread_ts"] == ts
+    assert [e["kind"] for e in await store.events(answer["incident"])] == ["firing", "acknowledged", "resolved"]
+    # after the resolution a late repeat of it changes nothing; a new trigger opens a new incident
+    again = dumps(pd_payload("incident.resolved", event_id="01DEN4"))
+    assert (await intake.post(PD, again, pd_headers(again, PD_SECRET)))[1]["status"] == "ignored"
+    reopened = dumps(pd_payload(event_id="01DEN5"))
+    assert (await intake.post(PD, reopened, pd_headers(reopened, PD_SECRET)))[1]["status"] == "new"
+    await wait_for(lambda: len(top_level(harness, CHECKOUT)) == 2, timeout=10)
+
+
+async def test_pings_and_other_events_are_answered_without_effect(intake: Intake, harness: Harness) -> None:
+    ping = dumps({"event": {"id": "p1", "event_type": "pagey.ping", "resource_type": "pagey", "data": {}}})
+    status, body = await intake.post(PD, ping, pd_headers(ping, PD_SECRET))
+    assert (status, body["status"]) == (200, "ignored")
+    resolved_first = dumps(am_payload("resolved"))
+    assert (await intake.post(AM, resolved_first, bearer()))[1]["status"] == "ignored"
+    assert harness.slack.calls_to("chat.postMessage") == []
