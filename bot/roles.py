@@ -25,8 +25,6 @@ from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from bot.config import Config, ConfigError, Secrets
 from bot.health import HealthServer
-from bot.incidents.service import run_oncall
-from bot.incidents.settings import IncidentSecrets
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
 from bot.redis_connection import RedisHandle, connect_redis
 from bot.redis_pool import PoolSettings
@@ -269,6 +267,9 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             await front.listen_http()
         if front is not None:
             tasks.append(asyncio.create_task(front.run(stop)))
+            from bot.incidents.service import run_oncall  # the on-call front end lives in the slack role
+            from bot.incidents.settings import IncidentSecrets
+
             tasks.append(asyncio.create_task(run_oncall(core.redis.client, core.store, config.incidents,
                                                         IncidentSecrets.from_env(), stop,
                                                         consumer=instance_name("timeline"))))

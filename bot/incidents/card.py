@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.incidents.alerts import Notification
-from bot.runner.sanitize import strip_controls
-from bot.runner.secrets import build_redactor
+from bot.sanitize.controls import strip_controls
+from bot.sanitize.redact import build_redactor
 
 _REDACTOR = build_redactor()
 TEXT_LIMIT = 2500

@@ -76,10 +76,10 @@ async def intake(
     await asyncio.wait_for(task, 10)
 
 
-def top_level(harness: Harness, channel: str) -> list[dict[str, Any]]:
-    return [m for (ch, ts), m in sorted(harness.slack.messages.items()) if ch == channel and "thread_ts" not in m]
+def top_level(h: Harness, channel: str) -> list[dict[str, Any]]:
+    return [m for (ch, _ts), m in sorted(h.slack.messages.items()) if ch == channel and "thread_ts" not in m]
 
 
-def replies(harness: Harness, channel: str, thread_ts: str) -> list[str]:
-    return [json.dumps(m.get("blocks") or m.get("text")) for m in harness.slack.thread(channel, thread_ts)
+def replies(h: Harness, channel: str, thread_ts: str) -> list[str]:
+    return [json.dumps(m.get("blocks") or m.get("text")) for m in h.slack.thread(channel, thread_ts)
             if m.get("thread_ts") == thread_ts]
