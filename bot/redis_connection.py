@@ -47,6 +47,7 @@ import redis
 import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff, NoBackoff
+from redis.connection import parse_url
 from redis.retry import Retry
 
 from bot.redis_pool import READERS, MeteredPool, PoolSettings, collect_pool_metrics, pool_kwargs
@@ -55,6 +56,8 @@ __all__ = [
     "EmbeddedRedis",
     "RedisHandle",
     "RedisUnavailable",
+    "RedisUrlError",
+    "check_redis_url",
     "SyncRedisHandle",
     "connect_redis",
     "connect_redis_sync",
@@ -68,6 +71,32 @@ _MAX_UNIX_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS, includi
 
 class RedisUnavailable(RuntimeError):
     """Redis cannot be reached or started. The message names the target, never a password."""
+
+
+class RedisUrlError(RedisUnavailable):
+    """The Redis URL is malformed (a typo, not an outage): the message says what is wrong, never the password."""
+
+
+URL_FORMS = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:///path/to/socket"
+
+
+def check_redis_url(url: str) -> None:
+    """Raise :class:`RedisUrlError` when redis-py could not use ``url`` as written (or would silently ignore
+    part of it, like a database that is not a number)."""
+    shown = _scrub(url, url)  # as written (redact_url would re-assemble it), minus any password
+    try:
+        parse_url(url)
+        parts = urlsplit(url)
+        db = unquote(parts.path).lstrip("/")
+        if parts.scheme == "unix" and not parts.path:
+            raise ValueError("no socket path after unix://")
+        if parts.scheme != "unix" and db and not db.isdigit():
+            raise ValueError(f"the database after the host must be a number, got {db!r}")
+    except ValueError as exc:
+        reason = _scrub(str(exc), url).rstrip(".")
+        raise RedisUrlError(
+            f"the Redis URL (REDIS_URL or redis.url) {shown!r} is malformed: {reason}; expected {URL_FORMS}"
+        ) from None
 
 
 # -- URLs ----------------------------------------------------------------------------------------------------
@@ -334,6 +363,7 @@ class SyncRedisHandle:
 def _resolve(url: str | None, state_dir: str | os.PathLike[str]) -> tuple[str, str, EmbeddedRedis | None]:
     """(effective url, description, embedded server or None); starts or reuses the embedded server."""
     if url:
+        check_redis_url(url)
         return url, describe_redis_url(url), None
     embedded = EmbeddedRedis(state_dir)
     embedded.start()

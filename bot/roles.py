@@ -61,12 +61,13 @@ def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None
     """Every missing credential of ``roles`` in one message, before anything starts (not one per attempt)."""
     problems = model_credential_problems(secrets) if "agent" in roles else []
     if "slack" in roles:
-        from bot.slack.client import token_problems
+        from bot.slack.client import api_url_problem, token_problems
 
         problems += token_problems(config.slack.mode, secrets.slack_bot_token, secrets.slack_app_token,
                                    secrets.slack_signing_secret)
+        problems += filter(None, [api_url_problem(config.slack, secrets.slack_api_url)])
     if problems:
-        raise StartupError("; ".join(problems) + " (set them in the environment: see the README's Quick start)")
+        raise StartupError("; ".join(problems) + " (see the README's Quick start)")
 
 
 async def check_model_access(core: Core) -> None:

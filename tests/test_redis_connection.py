@@ -14,6 +14,7 @@ import pytest
 from bot.redis_connection import (
     EmbeddedRedis,
     RedisUnavailable,
+    RedisUrlError,
     connect_redis,
     connect_redis_sync,
     describe_redis_url,
@@ -237,3 +238,21 @@ def test_redact_and_describe() -> None:
     assert describe_redis_url("redis://:pw@cache.internal/0") == "cache.internal:6379"
     assert describe_redis_url("rediss://u:pw@cache:6380") == "cache:6380 (TLS)"
     assert describe_redis_url("unix:///run/redis.sock?password=pw") == "unix socket /run/redis.sock"
+
+
+@pytest.mark.parametrize(("url", "reason"), [
+    ("localhost:6379", "must specify one of the following schemes"),
+    (f"redis://:{PASSWORD_IN_URL}@db.internal:63x9/0", "Port could not be cast to integer"),
+    ("redis://db.internal:99999", "Port out of range"),
+    ("redis://db.internal:6379/cache", "the database after the host must be a number, got 'cache'"),
+    ("unix://", "no socket path"),
+])
+async def test_malformed_url_is_called_malformed_not_unreachable(tmp_path: Path, url: str, reason: str) -> None:
+    with pytest.raises(RedisUrlError) as caught:
+        await connect_redis(url, state_dir=tmp_path)
+    message = str(caught.value)
+    assert "is malformed" in message and reason in message and "cannot reach" not in message
+    assert "expected redis://" in message
+    assert PASSWORD_IN_URL not in message and PASSWORD not in message
+    with pytest.raises(RedisUrlError):
+        connect_redis_sync(url, state_dir=tmp_path)

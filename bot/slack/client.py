@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -32,7 +33,22 @@ class SlackStartupError(RuntimeError):
     """Tokens missing, malformed or refused by Slack: the message says which and what to do."""
 
 
+def api_url_problem(settings: SlackSettings, env_url: str | None = None) -> str | None:
+    """Why the configured Web API base URL cannot be right, or None. slack_sdk appends the method name
+    (``auth.test``) to it, so anything but an http(s) URL ending in ``/api/`` reaches a page that is not the API."""
+    url = env_url or settings.api_url
+    if not url:
+        return None
+    name = "SLACK_API_URL" if env_url else "slack.api_url"
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or not parts.path.rstrip("/").endswith("/api"):
+        return f"{name} must be the Web API base URL ending in /api/ (like {DEFAULT_API_URL}), got {url!r}"
+    return None
+
+
 def api_base_url(settings: SlackSettings, env_url: str | None = None) -> str:
+    if problem := api_url_problem(settings, env_url):
+        raise SlackStartupError(problem)
     url = env_url or settings.api_url or DEFAULT_API_URL
     return url if url.endswith("/") else url + "/"
 
@@ -88,14 +104,25 @@ async def verify_auth(client: AsyncWebClient) -> dict[str, Any]:
     try:
         reply = await client.auth_test()
     except SlackApiError as exc:
-        error = exc.response.get("error") if exc.response is not None else None
+        error = exc.response.get("error") if isinstance(getattr(exc.response, "data", None), dict) else None
+        if error == "unknown_method" or error is None:
+            raise SlackStartupError(_not_the_api(client, exc)) from None
         raise SlackStartupError(
             f"Slack refused the bot token (auth.test: {error or exc}); check SLACK_BOT_TOKEN and that the app is "
             "installed in the workspace"
         ) from None
     except (TimeoutError, aiohttp.ClientError, OSError) as exc:
         raise SlackStartupError(f"cannot reach the Slack Web API at {client.base_url}: {exc}") from None
-    return dict(reply.data) if isinstance(reply.data, dict) else {}
+    if not isinstance(reply.data, dict):
+        raise SlackStartupError(_not_the_api(client, None, reply.status_code))
+    return dict(reply.data)
+
+
+def _not_the_api(client: AsyncWebClient, exc: SlackApiError | None, status: int | None = None) -> str:
+    if exc is not None:
+        status = getattr(exc.response, "status_code", None)
+    return (f"{client.base_url}auth.test did not answer like the Slack Web API (HTTP {status}); SLACK_API_URL "
+            f"(or slack.api_url) must be the Web API base URL ending in /api/, like {DEFAULT_API_URL}")
 
 
 def is_transient(exc: BaseException) -> bool:

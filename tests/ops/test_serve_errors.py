@@ -77,3 +77,20 @@ def test_wrong_anthropic_key_stops_start_naming_url_and_status(tmp_path: Path, o
     assert line == (f"fisk-chatops: error: the Anthropic API refused the start-up check: GET {model.base_url}/v1/models"
                     " answered HTTP 401 (invalid x-api-key); check ANTHROPIC_API_KEY")
     assert "a-revoked-key" not in result.stderr
+
+
+def test_slack_api_url_without_api_path(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), "--role", "slack", env={
+        "REDIS_URL": "redis://127.0.0.1:1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1",
+        "SLACK_API_URL": "http://127.0.0.1:1/"})
+    assert result.returncode == 2
+    (line,) = error_lines(result)
+    assert "SLACK_API_URL must be the Web API base URL ending in /api/" in line and "Traceback" not in line
+
+
+def test_malformed_redis_url(tmp_path: Path, opsctl: Path) -> None:
+    result = serve(write_config(tmp_path, opsctl), "--role", "runner", env={"REDIS_URL": "localhost:6379"})
+    assert result.returncode == 2
+    (line,) = error_lines(result)
+    assert "the Redis URL (REDIS_URL or redis.url) 'localhost:6379' is malformed" in line
+    assert "cannot reach" not in line

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from aiohttp import web
 from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
+from bot.listen import start_site
 from bot.slack import SlackFrontEnd, SlackSettings, SlackStartupError, catalog_for_channel, parse_conversation
 from bot.slack.mrkdwn import markdown_to_mrkdwn, split_mrkdwn
 from bot.tools.catalog import Catalog
@@ -37,6 +39,31 @@ async def test_wrong_token_fails_auth_test_clearly(redis: Redis, catalog: Catalo
     slack.stop()
     with pytest.raises(SlackStartupError, match="cannot reach"):
         await good.start()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/", "https://slack.com", "slack.com/api/", "ftp://h/api/"])
+async def test_api_url_without_api_path_is_refused_before_any_request(redis: Redis, catalog: Catalog, url: str) -> None:
+    with pytest.raises(SlackStartupError) as caught:
+        front(redis, catalog, bot_token="xoxb-1", app_token="xapp-1", api_url=url)
+    assert str(caught.value) == (f"SLACK_API_URL must be the Web API base URL ending in /api/ (like "
+                                 f"https://slack.com/api/), got {url!r}")
+
+
+@pytest.mark.parametrize("status", [200, 404])
+async def test_api_url_answering_a_web_page_is_named(redis: Redis, catalog: Catalog, status: int) -> None:
+    async def page(_request: web.Request) -> web.Response:
+        return web.Response(status=status, text="<html>not the API</html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", page)
+    runner, port = await start_site(app, "127.0.0.1", 0, purpose="a web page", fix="-")
+    try:
+        url = f"http://127.0.0.1:{port}/api/"
+        with pytest.raises(SlackStartupError) as caught:
+            await front(redis, catalog, bot_token="xoxb-1", app_token="xapp-1", api_url=url).start()
+    finally:
+        await runner.cleanup()
+    assert str(caught.value).startswith(f"{url}auth.test did not answer like the Slack Web API (HTTP {status}); ")
 
 
 def test_rate_limit_retry_handler_installed(redis: Redis, catalog: Catalog) -> None:
