@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
+from bot.config_keys import unknown_key_hint
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
 from bot.slack.settings import SlackSettings
@@ -115,7 +116,11 @@ def _format_validation(path: str, exc: ValidationError) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "<root>"
-        lines.append(f"{path}: {key}: {err['msg']}")
+        if err["type"] == "extra_forbidden":
+            hint = unknown_key_hint(Config, err["loc"])
+            lines.append(f"{path}: {key}: unknown key" + (f"; {hint}" if hint else ""))
+        else:
+            lines.append(f"{path}: {key}: {err['msg']}")
     return "\n".join(lines)
 
 

@@ -34,13 +34,33 @@ def test_config_errors_name_file_key_and_problem(tmp_path: Path) -> None:
         load_config(path)
     assert f"{path}: applications.0.timeout_seconds: Input should be greater than 0" in str(info.value)
     path = write(tmp_path, "applications:\n  - binary: /x\n    colour: blue\n")
-    with pytest.raises(ConfigError, match=r"applications\.0\.colour: Extra inputs are not permitted"):
+    with pytest.raises(ConfigError, match=r"applications\.0\.colour: unknown key; valid keys here: alias, binary,"):
         load_config(path)
     path = write(tmp_path, "applications: [\n")
     with pytest.raises(ConfigError, match=r"config.yaml: line \d+: invalid YAML"):
         load_config(path)
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.yaml")
+
+
+def test_mistyped_keys_get_did_you_mean_at_every_depth(tmp_path: Path) -> None:
+    path = write(tmp_path, "applications: [{binary: /x, timeout_second: 3}]\nagent: {max_token: 5}\n"
+                           "slack: {channels: {C1: {includ: {tools: [x]}}}}\ntool_serch: false\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value).splitlines() == [
+        f"{path}: applications.0.timeout_second: unknown key; did you mean 'timeout_seconds'?",
+        f"{path}: agent.max_token: unknown key; did you mean 'max_tokens'?",
+        f"{path}: slack.channels.C1.includ: unknown key; did you mean 'include'?",
+        f"{path}: tool_serch: unknown key; did you mean 'tool_search'?",
+    ]
+    assert "source" not in str(load_config_error(tmp_path, "sourc: x\n"))  # internal fields are not keys
+
+
+def load_config_error(tmp_path: Path, text: str) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text))
+    return info.value
 
 
 def test_invalid_rule_regex_names_the_rule(tmp_path: Path, opsctl: Path) -> None:
