@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.agent.settings import AgentSettings
@@ -89,6 +89,13 @@ class Config(_Section):
     shutdown_grace_seconds: float = Field(default=30.0, ge=0, description="SIGTERM: let running calls finish")
     log_level: str = "INFO"
     source: str = Field(default="<defaults>", exclude=True)
+
+    @model_validator(mode="after")
+    def _intake_listener(self) -> Config:
+        if self.incidents.enabled and self.incidents.listen == "slack" and self.slack.mode != "http":
+            raise ValueError("incidents.listen: slack needs slack.mode: http (Socket Mode has no HTTP server); "
+                             "use listen: own")
+        return self
 
     @field_validator("sensitive_env_vars")
     @classmethod

@@ -34,6 +34,7 @@ from bot.wiring import execution_limits, load_catalog
 
 if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a runner never loads anthropic or bolt
     from bot.agent.worker import AgentWorker
+    from bot.incidents.service import OnCall
     from bot.slack.app import SlackFrontEnd
 
 log = logging.getLogger(__name__)
@@ -183,6 +184,15 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
     )
 
 
+def on_call_front_end(core: Core) -> OnCall:
+    """Alert intake and timeline recorder: part of the slack role (they post through its poster)."""
+    from bot.incidents.service import OnCall
+    from bot.incidents.settings import IncidentSecrets
+
+    return OnCall(core.redis.client, core.store, core.config.incidents, IncidentSecrets.from_env(),
+                  consumer=instance_name("timeline"))
+
+
 def slack_readiness(front: SlackFrontEnd) -> Callable[[], Awaitable[tuple[bool, str]]]:
     """The slack role's readiness: auth.test answers and, in Socket Mode, the WebSocket to Slack is open."""
 
@@ -262,18 +272,18 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             info = await front.start()
             log.info("slack connected as %s", info.get("user_id"))
             health.checks["slack"] = slack_readiness(front)
-        # Both ports are bound before any role starts work, so a busy port stops start-up with one line.
+        oncall = on_call_front_end(core) if front is not None else None
+        # Every port is bound before any role starts work, so a busy port stops start-up with one line.
         await health.start()
+        if oncall is not None and config.incidents.enabled and config.incidents.listen == "own":
+            await oncall.listen()
         if front is not None and front.settings.mode == "http":
+            if oncall is not None and config.incidents.enabled and config.incidents.listen == "slack":
+                oncall.mount(front.http_app())
             await front.listen_http()
         if front is not None:
             tasks.append(asyncio.create_task(front.run(stop)))
-            from bot.incidents.service import run_oncall  # the on-call front end lives in the slack role
-            from bot.incidents.settings import IncidentSecrets
-
-            tasks.append(asyncio.create_task(run_oncall(core.redis.client, core.store, config.incidents,
-                                                        IncidentSecrets.from_env(), stop,
-                                                        consumer=instance_name("timeline"))))
+            tasks.append(asyncio.create_task(oncall.run(stop)))  # type: ignore[union-attr]
         if "agent" in roles:
             tasks.append(asyncio.create_task(agent_worker(core).run(stop)))
         if "runner" in roles:

@@ -1,9 +1,9 @@
 """The intake's HTTP side: aiohttp routes that hand the raw body and headers to ``Intake``.
 
-``add_routes`` mounts the two endpoints on any aiohttp application; ``IntakeServer`` serves them on their own
-listener (``incidents.http_host``/``http_port``). The intake has its own port on purpose: it works whatever
-the Slack connection mode (Socket Mode has no HTTP server at all), and the port exposed to Alertmanager and
-PagerDuty serves nothing but these two paths.
+``add_routes`` mounts the two endpoints on an aiohttp application: the intake's own listener
+(``incidents.listen: own``, the default: it works whatever the Slack connection mode, Socket Mode having no
+HTTP server at all, and the port exposed to Alertmanager and PagerDuty serves nothing but these two paths) or
+the Slack HTTP server (``listen: slack``).
 """
 
 from __future__ import annotations
@@ -39,30 +39,3 @@ async def _body(request: web.Request, intake: Intake) -> bytes:
         return b"\0" * (limit + 1)  # refused as too large by the intake, without reading it
     data = await request.content.read(limit + 1)
     return data
-
-
-class IntakeServer:
-    """The intake on its own port until ``stop``; ``port=0`` picks a free one (tests)."""
-
-    def __init__(self, intake: Intake, host: str, port: int) -> None:
-        self.intake = intake
-        self.host = host
-        self.port = port
-        self._runner: web.AppRunner | None = None
-
-    async def start(self) -> int:
-        app = web.Application(client_max_size=self.intake.settings.max_body_bytes + 1)
-        add_routes(app, self.intake)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        sockets = getattr(site._server, "sockets", None) or []
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
-        return self.port
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None

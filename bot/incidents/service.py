@@ -1,43 +1,61 @@
-"""The on-call front end as one task of the slack role: the timeline recorder, and the intake listener when
-``incidents.enabled``."""
+"""The on-call front end as part of the slack role: the timeline recorder always, and the alert intake when
+``incidents.enabled``, served on its own port (``incidents.listen: own``, works in Socket Mode too) or mounted
+on the Slack HTTP server (``listen: slack``, HTTP mode only)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 
+from aiohttp import web
 from redis.asyncio import Redis
 
 from bot.approvals.store import CallStore
-from bot.incidents.http import IntakeServer
+from bot.incidents.http import add_routes
 from bot.incidents.intake import Intake
 from bot.incidents.recorder import TimelineRecorder
 from bot.incidents.settings import IncidentSecrets, IncidentSettings
 from bot.incidents.store import IncidentStore
+from bot.listen import start_site
 
 log = logging.getLogger(__name__)
 
 
-async def run_oncall(
-    redis: Redis, calls: CallStore, settings: IncidentSettings, secrets: IncidentSecrets, stop: asyncio.Event,
-    *, consumer: str | None = None, started: asyncio.Future[int] | None = None,
-) -> None:  # fmt: skip
-    """Record timelines until ``stop``; serve the intake meanwhile if enabled (``started`` gets its port)."""
-    store = IncidentStore(redis, retention_seconds=settings.retention_seconds)
-    recorder = TimelineRecorder(redis, store, calls, consumer=consumer)
-    server: IntakeServer | None = None
-    if settings.enabled:
-        server = IntakeServer(Intake(redis, settings, secrets, store), settings.http_host, settings.http_port)
-        port = await server.start()
-        log.info("incidents: alert intake listening on port %s (%d routes)", port, len(settings.routes))
-        if not secrets.alertmanager_token and not secrets.alertmanager_basic:
-            log.warning("incidents: no Alertmanager credential set: /alerts/alertmanager refuses every delivery")
-        if not secrets.pagerduty_secrets:
-            log.warning("incidents: no PagerDuty webhook secret set: /alerts/pagerduty refuses every delivery")
-    if started is not None and not started.done():
-        started.set_result(server.port if server else 0)
-    try:
-        await recorder.run(stop)
-    finally:
-        if server is not None:
-            await server.stop()
+class OnCall:
+    def __init__(self, redis: Redis, calls: CallStore, settings: IncidentSettings, secrets: IncidentSecrets, *,
+                 consumer: str | None = None) -> None:  # fmt: skip
+        self.settings = settings
+        self.store = IncidentStore(redis, retention_seconds=settings.retention_seconds)
+        self.intake = Intake(redis, settings, secrets, self.store)
+        self.recorder = TimelineRecorder(redis, self.store, calls, consumer=consumer)
+        self.port: int | None = None
+        self._runner: web.AppRunner | None = None
+        if settings.enabled:
+            if not secrets.alertmanager_token and not secrets.alertmanager_basic:
+                log.warning("incidents: no Alertmanager credential set: /alerts/alertmanager refuses every delivery")
+            if not secrets.pagerduty_secrets:
+                log.warning("incidents: no PagerDuty webhook secret set: /alerts/pagerduty refuses every delivery")
+
+    def mount(self, app: web.Application) -> None:
+        """Add the intake routes to another aiohttp application (the Slack HTTP server)."""
+        add_routes(app, self.intake)
+
+    async def listen(self, host: str | None = None, port: int | None = None) -> int:
+        """Serve the intake on its own port (``ListenError`` when it cannot be bound)."""
+        app = web.Application(client_max_size=self.settings.max_body_bytes + 1)
+        add_routes(app, self.intake)
+        self._runner, self.port = await start_site(
+            app, host or self.settings.http_host, self.settings.http_port if port is None else port,
+            purpose="alert webhooks", fix="set incidents.http_port to a free port",
+        )  # fmt: skip
+        log.info("incidents: alert intake listening on port %s (%d routes)", self.port, len(self.settings.routes))
+        return self.port
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Record timelines until ``stop``; then close the intake's own listener, if any."""
+        try:
+            await self.recorder.run(stop)
+        finally:
+            if self._runner is not None:
+                await self._runner.cleanup()
+                self._runner = None

@@ -54,6 +54,8 @@ class Route(_Section):
 
 class IncidentSettings(_Section):
     enabled: bool = False
+    listen: Literal["own", "slack"] = Field(
+        default="own", description="own: http_host/http_port; slack: on the Slack HTTP server (slack.mode http)")
     http_host: str = "0.0.0.0"
     http_port: int = Field(default=9095, ge=0, le=65535, description="the intake's own listener")
     routes: list[Route] = Field(default_factory=list, description="first match wins; no match: not accepted")

@@ -15,7 +15,7 @@ from redis.asyncio import Redis
 
 from bot.agent import bus
 from bot.approvals.policy import ApprovalPolicy
-from bot.incidents.service import run_oncall
+from bot.incidents.service import OnCall
 from bot.incidents.settings import IncidentSecrets, IncidentSettings
 from tests.incidents.payloads import AM_TOKEN, PD_OLD_SECRET, PD_SECRET
 from tests.slack.conftest import Harness, catalog, harness, poster, settings, slack, store  # noqa: F401
@@ -65,11 +65,10 @@ async def intake(
     """The intake and the recorder (as the slack role runs them), with the poster started."""
     await poster()
     stop = asyncio.Event()
-    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
     secrets = IncidentSecrets(alertmanager_token=AM_TOKEN, pagerduty_secrets=(PD_OLD_SECRET, PD_SECRET))
-    task = asyncio.create_task(run_oncall(harness.redis, harness.store, incident_settings, secrets, stop,
-                                          started=started))
-    port = await asyncio.wait_for(started, 10)
+    oncall = OnCall(harness.redis, harness.store, incident_settings, secrets)
+    port = await oncall.listen()
+    task = asyncio.create_task(oncall.run(stop))
     async with aiohttp.ClientSession() as session:
         yield Intake(f"http://127.0.0.1:{port}", session, harness.redis)
     stop.set()

@@ -1,0 +1,69 @@
+"""The timeline recorder and export without Slack: what a thread did stays exportable for
+``incidents.retention_seconds`` even after the call records, the audit trail and the bus streams are gone;
+redeliveries are not doubled; outside text is cleaned on the way out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from redis.asyncio import Redis
+
+from bot.agent import bus
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import Proposal
+from bot.approvals.store import CallStore
+from bot.incidents.recorder import TimelineRecorder, read_timeline
+from bot.incidents.store import IncidentStore
+from bot.incidents.timeline import build_timeline, render_markdown, zone
+from tests.support.waiting import wait_for
+
+CONV = "slack:C0WEB:1700000000.000100"
+TOKEN = "xoxb-1234567890-abcdefghijklmnop"
+
+
+async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls, block_seconds=0.05)
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+    try:
+        await bus.submit_user_message(redis, CONV, "UREQ", f"check db-3, my token is {TOKEN}")
+        argv = ["/bin/opsctl", "db", "query", "--password", "hunter2", "--", "main", "select 1"]
+        [record] = await calls.propose(CONV, [Proposal(tool="db_query", app="opsctl", arguments="{}", argv=argv)],
+                                       ApprovalPolicy(), "UREQ")
+        await calls.approve(record.id, "UAPPROVER", [], ApprovalPolicy(), reason="looks safe")
+        await calls.claim(record.id, "r1")
+        output = "row 1\n```\nnot the end of the block\n" + TOKEN
+        await calls.finish(record.id, "r1", {"status": "finished", "exit_code": 0, "output": output,
+                                             "duration_seconds": 0.25})
+        await bus.publish_outbox(redis, "reply", CONV, {"turn": "t", "text": "db-3 answers.", "kind": "answer"})
+        await bus.publish_outbox(redis, "reply", "slack:C0OTHER:1.1", {"turn": "t", "text": "other", "kind": "answer"})
+
+        async def complete() -> bool:
+            entries = await read_timeline(redis, incidents, CONV)
+            return len(entries) == 6  # message, proposed, approved, running, finished, answer
+        await wait_for(complete, timeout=10)
+    finally:
+        stop.set()
+        await task
+
+    # the recorder handled an entry twice (a crash before its ack): the export shows it once
+    inbox_id, fields = (await redis.xrange(bus.INBOX))[0]
+    await recorder.record(bus.INBOX, inbox_id.decode(), {k.decode(): v.decode() for k, v in fields.items()})
+    assert len(await read_timeline(redis, incidents, CONV)) == 6
+    assert 3500 < await redis.ttl(incidents.timeline_key(CONV)) <= 3600
+
+    # the call record, the audit trail and the bus streams expire long before the timeline
+    await redis.delete(calls.keys.call(record.id), calls.keys.audit_stream(0), bus.INBOX, bus.OUTBOX)
+    timeline = await build_timeline(redis, incidents, CONV)
+    document = render_markdown(timeline, zone("America/New_York"))
+    for part in ("**Message** from UREQ", "**Approved**: `db_query`", "by UAPPROVER: looks safe",
+                 "exit code 0 after 0.2", "db-3 answers.", "America/New_York", "/bin/opsctl db query --password"):
+        assert part in document, part
+    assert TOKEN not in document and "hunter2" not in document and "other" not in document
+    assert "````\nrow 1\n```\nnot the end" in document  # a fence longer than any backtick run inside
+
+    later = await build_timeline(redis, incidents, CONV, since=time.time() + 60)
+    assert later.entries == []
