@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Sequence
@@ -24,6 +26,20 @@ from bot.tools.tool import Tool
 from bot.wiring import execution_limits, load_catalog
 
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (128 + 13), as `git log | head`
+DESCRIPTION = (
+    "A Slack chatops bot whose tools are the commands of fisk applications, every call approved by a human. "
+    "Inspect the tools (tools, explain), run one call (exec), run the bot (serve) or talk to it in the "
+    "terminal (console), and read what happened (audit, timeline)."
+)
+CONFIG_HELP = "YAML configuration file (default: $FISK_CHATOPS_CONFIG)"
+
+
+def version() -> str:
+    try:
+        return importlib.metadata.version("fisk-chatops")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown"
 
 
 class CliError(Exception):
@@ -32,7 +48,7 @@ class CliError(Exception):
 
 def _add_source(parser: argparse.ArgumentParser) -> None:
     group = parser.add_mutually_exclusive_group()
-    group.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
+    group.add_argument("--config", help=CONFIG_HELP)
     group.add_argument("--app", help="a single fisk application binary, instead of a configuration file")
 
 
@@ -196,8 +212,11 @@ def cmd_console(args: argparse.Namespace) -> int:
 
 
 def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fisk-chatops", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="fisk-chatops", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", title="commands",
+                                help="fisk-chatops COMMAND --help shows its options")
 
     tools = sub.add_parser("tools", help="list the tools the model would see")
     _add_source(tools)
@@ -206,37 +225,41 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
 
     explain = sub.add_parser("explain", help="print the argv a tool call would run, running nothing")
     _add_source(explain)
-    explain.add_argument("tool")
+    explain.add_argument("tool", help="the tool's name, as the tools command lists it")
     explain.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     explain.set_defaults(func=cmd_explain)
     execute = sub.add_parser("exec", help="run one tool call now, without approval (your own terminal)")
     _add_source(execute)
-    execute.add_argument("tool")
+    execute.add_argument("tool", help="the tool's name, as the tools command lists it")
     execute.add_argument("arguments", nargs="?", default="{}", help="JSON object of arguments")
     execute.set_defaults(func=cmd_exec)
     serve_p = sub.add_parser("serve", help="run the bot: every role, or one with --role")
-    serve_p.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
-    serve_p.add_argument("--role", choices=["all", "slack", "agent", "runner"], default="all")
-    serve_p.add_argument("--health-host", default="0.0.0.0")
-    serve_p.add_argument("--health-port", type=int, default=8080, help="/healthz, /readyz, /metrics (0: any)")
+    serve_p.add_argument("--config", help=CONFIG_HELP)
+    serve_p.add_argument("--role", choices=["all", "slack", "agent", "runner"], default="all",
+                         help="run one role only (needs REDIS_URL shared by the other roles); default: all")
+    serve_p.add_argument("--health-host", default="0.0.0.0",
+                         help="address of /healthz, /readyz and /metrics (default: %(default)s)")
+    serve_p.add_argument("--health-port", type=int, default=8080,
+                         help="port of /healthz, /readyz and /metrics; 0 picks a free one (default: %(default)s)")
     serve_p.set_defaults(func=cmd_serve)
 
     console = sub.add_parser("console", help="a terminal conversation with approvals as prompts (local use)")
-    console.add_argument("--config", help="YAML configuration file (default: $FISK_CHATOPS_CONFIG)")
+    console.add_argument("--config", help=CONFIG_HELP)
     console.set_defaults(func=cmd_console)
 
     audit = sub.add_parser("audit", help="read the audit trail of call transitions")
     audit.add_argument("--config", help="YAML configuration file (for the Redis settings)")
     audit.add_argument("--since", help="ISO time or age (10m, 2h, 7d); default: the latest entries")
-    audit.add_argument("--limit", type=int, default=100)
+    audit.add_argument("--limit", type=int, default=100, help="at most this many entries (default: %(default)s)")
     audit.add_argument("--call", help="only this call id")
-    audit.add_argument("--json", action="store_true")
+    audit.add_argument("--json", action="store_true", help="print the entries as a JSON array instead of a table")
     audit.set_defaults(func=cmd_audit)
 
     timeline = sub.add_parser("timeline", help="print a thread's incident timeline (Markdown or JSON)")
     timeline.add_argument("--config", help="YAML configuration file (for the Redis settings)")
     timeline.add_argument("--thread", required=True, help="CHANNEL:TS of the thread's first message")
-    timeline.add_argument("--format", choices=["md", "json"], default="md")
+    timeline.add_argument("--format", choices=["md", "json"], default="md",
+                          help="Markdown (md) or JSON (default: %(default)s)")
     timeline.add_argument("--since", help="ISO time or age (10m, 2h, 7d): only entries from then on")
     timeline.add_argument("--tz", help="also show times in this IANA zone (e.g. Europe/Paris)")
     timeline.set_defaults(func=cmd_timeline)
@@ -249,10 +272,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a reader that went away is noticed here, not at interpreter exit
+        return code
     except (CliError, ConfigError, IntrospectionError, ArgumentsError, RedisUnavailable, ListenError) as exc:
         print(f"fisk-chatops: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # `fisk-chatops tools --json | head`: the reader has what it wanted. Point stdout at /dev/null so the
+        # interpreter's final flush cannot fail again, and exit quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":
