@@ -253,6 +253,10 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
+    if "slack" in roles:
+        from bot.slack.app import slack_policy
+
+        slack_policy(config.approval)  # refuse before Redis or Slack are touched: one line naming the setting
     secrets = Secrets()
     check_credentials(config, roles, secrets)
     core = await Core.open(config, roles, secrets)

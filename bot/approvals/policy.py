@@ -3,9 +3,11 @@
 Embedded in the application's YAML config under ``approval:``. Unknown keys are refused (``extra="forbid"``)
 so a typo such as ``aproovers`` fails loudly instead of silently letting anyone approve.
 
-Defaults are the safe ones: every call needs approval, approvals expire after 15 minutes. If both
-``approvers.users`` and ``approvers.groups`` are empty, ANY workspace user may approve (the small-team
-default); list users or user groups to restrict it.
+Defaults are the safe ones: every call needs approval, approvals expire after 15 minutes. Where other people
+can click (Slack), an empty approver list is refused at start-up unless the operator writes
+``anyone_may_approve: true`` (a setting that widens access is written, never implied by an empty list), and the
+requester may not approve their own call unless ``forbid_self_approval: false`` is written. The console (the
+operator's own terminal, where the requester is the operator) keeps both open: see ``for_shared_workspace``.
 """
 
 from __future__ import annotations
@@ -58,7 +60,13 @@ class ApprovalPolicy(BaseModel):
     per_tag: dict[str, ApproverSet] = Field(default_factory=dict)
     confirm_tags: list[str] = Field(default_factory=list)
     auto_approve: AutoApprove = Field(default_factory=AutoApprove)
-    forbid_self_approval: bool = False
+    anyone_may_approve: bool = Field(
+        default=False, description="with no approvers listed, anyone who sees a Slack card may approve it"
+    )
+    forbid_self_approval: bool | None = Field(
+        default=None, description="the requester may not approve their own call; unset: true in Slack, false at "
+        "the console"
+    )
     two_person_tags: list[str] = Field(default_factory=list)
     expire_after_seconds: float = Field(default=900, gt=0)
 
@@ -80,8 +88,27 @@ class ApprovalPolicy(BaseModel):
                     f"approval.per_tag.{tag}: list at least one user or group (an empty entry would let"
                     " nobody approve; remove the entry to fall back to the global approvers)"
                 )
+        if self.anyone_may_approve and not self.approvers.empty:
+            raise PolicyError(
+                "approval.anyone_may_approve: true contradicts the approvers listed in approval.approvers; keep one"
+            )
         self._tool_patterns = patterns
         return self
+
+    def for_shared_workspace(self) -> ApprovalPolicy:
+        """The policy as a front end where other people click (Slack) applies it.
+
+        Raises ``PolicyError`` (one line naming the setting) when nobody is listed as approver and the operator
+        did not write ``anyone_may_approve: true``; self-approval is forbidden unless written otherwise.
+        """
+        if self.approvers.empty and not self.anyone_may_approve:
+            raise PolicyError(
+                "approval.approvers is empty: list the Slack users or user groups who may approve calls, or set "
+                "approval.anyone_may_approve: true to let anyone who sees a card approve it"
+            )
+        if self.forbid_self_approval is not None:
+            return self
+        return self.model_copy(update={"forbid_self_approval": True})
 
     def decide_trigger(self, tool_name: str, tags: Iterable[str]) -> tuple[bool, str]:
         """Whether a call needs a human click, and the reason shown on the card and in the audit trail.

@@ -17,6 +17,7 @@ from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.response import BoltResponse
 
+from bot.approvals.errors import PolicyError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
 from bot.listen import start_site
@@ -32,7 +33,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-REPLAY_WINDOW_SECONDS = 6 * 60  # bolt refuses timestamps older than 5 minutes; remember signatures longer
+# slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
+# request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
+# long (plus a minute of margin), or a replay inside the gap would pass.
+SIGNATURE_MAX_SKEW_SECONDS = 5 * 60
+REPLAY_WINDOW_SECONDS = 2 * SIGNATURE_MAX_SKEW_SECONDS + 60
+
+
+def slack_policy(policy: ApprovalPolicy) -> ApprovalPolicy:
+    """The approval policy as Slack applies it (anyone may click a card there): an empty approver list refuses
+    to start unless ``approval.anyone_may_approve: true`` is written; self-approval is forbidden by default."""
+    try:
+        return policy.for_shared_workspace()
+    except PolicyError as exc:
+        raise api.SlackStartupError(f"Slack mode refuses to start: {exc}") from None
 
 
 class SlackFrontEnd:
@@ -50,6 +64,7 @@ class SlackFrontEnd:
         api_url: str | None = None,
         reader: Redis | None = None,
     ) -> None:
+        policy = slack_policy(policy)
         api.check_tokens(settings.mode, bot_token, app_token, signing_secret)
         self.settings = settings
         self.app_token = app_token
@@ -94,7 +109,7 @@ class SlackFrontEnd:
 
         @app.command(command)
         async def on_command(ack: Any, body: dict[str, Any], respond: Any) -> None:
-            answer = command_ack(deps, body)
+            answer = await command_ack(deps, body)
             await ack(text=answer, response_type="ephemeral") if answer else await ack()
             if answer is None:
                 await handle_command(deps, body, respond)

@@ -20,6 +20,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.slack import client as api
 from bot.slack import oncall
+from bot.slack.access import RateLimiter, refusal
 from bot.slack.mrkdwn import escape
 from bot.slack.render import (
     APPROVE_ACTION,
@@ -49,10 +50,12 @@ class SlackDeps:
     policy: ApprovalPolicy
     catalog: Catalog
     state: SlackState = field(init=False)
+    limiter: RateLimiter = field(init=False)
     bot_user_id: str = ""
 
     def __post_init__(self) -> None:
         self.state = SlackState(self.redis, self.settings)
+        self.limiter = RateLimiter(self.redis, self.settings)
 
 
 # ---------------------------------------------------------------- slash command
@@ -86,15 +89,22 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         await start_from_command(deps, channel, user, text, respond)
 
 
-def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
-    """What to answer inside the 3-second ack: a refusal, help, or None (work continues after the ack)."""
-    refusal = deps.settings.refusal(body.get("channel_id", ""), body.get("user_id", ""))
-    if refusal:
-        return refusal
+async def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
+    """What to answer inside the 3-second ack: a refusal, help, or None (work continues after the ack).
+
+    ``""`` means "refused, and already told": acknowledge silently and do nothing (a rate-limited flood gets one
+    note, not one per command)."""
+    channel, user = body.get("channel_id", ""), body.get("user_id", "")
+    refused = refusal(deps.settings, channel, user)
+    if refused:
+        return refused
     text = (body.get("text") or "").strip().lower()
     if text in ("", "help"):
         return render_help(body.get("command") or deps.settings.command)
-    return None
+    if text in ("tools", "pending", "stop"):
+        return None  # ephemeral answers and stopping are never rate limited
+    admission = await deps.limiter.admit(channel, user)
+    return None if admission.allowed else admission.note or ""
 
 
 async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str, respond: Respond) -> str | None:
@@ -147,13 +157,20 @@ async def handle_event(deps: SlackDeps, body: dict[str, Any]) -> str | None:
         return None  # chatter the bot is not part of
     if not await deps.state.first_time("msg", f"{channel}:{ts}"):
         return None  # the other event of the app_mention + message pair
-    refusal = deps.settings.refusal(channel, user)
-    if refusal:
-        await api.ephemeral(deps.client, channel, user, refusal, thread_ts=thread_ts)
+    refused = refusal(deps.settings, channel, user)
+    if refused:
+        await api.ephemeral(deps.client, channel, user, refused, thread_ts=thread_ts)
         return None
     text = clean_text(event.get("text") or "", deps.bot_user_id)
+    stopping = conversation is not None and text.lower() in _STOP_WORDS
+    if not stopping:
+        admission = await deps.limiter.admit(channel, user)
+        if not admission.allowed:
+            if admission.note:
+                await api.ephemeral(deps.client, channel, user, admission.note, thread_ts=thread_ts)
+            return None
     if conversation is not None:
-        if text.lower() in _STOP_WORDS:
+        if stopping:
             await bus.submit_stop(deps.redis, conversation, user)
             return conversation
         await deps.state.touch(conversation, channel, user, last_ts=ts)
@@ -186,6 +203,10 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     async def tell(text: str) -> None:
         await api.ephemeral(deps.client, channel, user, text, thread_ts=thread_ts)
 
+    refused = refusal(deps.settings, channel, user)
+    if refused:  # allowed_users and direct_messages hold for clicks too, whatever the approval policy says
+        await tell(f"{refused} Nothing was changed.")
+        return "refused"
     try:
         call_id, argv_hash = parse_button_value(action.get("value") or "")
         record = await deps.store.get(call_id)

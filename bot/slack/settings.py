@@ -28,6 +28,17 @@ class ChannelTools(_Section):
     exclude: ToolRule = Field(default_factory=ToolRule)
 
 
+DirectMessages = Literal["off", "allowed_users", "everyone"]
+
+
+class RateLimit(_Section):
+    """Requests that start or continue a conversation, counted in Redis per fixed window (replicas share it)."""
+
+    window_seconds: int = Field(default=60, gt=0)
+    per_user: int = Field(default=10, ge=0, description="requests per user per window; 0 = no per-user limit")
+    per_channel: int = Field(default=30, ge=0, description="requests per channel per window; 0 = no limit")
+
+
 class SlackSettings(_Section):
     mode: Literal["socket", "http"] = "socket"
     http_host: str = "0.0.0.0"
@@ -37,7 +48,17 @@ class SlackSettings(_Section):
     command: str = Field(default="/fisk", pattern=r"^/[a-z0-9_-]{1,31}$")
     allowed_channels: list[str] = Field(default_factory=list, description="channel ids; empty = all")
     allowed_users: list[str] = Field(default_factory=list, description="user ids; empty = all")
+    direct_messages: DirectMessages | None = Field(
+        default=None,
+        description="who may use the bot in a direct message: off, allowed_users (only users listed in "
+        "allowed_users), everyone (anyone allowed_users lets in); default off when allowed_channels is set, "
+        "else everyone",
+    )
     channels: dict[str, ChannelTools] = Field(default_factory=dict, description="per-channel tool selection")
+    direct_message_tools: ChannelTools = Field(
+        default_factory=ChannelTools, description="tool narrowing for direct messages, like a channel's"
+    )
+    rate_limit: RateLimit = Field(default_factory=RateLimit)
     working_reaction: str = "hourglass_flowing_sand"
     mention_approvers: bool = Field(default=True, description="cards mention approvers (else plain ids)")
     usergroup_cache_seconds: float = Field(default=60.0, ge=0)
@@ -47,31 +68,34 @@ class SlackSettings(_Section):
     consumer: str | None = Field(default=None, description="poster consumer name; default host-pid")
     reclaim_idle_seconds: float = Field(default=60.0, gt=0, description="take over a dead replica's events")
 
-    def channel_allowed(self, channel: str) -> bool:
-        # Direct messages are governed by allowed_users only: a DM id is never listed as a channel.
-        return not self.allowed_channels or channel in self.allowed_channels or channel.startswith("D")
-
     def user_allowed(self, user: str) -> bool:
         return not self.allowed_users or user in self.allowed_users
 
-    def refusal(self, channel: str, user: str) -> str | None:
-        """Why this user may not use the bot here, or None when allowed."""
-        if not self.user_allowed(user):
-            return "Sorry, you are not allowed to use this bot. Ask an administrator to add you to allowed_users."
-        if not self.channel_allowed(channel):
-            return "Sorry, this bot is not enabled in this channel. Ask an administrator to add it to allowed_channels."
-        return None
+    @property
+    def direct_message_access(self) -> DirectMessages:
+        """``direct_messages`` as written, or its default: off once the operator restricted channels (a DM must
+        not be a way around ``allowed_channels``), everyone (as any channel) otherwise."""
+        if self.direct_messages is not None:
+            return self.direct_messages
+        return "off" if self.allowed_channels else "everyone"
+
+
+def is_direct_message(channel: str) -> bool:
+    """Slack's ids of one-to-one direct message conversations start with D."""
+    return channel.startswith("D")
 
 
 def catalog_for_channel(catalog: Catalog, settings: SlackSettings, channel: str) -> Catalog:
-    """The tools offered in ``channel``: the global catalog narrowed by ``settings.channels[channel]``."""
+    """The tools offered in ``channel``: the global catalog narrowed by ``settings.channels[channel]``, and in a
+    direct message by ``settings.direct_message_tools`` too (narrowing can only remove tools)."""
+    if is_direct_message(channel):
+        catalog = _narrowed(catalog, settings.direct_message_tools, "slack.direct_message_tools")
     entry = settings.channels.get(channel)
-    if entry is None:
-        return catalog
-    label = f"slack.channels.{channel}"
-    include = entry.include.build(f"{label}.include")
-    exclude = entry.exclude.build(f"{label}.exclude")
-    return catalog.narrowed(include, exclude)
+    return catalog if entry is None else _narrowed(catalog, entry, f"slack.channels.{channel}")
+
+
+def _narrowed(catalog: Catalog, entry: ChannelTools, label: str) -> Catalog:
+    return catalog.narrowed(entry.include.build(f"{label}.include"), entry.exclude.build(f"{label}.exclude"))
 
 
 def conversation_key(channel: str, thread_ts: str) -> str:

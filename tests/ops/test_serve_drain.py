@@ -75,7 +75,8 @@ async def test_sigterm_mid_call_interrupts_it_and_it_never_runs_again(
 
 def test_sigterm_ends_serve_while_socket_mode_cannot_connect(tmp_path: Path, opsctl: Path, redis_url: str) -> None:
     config = tmp_path / "config.yaml"
-    config.write_text(json.dumps({"applications": [{"binary": str(opsctl)}], "shutdown_grace_seconds": 1}))
+    config.write_text(json.dumps({"applications": [{"binary": str(opsctl)}], "shutdown_grace_seconds": 1,
+                                  "approval": {"approvers": {"users": ["UAPPROVER"]}}}))
     health = free_port()
     with FakeSlack() as slack:
         slack.on("apps.connections.open", {"ok": True, "url": f"ws://127.0.0.1:{free_port()}/link"})  # refused

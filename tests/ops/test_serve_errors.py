@@ -23,7 +23,8 @@ def serve(config: Path, *args: str, env: dict[str, str]) -> subprocess.Completed
 
 def write_config(tmp_path: Path, opsctl: Path) -> Path:
     config = tmp_path / "c.yaml"
-    config.write_text(f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n")
+    config.write_text(f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n"
+                      "approval: {approvers: {users: [UAPPROVER]}}\n")
     return config
 
 

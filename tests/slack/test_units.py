@@ -18,7 +18,8 @@ from tests.support.fake_slack import FakeSlack
 
 def front(redis: Redis, catalog: Catalog, mode: str = "socket", **tokens: str | None) -> SlackFrontEnd:
     return SlackFrontEnd(SlackSettings(mode=mode), redis=redis, store=CallStore(redis),  # type: ignore[arg-type]
-                         policy=ApprovalPolicy(), catalog=catalog, **tokens)  # type: ignore[arg-type]
+                         policy=ApprovalPolicy(approvers={"users": ["UAPPROVER"]}), catalog=catalog,
+                         **tokens)  # type: ignore[arg-type]
 
 
 async def test_missing_or_swapped_tokens_fail_clearly(redis: Redis, catalog: Catalog) -> None:
