@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.errors import SlackApiError
 
 from bot.incidents import commands
+from bot.slack.access import refusal
 from bot.slack.settings import conversation_key
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ async def oncall_command(deps: SlackDeps, body: dict[str, Any], word: str, argum
         conversation = await deps.state.last_conversation(channel, user)
     if conversation is None:
         return f"Which thread? Use `{deps.settings.command} {word} <link to the thread's first message>`."
-    if deps.settings.refusal(conversation.split(":")[1], user):
+    if refusal(deps.settings, conversation.split(":")[1], user):
         return "Sorry, that thread is in a channel where this bot is not enabled for you."
     if word == "timeline":
         return await commands.timeline_command(deps.redis, conversation, await user_timezone(deps, user))
