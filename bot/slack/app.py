@@ -222,7 +222,10 @@ class SlackFrontEnd:
     async def run(self, stop_event: asyncio.Event) -> None:
         """Run the configured connection mode and the poster together."""
         connection = self.run_socket_mode if self.settings.mode == "socket" else self.run_http
-        await asyncio.gather(connection(stop_event), self.run_poster(stop_event))
+        try:
+            await asyncio.gather(connection(stop_event), self.run_poster(stop_event))
+        finally:
+            await api.close_client(self.client)
 
     async def run_poster(self, stop_event: asyncio.Event) -> None:
         await self.poster.run(stop_event)

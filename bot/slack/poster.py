@@ -2,7 +2,12 @@
 and posts to Slack. An entry is acknowledged only after Slack accepted what it asked for; while Slack is down
 or rate-limits us the entry is retried with backoff (in order), and entries left pending by a crash -- ours or
 another replica's -- are read again, so no card, answer or result is lost. Per-call progress is kept on the
-call record (``slack_ts`` of the card, ``slack_result_ts``) so a re-delivered entry does not post twice."""
+call record (``slack_ts`` of the card, ``slack_result_ts``) so a re-delivered entry does not post twice.
+
+Entries of different threads are handled in parallel (``slack.post_concurrency`` at once per replica); the
+entries of one thread (one conversation, across the outbox and completions streams) are chained so they are
+posted in the order this replica read them. Slack's per-method limits are kept by the client
+(``bot/slack/ratelimit.py``)."""
 
 from __future__ import annotations
 
@@ -47,6 +52,11 @@ class Poster:
         self.consumer = consumer or deps.settings.consumer or f"{socket.gethostname()}-{os.getpid()}"
         self.block_ms = max(1, int(block_seconds * 1000))
         self.backoff = backoff
+        self.concurrency = deps.settings.post_concurrency
+        self._slots = asyncio.Semaphore(self.concurrency)
+        self._tails: dict[str, asyncio.Task[None]] = {}  # conversation -> its last scheduled entry
+        self._inflight: set[asyncio.Task[None]] = set()
+        self._inflight_ids: set[tuple[str, str]] = set()
 
     # ---------------------------------------------------------------- loops
 
@@ -62,17 +72,24 @@ class Poster:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            inflight = list(self._inflight)  # not acknowledged yet: read again after a restart
+            for task in inflight:
+                task.cancel()
+            await asyncio.gather(*inflight, return_exceptions=True)
 
     async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
         redis = self.deps.redis
         await self._until_ok(lambda: bus.ensure_group(redis, stream, GROUP), stop_event)
         last_id = "0"  # our own pending entries first (a restart), then new ones
+        history = True
         idle_ms = int(self.deps.settings.reclaim_idle_seconds * 1000)
         while not stop_event.is_set():
             try:
-                entries = await self._read(stream, last_id)
-                if last_id == "0" and not entries:
-                    last_id = ">"
+                entries = await self._read(stream, last_id if history else ">", block=not history)
+                if history and entries:
+                    last_id = entries[-1][0]  # entries are still pending while handled: read past them
+                elif history:
+                    history = False
                     reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, idle_ms, "0-0", count=50)
                     entries = [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
             except ResponseError as exc:
@@ -85,16 +102,46 @@ class Poster:
                 await _sleep(stop_event, 1.0)
                 continue
             for entry_id, fields in entries:
-                handled = await self._until_ok(
-                    lambda i=entry_id, f=fields: self._handle_once(stream, i, f), stop_event  # type: ignore[misc]
-                )
-                if not handled:
-                    return
-                await redis.xack(stream, GROUP, entry_id)
+                if (stream, entry_id) in self._inflight_ids:
+                    continue  # reclaimed while we still handle it
+                await self._slots.acquire()  # back-pressure: no more than post_concurrency entries in flight
+                self._dispatch(stream, entry_id, fields, stop_event)
 
-    async def _read(self, stream: str, last_id: str) -> list[tuple[str, dict[str, str]]]:
+    def _dispatch(self, stream: str, entry_id: str, fields: dict[str, str], stop_event: asyncio.Event) -> None:
+        """Handle the entry in its own task, after the previous entry of the same thread (per-thread order)."""
+        thread = fields.get("conversation") or f"{stream}/{entry_id}"
+        previous = self._tails.get(thread)
+        task = asyncio.create_task(self._process(stream, entry_id, fields, previous, stop_event))
+        self._tails[thread] = task
+        self._inflight.add(task)
+        self._inflight_ids.add((stream, entry_id))
+
+        def finished(done: asyncio.Task[None]) -> None:
+            self._inflight.discard(done)
+            self._inflight_ids.discard((stream, entry_id))
+            if self._tails.get(thread) is done:
+                del self._tails[thread]
+
+        task.add_done_callback(finished)
+
+    async def _process(self, stream: str, entry_id: str, fields: dict[str, str],
+                       previous: asyncio.Task[None] | None, stop_event: asyncio.Event) -> None:
+        try:
+            if previous is not None:
+                await asyncio.wait({previous})  # its outcome is its own business; only the order matters here
+            handled = await self._until_ok(lambda: self._handle_once(stream, entry_id, fields), stop_event)
+            if handled:
+                await self.deps.redis.xack(stream, GROUP, entry_id)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # left pending: read again by this replica after a restart or taken over by another
+            log.exception("poster: %s entry %s failed; left pending", stream, entry_id)
+        finally:
+            self._slots.release()
+
+    async def _read(self, stream: str, last_id: str, *, block: bool) -> list[tuple[str, dict[str, str]]]:
         reply: Any = await self.reader.xreadgroup(
-            GROUP, self.consumer, {stream: last_id}, count=20, block=None if last_id == "0" else self.block_ms
+            GROUP, self.consumer, {stream: last_id}, count=self.concurrency, block=self.block_ms if block else None
         )
         return [(_text(i), _fields(f)) for _s, entries in reply or [] for i, f in entries if f]
 

@@ -67,6 +67,10 @@ class SlackSettings(_Section):
     key_prefix: str = "fc:slack"
     consumer: str | None = Field(default=None, description="poster consumer name; default host-pid")
     reclaim_idle_seconds: float = Field(default=60.0, gt=0, description="take over a dead replica's events")
+    post_concurrency: int = Field(
+        default=32, ge=1, le=1024,
+        description="events the poster handles at once per replica (different threads; one thread in order)",
+    )
 
     def user_allowed(self, user: str) -> bool:
         return not self.allowed_users or user in self.allowed_users

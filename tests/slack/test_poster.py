@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -150,3 +151,38 @@ async def test_posts_made_just_before_a_crash_are_not_posted_again(harness: Harn
     assert [p["text"] for p in posts].count("the answer") == 1
     assert sum("exit code 0" in json.dumps(p) for p in posts) == 1
     assert harness.slack.calls_to("conversations.replies")  # the retry looked before posting
+
+
+async def finished_in(harness: Harness, conversation: str, output: str) -> CallRecord:
+    record = await harness.propose(conversation, ["opsctl", "status"])
+    await harness.store.approve(record.id, "UAPPROVER", [], harness.front.deps.policy, argv_hash=record.argv_hash)
+    assert await harness.store.claim(record.id, "runner-1")
+    return await harness.store.finish(record.id, "runner-1", {"status": "finished", "exit_code": 0, "output": output})
+
+
+async def test_a_slow_thread_does_not_hold_up_others_and_each_thread_keeps_its_order(
+        harness: Harness, poster: Start) -> None:
+    """Results of different threads are posted in parallel; one thread's results in the order they finished."""
+    slow_thread, fast_thread = "1700.000010", "1700.000020"
+    default = harness.slack._api_chat_postMessage
+
+    def answer(call: Any) -> dict[str, Any]:
+        if call.params.get("thread_ts") == slow_thread:
+            time.sleep(0.4)  # Slack slow for this thread only (runs on the fake's own request thread)
+        return default(call.params)
+
+    harness.slack.on("chat.postMessage", answer)
+    for i in range(3):
+        await finished_in(harness, f"slack:{CHANNEL}:{slow_thread}", f"slow {i}\n")
+    for i in range(3):
+        await finished_in(harness, f"slack:{CHANNEL}:{fast_thread}", f"fast {i}\n")
+    await poster()
+
+    def posted(thread: str) -> list[str]:
+        return [json.dumps(p["blocks"]) for p in thread_posts(harness) if p.get("thread_ts") == thread]
+
+    await wait_for(lambda: len(posted(fast_thread)) == 3, timeout=5)
+    assert len(posted(slow_thread)) <= 1  # the fast thread finished while the slow one was still posting
+    await wait_for(lambda: len(posted(slow_thread)) == 3, timeout=10)
+    for thread, kind in ((slow_thread, "slow"), (fast_thread, "fast")):
+        assert [next(i for i in range(3) if f"{kind} {i}" in text) for text in posted(thread)] == [0, 1, 2]

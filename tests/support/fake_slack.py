@@ -352,6 +352,9 @@ class FakeSlack(LoopbackServer):
 class _RequestHandler(BaseHTTPRequestHandler):
     owner: FakeSlack
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle on, a kept-alive connection waits for the client's
+    # delayed ACK (~40 ms) between them. Slack itself has no such stall.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass

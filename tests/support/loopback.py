@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar, Self
@@ -17,10 +19,25 @@ class LoopbackServer:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._port = 0
+        self._connections: set[socket.socket] = set()  # open (kept-alive) client connections
+        self._connections_lock = threading.Lock()
 
     def start(self) -> Self:
         """Start listening; after :meth:`stop`, starts again on the same port (connection refused between)."""
-        bound: Any = type(f"Bound{self.handler.__name__}", (self.handler,), {"owner": self})
+        owner = self
+
+        class Tracked(self.handler):  # type: ignore[name-defined]
+            def setup(self) -> None:
+                super().setup()
+                with owner._connections_lock:
+                    owner._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with owner._connections_lock:
+                    owner._connections.discard(self.connection)
+                super().finish()
+
+        bound: Any = type(f"Bound{self.handler.__name__}", (Tracked,), {"owner": self})
         self._server = ThreadingHTTPServer(("127.0.0.1", self._port), bound)
         self._server.daemon_threads = True
         self._port = self._server.server_address[1]
@@ -30,10 +47,16 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        """Stop listening and drop kept-alive connections too: a stopped fake is unreachable, like a down API."""
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
             self._server = None
+        with self._connections_lock:
+            connections, self._connections = self._connections, set()
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
         if self._thread is not None:
             self._thread.join(5)
             self._thread = None
