@@ -21,22 +21,28 @@ Choices:
 - A second process (or handle) using the same ``state_dir`` reuses a server that answers PING on the socket
   instead of starting another; a file lock makes the check-and-start atomic. Only the handle that started the
   server stops it on ``close()`` (SIGTERM: Redis flushes the AOF and exits); a reusing process loses its
-  connection then, so processes that outlive each other should share a real ``REDIS_URL`` instead. A server
-  left running by a process that was killed is simply reused by the next start.
+  connection then, so processes that outlive each other should share a real ``REDIS_URL`` instead.
+- The server never outlives the process that started it: on Linux it gets SIGTERM when that process dies,
+  even by SIGKILL (``PR_SET_PDEATHSIG``). A server still answering on the socket (macOS, a crash in between)
+  is simply reused by the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import fcntl
 import hashlib
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -180,6 +186,32 @@ def redis_server_binary() -> str:
     return found
 
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking Linux to send ``sig`` to the child when this process dies (``PR_SET_PDEATHSIG``),
+    or None where there is no prctl (macOS: there the server is only stopped by a clean shutdown).
+
+    The kernel sends it when the *thread* that forked the child exits, so spawn from a thread that lives as
+    long as the process (the main thread: ``connect_redis`` starts the embedded server there, not in a worker).
+    If the parent died between fork and prctl, the child exits at once instead of missing the signal."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved before fork: the child only calls it
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
 def _ping_unix(path: str, timeout: float = 1.0) -> bool:
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
@@ -244,9 +276,11 @@ class EmbeddedRedis:
         ]  # fmt: skip
         try:
             # Own session: a Ctrl-C in the terminal reaches us, and we stop Redis after our own shutdown.
+            # Parent-death signal: if we die without that shutdown (SIGKILL, OOM killer), Redis gets SIGTERM
+            # (flushes its AOF and exits) instead of living on, reparented to init.
             self.process = subprocess.Popen(
                 args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True,
+                start_new_session=True, preexec_fn=die_with_parent(),
             )  # fmt: skip
         except OSError as err:
             raise RedisUnavailable(f"cannot start the embedded Redis ({args[0]}): {err}") from None
@@ -422,9 +456,10 @@ async def connect_redis(
     connection (``CLIENT SETNAME``), so ``CLIENT LIST`` shows whose connections they are.
 
     Raises :class:`RedisUnavailable` when no PING answers within ``timeout`` seconds."""
-    effective, target, embedded = (
-        await asyncio.to_thread(_resolve, url, state_dir) if not url else _resolve(url, state_dir)
-    )
+    # The embedded server is started from this (the main) thread, not a worker thread: its parent-death signal
+    # fires when the forking thread exits (see die_with_parent). It blocks the loop for the ~0.1 s Redis takes to
+    # start, once, before anything else runs.
+    effective, target, embedded = _resolve(url, state_dir)
     try:
         probe = redis.asyncio.Redis.from_url(effective, **_probe_kwargs(timeout))  # type: ignore[arg-type]
         try:

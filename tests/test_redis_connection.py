@@ -86,6 +86,40 @@ def test_embedded_server_reuse_across_processes(tmp_path: Path) -> None:
         handle.close()
 
 
+def process_alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_embedded_server_dies_with_its_parent_on_sigkill(tmp_path: Path) -> None:
+    code = (
+        "import sys, time; from bot.redis_connection import connect_redis_sync as c\n"
+        f"h = c(None, state_dir={str(tmp_path)!r}); h.client.set('acked', '1')\n"
+        "print(h.embedded.process.pid, flush=True); time.sleep(120)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    try:
+        assert parent.stdout is not None
+        server_pid = int(parent.stdout.readline())
+        assert process_alive(server_pid)
+        parent.kill()  # SIGKILL: no finally, no atexit, no chance to stop Redis
+        parent.wait(10)
+        deadline = time.monotonic() + 10
+        while process_alive(server_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not process_alive(server_pid), "redis-server outlived the process that started it"
+    finally:
+        parent.kill()
+    with connect_redis_sync(None, state_dir=tmp_path) as again:  # SIGTERM let it flush: the write is there
+        assert again.embedded is not None and again.embedded.owned
+        assert again.client.get("acked") == b"1"
+
+
 def test_embedded_server_survives_its_own_crash(tmp_path: Path) -> None:
     """SIGKILL of redis-server: acknowledged writes are in the AOF, the stale socket does not block a restart."""
     handle = connect_redis_sync(None, state_dir=tmp_path)
@@ -103,22 +137,29 @@ def test_embedded_server_survives_its_own_crash(tmp_path: Path) -> None:
 def test_concurrent_starts_make_one_server(tmp_path: Path) -> None:
     handles = []
     errors: list[BaseException] = []
+    release = threading.Event()
 
     def start() -> None:
         try:
             handles.append(connect_redis_sync(None, state_dir=tmp_path))
         except BaseException as err:
             errors.append(err)
+        # the server's parent-death signal follows the thread that forked it: keep the threads until the end
+        release.wait(30)
 
     threads = [threading.Thread(target=start) for _ in range(4)]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join(30)
+    deadline = time.monotonic() + 30
+    while len(handles) + len(errors) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
     try:
         assert not errors
         assert sum(1 for h in handles if h.embedded is not None and h.embedded.owned) == 1
     finally:
+        release.set()
+        for t in threads:
+            t.join(30)
         for h in sorted(handles, key=lambda h: h.embedded is not None and h.embedded.owned):
             h.close()
 
