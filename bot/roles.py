@@ -214,9 +214,9 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
                                   shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
     async for event in consumer.events(stop_event):
         CALLS_FINAL.labels(str(event.state)).inc()
-        record = await core.store.find(event.call_id)
-        if record is not None and record.decision is not None and record.decision.actor != "policy":
-            APPROVAL_WAIT.observe(max(0.0, (record.decision.at - record.created_at).total_seconds()))
+        waited = await core.store.human_decision_wait(event.call_id)
+        if waited is not None:
+            APPROVAL_WAIT.observe(waited)
 
 
 def queue_collector(core: Core) -> Callable[[], Awaitable[None]]:

@@ -159,6 +159,23 @@ class CallStore:
         raw = await self.redis.hgetall(key)
         return CallRecord.from_redis(raw) if raw else None
 
+    async def human_decision_wait(self, call_id: str) -> float | None:
+        """Seconds from proposal to a human's decision; None for a policy decision, no decision or no call.
+
+        Two fields read, not the whole record: the runner's metrics loop asks this for every completion.
+        """
+        try:
+            key = self.keys.call(call_id)
+        except ValueError:
+            return None
+        created, decision = await self.redis.hmget(key, ["created_at", "decision"])
+        if not created or not decision:
+            return None
+        data = json.loads(decision)
+        if data.get("actor") == "policy":
+            return None
+        return max(0.0, float(data["at"]) - float(created))
+
     async def get(self, call_id: str) -> CallRecord:
         record = await self.find(call_id)
         if record is None:

@@ -338,3 +338,19 @@ async def test_read_audit_since_and_table(store: CallStore, policy: ApprovalPoli
     table = format_audit_table(entries)
     assert table.splitlines()[0].startswith("TIME (UTC)")
     assert "awaiting_approval -> denied" in table and "U_APP" in table and table.endswith("no")
+
+
+async def test_human_decision_wait_reads_only_what_the_metric_needs(redis: Redis, policy: ApprovalPolicy) -> None:
+    now = [1000.0]
+    store = CallStore(redis, clock=lambda: now[0])
+    call_id = await awaiting(store, policy)
+    assert await store.human_decision_wait(call_id) is None  # not decided yet
+    now[0] += 42.5
+    await store.approve(call_id, "U_APP", [], policy)
+    assert await store.human_decision_wait(call_id) == 42.5
+    auto = ApprovalPolicy.model_validate({"auto_approve": {"tools": ["^opsctl_status$"]}})
+    (rec,) = await store.propose(CONV, [proposal()], auto, "U_REQ")
+    assert rec.state is CallState.auto_approved
+    assert await store.human_decision_wait(rec.id) is None  # the policy decided: no human wait
+    assert await store.human_decision_wait("0-unknown") is None
+    assert await store.human_decision_wait("not an id") is None
