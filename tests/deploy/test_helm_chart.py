@@ -504,3 +504,43 @@ def test_every_option_at_once_renders_valid_objects(chart):
     assert deps["slack"]["spec"]["template"]["metadata"]["labels"]["team"] == "ops"
     assert {name for kind, name in objects if kind == "Deployment"} == {"bot-slack", "bot-agent", "bot-runner"}
     assert env(deps["slack"])["SLACK_BOT_TOKEN"]["valueFrom"]["secretKeyRef"]["name"] == "bot-tokens"
+
+
+# --- on call: alert intake -------------------------------------------------------------------------------------
+
+
+def test_incidents_intake_port_service_and_optional_secrets(chart):
+    from bot.config import parse_config
+
+    default = render(chart)
+    assert ("Service", f"{FULLNAME}-alerts") not in default
+    config = yaml.safe_load(default[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["incidents"] == {"enabled": False, "listen": "own", "http_port": 9095}
+    assert not any(k.startswith("FISK_CHATOPS_") and k != "FISK_CHATOPS_CONFIG"
+                   for dep in deployments(default).values() for k in env(dep))
+
+    routes = [{"name": "web", "channel": "C0123WEB", "match": {"service": "web"}}]
+    objects = render(chart, {"incidents": {"enabled": True, "port": 9200},
+                             "config": {"incidents": {"routes": routes, "retention_seconds": 86400}}})
+    validate_all(objects)
+    config = yaml.safe_load(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["incidents"]["routes"] == routes and config["incidents"]["http_port"] == 9200
+    parse_config(config, "configmap config.yaml")
+    service = objects[("Service", f"{FULLNAME}-alerts")]
+    assert service["spec"]["selector"]["app.kubernetes.io/component"] == "slack"
+    assert service["spec"]["ports"][0]["targetPort"] == "alerts"
+    deps = deployments(objects)
+    ports = {p["name"]: p["containerPort"] for p in container(deps["slack"])["ports"]}
+    assert ports["alerts"] == 9200
+    assert "alerts" not in {p["name"] for p in container(deps["agent"]).get("ports", [])}
+    slack_env = env(deps["slack"])
+    for name in ("FISK_CHATOPS_ALERTMANAGER_TOKEN", "FISK_CHATOPS_ALERTMANAGER_BASIC_AUTH",
+                 "FISK_CHATOPS_PAGERDUTY_SECRETS"):
+        assert slack_env[name]["valueFrom"]["secretKeyRef"] == {"name": FULLNAME, "key": name, "optional": True}
+        assert name not in env(deps["agent"]) and name not in env(deps["runner"])
+    combined = deployments(render(chart, {"incidents": {"enabled": True}, "roles": {"mode": "combined"}}))
+    assert "FISK_CHATOPS_PAGERDUTY_SECRETS" in env(combined["combined"])
+    trial = render(chart, {"incidents": {"enabled": True}, "secrets": {"create": True, "values": {
+        "slackBotToken": "xoxb-t", "slackAppToken": "xapp-t", "anthropicApiKey": "sk-ant-t",
+        "pagerdutySecrets": "a,b"}}})
+    assert trial[("Secret", FULLNAME)]["stringData"]["FISK_CHATOPS_PAGERDUTY_SECRETS"] == "a,b"

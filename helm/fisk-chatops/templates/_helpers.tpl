@@ -153,6 +153,9 @@ Included by the ConfigMap, which is always rendered.
     secretKeyRef:
       name: {{ $secret }}
       key: {{ .key }}
+      {{- if .optional }}
+      optional: true
+      {{- end }}
 {{- end -}}
 
 {{/* Environment of one role's container: only the credentials that role uses. */}}
@@ -170,6 +173,11 @@ Included by the ConfigMap, which is always rendered.
 {{- else }}
 {{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "SLACK_SIGNING_SECRET" "key" $keys.slackSigningSecret) }}
 {{- end }}
+{{- end }}
+{{- if and $root.Values.incidents.enabled (or (eq $role "slack") (eq $role "combined")) }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "FISK_CHATOPS_ALERTMANAGER_TOKEN" "key" $keys.alertmanagerToken "optional" true) }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "FISK_CHATOPS_ALERTMANAGER_BASIC_AUTH" "key" $keys.alertmanagerBasicAuth "optional" true) }}
+{{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "FISK_CHATOPS_PAGERDUTY_SECRETS" "key" $keys.pagerdutySecrets "optional" true) }}
 {{- end }}
 {{- if or (eq $role "agent") (eq $role "combined") }}
 {{ include "fisk-chatops.secretEnv" (dict "root" $root "env" "ANTHROPIC_API_KEY" "key" $keys.anthropicApiKey) }}
@@ -190,5 +198,13 @@ Included by the ConfigMap, which is always rendered.
 {{- $_ := set $slack "http_port" (int .Values.slack.http.port) -}}
 {{- $_ := set $slack "http_path" .Values.slack.http.path -}}
 {{- $_ := set $config "slack" $slack -}}
+{{- $incidents := dict -}}
+{{- if kindIs "map" $config.incidents -}}
+{{- $incidents = $config.incidents -}}
+{{- end -}}
+{{- $_ := set $incidents "enabled" .Values.incidents.enabled -}}
+{{- $_ := set $incidents "listen" "own" -}}
+{{- $_ := set $incidents "http_port" (int .Values.incidents.port) -}}
+{{- $_ := set $config "incidents" $incidents -}}
 {{- toYaml $config -}}
 {{- end -}}
