@@ -18,13 +18,14 @@ from bot.tools.catalog import Catalog
 from tests.incidents.payloads import AM_TOKEN, am_payload, bearer, dumps
 from tests.support.fake_slack import FakeSlack
 
+APPROVERS = ApprovalPolicy.model_validate({"approvers": {"users": ["UAPPROVER"]}})
 SETTINGS = IncidentSettings.model_validate(
     {"enabled": True, "listen": "slack", "routes": [{"name": "web", "channel": "C0WEB"}]})
 
 
 async def test_intake_mounted_on_the_slack_http_server(redis: Redis, catalog: Catalog) -> None:
     with FakeSlack() as slack:
-        front = SlackFrontEnd(SlackSettings(mode="http"), redis=redis, store=CallStore(redis), policy=ApprovalPolicy(),
+        front = SlackFrontEnd(SlackSettings(mode="http"), redis=redis, store=CallStore(redis), policy=APPROVERS,
                               catalog=catalog, bot_token="xoxb-t", signing_secret="s", api_url=slack.api_url)
         oncall = OnCall(redis, CallStore(redis), SETTINGS, IncidentSecrets(alertmanager_token=AM_TOKEN))
         oncall.mount(front.http_app())
