@@ -1,247 +1,266 @@
-"""Secret detectors: one compiled alternation of hand-written patterns, plus exact credential values.
+"""Secret redaction in linear time: RE2 patterns with bounded repetitions, value-shape checks in Python.
 
-Why hand-written regexes and not a detector library: the output must be *redacted* (not just flagged), across
-line breaks (PEM blocks), keeping the harmless part visible (the key of ``password=...``, the user of a URL),
-on every tool result. detect-secrets 1.5.0 was measured against this set on ~1 MB of text (see
-``bench/bench_execute.py --secrets``): it is line-oriented, reports but does not redact, misses multi-line PEM
-blocks and URL credentials, and is slower. All single-line patterns are joined into one alternation; at a
-given position the first listed detector wins (``anthropic_key`` before ``openai_key``).
+Engine choice (measured by ``bench/bench_sanitize.py --engines``, figures in the README): google-re2 runs the
+whole detector set as one automaton (no backtracking, so no input can make it slow) at hundreds of MB/s on
+text without candidates; Python's ``re`` backtracks (the old ``token`` x 28,000 line took 41 s) and a literal
+prefilter only moves the problem to the windows it selects; hyperscan is as fast at finding but reports only
+where a match ends, so every hit needs a second engine to find the parts to keep, and it is x86-only.
 
-Speed: Python's ``re`` tries such an alternation at every position (~0.7 s/MB). Every detector's match starts
-on a line holding one of a few lowercase trigger literals (``xox``, ``sk-``, ``://``, ``password``...), so the
-text is first lowercased and searched for triggers with one case-sensitive literal alternation (~30 ms/MB),
-and the detectors run only on those lines plus the line after (for ``password:\n  value``).
+Order, each step one linear pass over the text (as UTF-8 bytes, so RE2 positions need no conversion):
+private key blocks; the exact credential values of this process; the operator's patterns; self-identifying
+tokens; Kubernetes Secret manifests; context detectors (assignments, URLs, headers...). Every redaction leaves
+``[REDACTED:<kind>]`` (with ``#<fingerprint>`` on approval cards) so a reader knows something was there.
 
-Every redaction leaves ``[REDACTED:<kind>]`` so a reader (human or model) knows something was there.
+Build once per process (``build_redactor`` is memoized): compiling the automata costs milliseconds.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+import re2
+
+from bot.sanitize import shapes
+from bot.sanitize.detectors import CONTEXT, TOKENS, VALUE_BOUND, Detector
+from bot.sanitize.structured import redact_secret_manifests
 
 MARKER = "[REDACTED:{kind}]"
 # Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
 MIN_SECRET_VALUE_LENGTH = 6
 
-# Keywords that make the value after ``=`` or ``:`` a secret, and the kind each one is reported as.
-_KEYWORD_KINDS = (
-    ("passphrase", "password"),
-    ("password", "password"),
-    ("passwd", "password"),
-    ("client_secret", "secret"),
-    ("secret", "secret"),
-    ("token", "token"),
-    ("api_key", "api_key"),
-    ("api-key", "api_key"),
-    ("apikey", "api_key"),
-    ("access_key", "access_key"),
-    ("access-key", "access_key"),
-    ("accesskey", "access_key"),
-    ("private_key", "private_key"),
-    ("private-key", "private_key"),
-    ("credential", "credential"),
-)
-_AWS_KEY_ID_PREFIXES = ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA", "ABIA", "ACCA")
-_KEYWORDS = "|".join(re.escape(k) for k, _ in _KEYWORD_KINDS)
-# Values that are clearly not secrets (small counters such as ``max_tokens: 1024``, booleans, nulls) or
-# already redacted are left alone.
-_NOT_A_SECRET = r"(?!\[REDACTED|(?:\d{1,5}|true|false|null|none|yes|no)(?![^\s,;&}\"'\]]))"
-
-# (kind, pattern). Groups named ``keep``/``keep2`` stay visible; a group named ``val`` is the part replaced
-# (when absent, the whole match is replaced); ``kw`` picks the kind from _KEYWORD_KINDS.
-# Multi-line, so scanned over the whole text on its own (it starts with a literal, which ``re`` finds fast).
-# An unterminated block (its END cut off by the capture) is redacted to the end of the text.
-_PRIVATE_KEY = re.compile(
-    r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
-)
-_GITLAB_PREFIXES = ("glpat", "glrt", "gldt", "glptt", "glsoat", "gloas", "glcbt", "glimt", "glagent", "glffct", "glft")
-_DETECTORS: tuple[tuple[str, str], ...] = (
-    ("slack_webhook", r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]+"),
-    ("slack_token", r"(?<![A-Za-z0-9])xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,}"),
-    ("slack_token", r"(?<![A-Za-z0-9])xapp-[A-Za-z0-9-]{10,}"),
-    ("anthropic_key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{16,}"),
-    ("openai_key", r"(?<![A-Za-z0-9_-])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("github_token", r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"),
-    ("github_token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"),
-    (
-        "gitlab_token",
-        rf"(?<![A-Za-z0-9_-])(?:{'|'.join(_GITLAB_PREFIXES)})-[A-Za-z0-9_-]{{20,}}",
-    ),
-    ("stripe_key", r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    ("npm_token", r"(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
-    ("sendgrid_key", r"(?<![A-Za-z0-9_.-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
-    ("huggingface_token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"),
-    ("digitalocean_token", r"(?<![A-Za-z0-9_])do[opr]_v1_[a-f0-9]{64}"),
-    (
-        "password",
-        # Environment-style names ending in PASS or PWD (DB_PASS=..., MYSQL_PWD=...).
-        r"(?P<keep>\b[A-Za-z0-9_]*(?:_PASS|_PWD|_pass|_pwd|PASSWD)\s*=\s*[\"']?)(?P<val>(?!\[REDACTED)[^\s\"']+)",
-    ),
-    ("google_api_key", r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}"),
-    (
-        "aws_access_key_id",
-        rf"(?<![A-Z0-9])(?:{'|'.join(_AWS_KEY_ID_PREFIXES)})[A-Z0-9]{{16}}(?![A-Z0-9])",
-    ),
-    ("jwt", r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
-    (
-        "aws_secret_key",
-        # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
-        r"(?i:(?P<keep>aws[^\n]{0,60}?)(?<![A-Za-z0-9/+=_])(?![0-9a-f]{40})"
-        r"(?P<val>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=]))",
-    ),
-    (
-        "authorization",
-        r"(?i:(?P<keep>\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:(?:bearer|basic|token|digest)\s+)?)"
-        r"(?P<val>(?!\[REDACTED)[^\s\"',;]+))",
-    ),
-    ("bearer", r"(?i:(?P<keep>\bbearer\s+)(?P<val>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{8,}))"),
-    (
-        "url_password",
-        r"(?i:(?P<keep>\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>]*:)(?P<val>(?!\[REDACTED)[^\s@/\"'<>]+)(?=@))",
-    ),
-    (
-        "assignment",
-        rf"(?i:(?P<keep>(?P<kw>{_KEYWORDS})[\w.-]*[\"']?\s*[:=]\s*(?P<q>[\"'])?)"
-        rf"{_NOT_A_SECRET}(?P<val>(?(q)[^\"'\n]+|[^\s,;&}}\"'\]]+)))",
-    ),
-)
-
-_KIND_OF_KEYWORD = dict(_KEYWORD_KINDS)
-# Detectors whose kept context is free text that may itself contain a secret.
-_FREE_CONTEXT_KINDS = frozenset({"aws_secret_key", "url_password"})
-# Lowercase literals, one of which is on the line where any detector's match starts.
-_TRIGGER_WORDS = (
-    "xox", "xapp-", "hooks.slack.com", "sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
-    "aiza", "eyj", "aws", "authorization", "bearer", "://", *(f"{p}-" for p in _GITLAB_PREFIXES),
-    "sk_", "rk_", "npm_", "sg.", "hf_", "_v1_", "_pass", "_pwd",
-    *(p.lower() for p in _AWS_KEY_ID_PREFIXES),
-    *(k for k, _ in _KEYWORD_KINDS),
-)  # fmt: skip
-_TRIGGERS = re.compile("|".join(re.escape(t) for t in sorted(set(_TRIGGER_WORDS), key=len, reverse=True)))
+_PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_PRIVATE_KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
+_BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
+_TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
+_LINE_START = re.compile(rb"[ \t\-{,\[]*")
+_FIXED_LENGTH_KINDS = frozenset({"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key"})
+# A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
+_FINGERPRINT_KEY = os.urandom(32)
 
 
-def _candidate_windows(text: str) -> list[tuple[int, int]]:
-    """Spans (line with a trigger through the next line) where a detector match can start; merged, sorted."""
-    lowered = text.lower()
-    if len(lowered) != len(text):  # a character lowercased to two: positions differ, scan everything
-        return [(0, len(text))]
-    windows: list[tuple[int, int]] = []
-    pos = 0
-    while (hit := _TRIGGERS.search(lowered, pos)) is not None:
-        start = text.rfind("\n", 0, hit.start()) + 1
-        line_end = text.find("\n", hit.end())
-        end = len(text) if line_end < 0 else text.find("\n", line_end + 1)
-        end = len(text) if end < 0 else end
-        if windows and start <= windows[-1][1]:
-            start = windows.pop()[0]
-        windows.append((start, end))
-        pos = max(end, hit.end())
-    return windows
+def fingerprint(secret: bytes) -> str:
+    """A short keyed digest, so two different secrets on one card look different."""
+    return hmac.new(_FINGERPRINT_KEY, secret, hashlib.sha256).hexdigest()[:6]
+
+
+def _options() -> re2.Options:
+    options = re2.Options()
+    options.max_mem = 64 << 20  # room for the lazily built DFA, so RE2 does not fall back to its slower NFA
+    return options
 
 
 @dataclass(frozen=True)
-class _Branch:
-    kind: str
-    has_val: bool
+class _Pass:
+    """One alternation, compiled twice: RE2 without groups finds where a candidate starts (a DFA scan, linear
+    and fast), then Python's ``re`` re-matches that one candidate to take its groups apart. Both use
+    leftmost-first semantics, so they agree on the match; the second costs only a bounded window per
+    candidate, while RE2's own group extraction (its NFA over the whole alternation) measured ~200 us each.
+
+    Branch i is group ``b{i}``; its secret is group ``b{i}_v``."""
+
+    finder: re2._Regexp
+    parser: re.Pattern[bytes]
+    detectors: tuple[Detector, ...]
+
+
+def _compile_pass(detectors: tuple[Detector, ...]) -> _Pass:
+    parts = []
+    for index, detector in enumerate(detectors):
+        inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
+        parts.append(f"(?P<b{index}>{inner})")
+    grouped = "|".join(parts)
+    finder = re2.compile(re.sub(r"\(\?P<\w+>", "(?:", grouped), _options())
+    # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
+    parser = re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", grouped).encode())
+    return _Pass(finder=finder, parser=parser, detectors=detectors)
+
+
+_TOKEN_PASS = _compile_pass(TOKENS)
+_CONTEXT_PASS = _compile_pass(CONTEXT)
+
+Marker = Callable[[str, bytes], bytes]
+
+
+def _plain_marker(kind: str, secret: bytes) -> bytes:
+    return MARKER.format(kind=kind).encode()
+
+
+def _fingerprint_marker(kind: str, secret: bytes) -> bytes:
+    return MARKER.format(kind=f"{kind}#{fingerprint(secret)}").encode()
+
+
+def _redact_private_keys(data: bytes, marker: Marker) -> tuple[bytes, int]:
+    """PEM private key blocks, across lines; an unterminated block (its END cut off) runs to the end."""
+    pieces: list[bytes] = []
+    last = count = 0
+    while (begin := _PRIVATE_KEY_BEGIN.search(data, last)) is not None:
+        end = _PRIVATE_KEY_END.search(data, begin.end())
+        stop = len(data) if end is None else end.end()
+        pieces += (data[last : begin.start()], marker("private_key", data[begin.start() : stop]))
+        last, count = stop, count + 1
+    pieces.append(data[last:])
+    return b"".join(pieces), count
+
+
+def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> str | None:
+    """The kind to report when the candidate is a secret, None when its shape says it is not."""
+    check = detector.check
+    if not check:
+        return detector.kind
+    shown = value.decode("utf-8", "replace")
+    if check == "not_hex":
+        return None if re.fullmatch(r"[0-9a-fA-F]+", shown) else detector.kind
+    if check == "not_placeholder":
+        return None if shapes.trivial(shown) else detector.kind
+    if check == "generated":
+        return detector.kind if shapes.generated(shown) else None
+    if check == "url_password":
+        return detector.kind if shapes.accept_url_password(shown) else None
+    text = match.string
+    name_start, name_end = match.span(f"b{index}_name")
+    line_start = text.rfind(b"\n", 0, name_start) + 1
+    at_line_start = _LINE_START.fullmatch(text, line_start, name_start) is not None
+    name = text[name_start:name_end].decode("utf-8", "replace")
+    if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
+        return None  # "credentials:" opening a YAML mapping, its first key on the next line
+    return shapes.accept_assignment(name, match.group(f"b{index}_sep").decode(), shown, at_line_start)
+
+
+def _value_span(data: bytes, match: re.Match[bytes], index: int, detector: Detector) -> tuple[int, int]:
+    """Where the secret is: inside quotes, and extended past the pattern's bound by one forward scan."""
+    start, end = match.span(f"b{index}_v")
+    quote = data[start : start + 1]
+    if quote in (b'"', b"'"):
+        if end - start > 1 and data[end - 1 : end] == quote:
+            return start + 1, end - 1
+        if end - start > VALUE_BOUND:  # a quoted value longer than the bound: up to its quote or the line end
+            stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
+            return start + 1, min(stops) if stops else len(data)
+        return start + 1, end
+    if detector.check == "assignment":
+        return start, _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+    if detector.kind in _FIXED_LENGTH_KINDS or detector.check == "url_password":
+        return start, end
+    return start, _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+
+
+def _run_pass(data: bytes, pass_: _Pass, marker: Marker) -> tuple[bytes, int]:
+    """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
+    pieces: list[bytes] = []
+    last = pos = count = 0
+    search, parse = pass_.finder.search, pass_.parser.match
+    while (found := search(data, pos)) is not None:
+        candidate_start = found.start()
+        match = parse(data, candidate_start)
+        if match is None:  # the engines disagree (a construct they read differently): skip this position
+            pos = candidate_start + 1
+            continue
+        index = _branch(match, len(pass_.detectors))
+        detector = pass_.detectors[index]
+        start, end = _value_span(data, match, index, detector)
+        kind = _accept(detector, match, index, data[start:end])
+        if kind is not None:
+            pieces += (data[last:start], marker(kind, data[start:end]))
+            last, count = end, count + 1
+            pos = end
+        elif detector.check == "assignment":
+            pos = match.start(f"b{index}_name")  # no assignment can start inside its name: the search moves on
+        else:
+            pos = candidate_start + 1
+        pos = max(pos, candidate_start + 1)
+    if not count:
+        return data, 0
+    pieces.append(data[last:])
+    return b"".join(pieces), count
+
+
+def _branch(match: re.Match[bytes], branches: int) -> int:
+    """Which detector matched: the one branch group that took part."""
+    spans = match.regs
+    groupindex = match.re.groupindex
+    for index in range(branches):
+        if spans[groupindex[f"b{index}"]][0] >= 0:
+            return index
+    raise AssertionError("a match without a branch")
 
 
 @dataclass(frozen=True)
 class Redactor:
-    """A compiled detector set: exact values first, then the patterns. Build once, reuse for every text."""
+    """A compiled detector set for one process: its credential values, the operator's patterns, the detectors."""
 
-    values: re.Pattern[str] | None
-    patterns: re.Pattern[str]
-    custom: tuple[re.Pattern[str], ...]
-    branches: dict[str, _Branch]
+    values: re2._Regexp | None
+    custom: tuple[re2._Regexp, ...]
 
-    def redact(self, text: str) -> tuple[str, int]:
-        """Return ``text`` with every secret replaced by its marker, and the number of redactions."""
-        count = 0
+    def redact(self, text: str, *, fingerprints: bool = False) -> tuple[str, int]:
+        """Return ``text`` with every secret replaced by its marker, and the number of redactions.
 
-        def sub(pattern: re.Pattern[str], text: str, repl: Callable[[re.Match[str]], str]) -> str:
-            nonlocal count
-            new, n = pattern.subn(repl, text)
-            count += n
-            return new
-
-        if self.values is not None:
-            text = sub(self.values, text, lambda m: MARKER.format(kind="secret_value"))
-        for pattern in self.custom:
-            text = sub(pattern, text, lambda m: MARKER.format(kind="custom"))
-        text = sub(_PRIVATE_KEY, text, lambda m: MARKER.format(kind="private_key"))
-        text, found = self._scan(text)
-        return text, count + found
-
-    def _scan(self, text: str) -> tuple[str, int]:
-        """The pattern detectors over the candidate windows of ``text``."""
-        count = 0
-        pieces: list[str] = []
-        last = 0
-        for start, end in _candidate_windows(text):
-            for match in self.patterns.finditer(text, start, end):
-                replacement, found = self._replace(match)
-                pieces += (text[last : match.start()], replacement)
-                last = match.end()
+        ``fingerprints`` adds a short keyed digest of each secret to its marker (approval cards: two different
+        secrets must look different)."""
+        marker = _fingerprint_marker if fingerprints else _plain_marker
+        data = text.encode("utf-8", "surrogatepass")
+        data, count = _redact_private_keys(data, marker)
+        for pattern, kind in [(self.values, "secret_value")] + [(c, "custom") for c in self.custom]:
+            if pattern is not None:
+                data, found = _run_literal(data, pattern, kind, marker)
                 count += found
-        pieces.append(text[last:])
-        return "".join(pieces), count
-
-    def _replace(self, m: re.Match[str]) -> tuple[str, int]:
-        """The marker for one match, and how many secrets it covered.
-
-        A context detector keeps its context visible. Where that context is free text (``aws ... <key>``, the
-        user of ``scheme://user:<password>@``) it is scanned too: one match wins per position, and the context
-        may hold another secret (an AWS key id before the secret key, a token used as the URL's user name)."""
-        name = m.lastgroup or ""
-        branch = self.branches[name]
-        if not branch.has_val:
-            return MARKER.format(kind=branch.kind), 1
-        kind = branch.kind
-        kw = m.group(f"{name}_kw") if kind == "assignment" else None
-        if kw is not None:
-            kind = _KIND_OF_KEYWORD.get(kw.lower(), "secret")
-        start, end = m.span()
-        vstart, vend = m.span(f"{name}_val")
-        whole = m.string
-        before, after, found = whole[start:vstart], whole[vend:end], 1
-        if kind in _FREE_CONTEXT_KINDS:
-            (before, n_before), (after, n_after) = self._scan(before), self._scan(after)
-            found += n_before + n_after
-        return before + MARKER.format(kind=kind) + after, found
+        data, found = _run_pass(data, _TOKEN_PASS, marker)
+        count += found
+        data, found = redact_secret_manifests(data, marker)
+        count += found
+        data, found = _run_pass(data, _CONTEXT_PASS, marker)
+        return data.decode("utf-8", "surrogatepass"), count + found
 
 
-def _renamed(index: int, pattern: str) -> str:
-    """Give a detector's inner named groups a per-branch prefix so all of them fit in one alternation."""
-    pattern = re.sub(r"\(\?P<(\w+)>", lambda m: f"(?P<b{index}_{m.group(1)}>", pattern)
-    pattern = re.sub(r"\(\?\((\w+)\)", lambda m: f"(?(b{index}_{m.group(1)})", pattern)
-    return pattern
+def _run_literal(data: bytes, pattern: re2._Regexp, kind: str, marker: Marker) -> tuple[bytes, int]:
+    """Whole-match redaction (exact values, operator patterns): RE2's own iterator, one linear pass."""
+    pieces: list[bytes] = []
+    last = count = 0
+    for match in pattern.finditer(data):
+        start, end = match.span()
+        if end == start:
+            continue
+        pieces += (data[last:start], marker(kind, data[start:end]))
+        last, count = end, count + 1
+    if not count:
+        return data, 0
+    pieces.append(data[last:])
+    return b"".join(pieces), count
+
+
+def _compile_custom(pattern: str) -> re2._Regexp:
+    """An operator pattern; one RE2 cannot run in linear time (backreferences, lookaround) is refused."""
+    try:
+        return re2.compile(pattern, _options())
+    except re2.error as exc:
+        raise re.error(f"redact pattern {pattern!r} is not supported (RE2 syntax, linear time): {exc}") from exc
+
+
+@functools.lru_cache(maxsize=32)
+def _build(values: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
+    values_re = re2.compile("|".join(re2.escape(v) for v in values), _options()) if values else None
+    return Redactor(values=values_re, custom=tuple(_compile_custom(p) for p in patterns))
 
 
 def build_redactor(secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> Redactor:
-    """Compile the detectors for one call: its scrubbed credential values and the operator's patterns.
+    """The redactor for these credential values and operator patterns, compiled once per process and reused.
 
-    ``patterns`` are operator-configured regular expressions; an invalid one raises ``re.error`` so a bad
-    configuration is noticed at startup rather than silently letting a secret through.
+    ``patterns`` are operator-configured regular expressions in RE2 syntax; an invalid one raises ``re.error``
+    so a bad configuration is noticed at startup rather than silently letting a secret through.
     """
-    values = sorted({v for v in secret_values if len(v) >= MIN_SECRET_VALUE_LENGTH}, key=len, reverse=True)
-    values_re = re.compile("|".join(re.escape(v) for v in values)) if values else None
-    custom = tuple(re.compile(p) for p in patterns if p)
-    parts: list[str] = []
-    branches: dict[str, _Branch] = {}
-    for index, (kind, pattern) in enumerate(_DETECTORS):
-        name = f"b{index}"
-        parts.append(f"(?P<{name}>{_renamed(index, pattern)})")
-        branches[name] = _Branch(kind=kind, has_val="(?P<val>" in pattern)
-    return Redactor(values=values_re, patterns=re.compile("|".join(parts)), custom=custom, branches=branches)
+    values = tuple(sorted({v for v in secret_values if len(v) >= MIN_SECRET_VALUE_LENGTH}, key=lambda v: (-len(v), v)))
+    return _build(values, tuple(p for p in patterns if p))
 
 
 DEFAULT_REDACTOR = build_redactor()
 
 
 def redact(text: str, secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> tuple[str, int]:
-    """Convenience: redact ``text`` with a redactor built for these values and patterns."""
-    values, extra = tuple(secret_values), tuple(patterns)
-    redactor = DEFAULT_REDACTOR if not values and not extra else build_redactor(values, extra)
-    return redactor.redact(text)
+    """Convenience: redact ``text`` with the (memoized) redactor for these values and patterns."""
+    return build_redactor(secret_values, patterns).redact(text)

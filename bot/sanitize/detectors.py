@@ -1,0 +1,132 @@
+"""The secret detectors, written for RE2 (linear-time matching) with every repetition bounded.
+
+Why bounded: RE2 matches one search in time linear in the text it scans, but a loop of searches (find all,
+then resume) can rescan: a candidate that starts early and stays alive to the end of the line is re-examined
+by each later search (Rust's regex documents the same O(n^2) worst case for find-all). With every repetition
+bounded by a constant W, a candidate dies W bytes after it starts, so each search scans at most W bytes
+beyond the point where the previous one resumed: the whole loop is O(n * W), linear in the text. Values
+longer than their bound are extended in Python by a single forward scan (``extend_value``), never rescanned.
+
+Every detector has a group named ``v``: the secret, the only part replaced. What surrounds it (the name of an
+assignment, the user of a URL, a boundary character RE2 cannot look behind for) stays visible, and the next
+search resumes at the end of ``v``, so a boundary character consumed here is seen again by the next search.
+
+Two passes (``TOKENS`` then ``CONTEXT``): tokens that identify themselves by a prefix (``xoxb-``, ``ghp_``)
+are replaced first, so the context detectors (``aws ... <key>``, ``scheme://user:<pw>@``, ``NAME=<value>``)
+never keep a token visible as their context.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# The longest value a context detector captures in one piece; a longer one is extended by extend_value.
+VALUE_BOUND = 256
+# RE2 refuses repetitions over 1000; every bound here is VALUE_BOUND or less, plus fixed context.
+
+_B = r"(?:^|[^A-Za-z0-9_-])"  # a token starts at the text's start or after a character not part of tokens
+_GITLAB = "glpat|glrt|gldt|glptt|glsoat|gloas|glcbt|glimt|glagent|glffct|glft"
+# A URL's user: plain characters, possibly with the marker of a token redacted by the first pass.
+_USER = r"[^\s:/@\"'<>\[\]]{0,64}"
+_USER_MARKER = r"(?:\[REDACTED:[a-z_]{1,40}(?:#[0-9a-f]{6})?\])?"
+_AWS_ID = "AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA"
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One named pattern; ``check`` names a value-shape check applied in Python (``shapes.py``)."""
+
+    kind: str
+    pattern: str
+    check: str = ""
+
+
+TOKENS: tuple[Detector, ...] = (
+    Detector("slack_webhook", r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256})"),
+    Detector("slack_token", _B + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
+    Detector("slack_token", _B + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
+    Detector("anthropic_key", _B + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
+    Detector("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})"),
+    Detector("github_token", _B + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
+    Detector("github_token", _B + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
+    Detector("gitlab_token", _B + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
+    Detector("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
+    Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
+    Detector("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
+    Detector("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
+    Detector("digitalocean_token", _B + r"(?P<v>do[opr]_v1_[a-f0-9]{64})"),
+    Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),
+    Detector("aws_access_key_id", r"(?:^|[^A-Z0-9])(?P<v>(?:" + _AWS_ID + r")[A-Z0-9]{16})(?:[^A-Z0-9]|$)"),
+    Detector(
+        "jwt",
+        # header.payload. (the rest of a long payload and the signature are taken by the continuation scan)
+        _B + r"(?P<v>eyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4,256}\.?[A-Za-z0-9_-]{0,256})",
+    ),
+    Detector(
+        "azure_key",
+        # Azure storage / Service Bus connection strings and SAS tokens.
+        r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
+    ),
+    Detector("azure_sas", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+)
+
+# Names of assignments that may hold a secret: checked further in Python (shapes.sensitive_name).
+# "key" counts only with a word before it (api_key, AccountKey, SIGNING_KEY): bare "key" is prose ("key=value").
+_KEY = (
+    r"(?:(?i:api|access|private|secret|master|signing|encryption|app|account|sharedaccess|client|auth|license"
+    r"|session|hmac)[_.-]?(?i:key)|[_.-](?i:key)|[a-z]Key)"
+)
+_NAME = rf"[A-Za-z0-9_.-]{{0,40}}(?:(?i:pass|pwd|secret|token|credential|auth|signature)|{_KEY})[A-Za-z0-9_.-]{{0,40}}"
+_QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
+_BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
+
+CONTEXT: tuple[Detector, ...] = (
+    Detector(
+        "aws_secret_key",
+        # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
+        r"(?i:aws)[^\n]{0,60}?(?:[^A-Za-z0-9/+=_])(?P<v>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        check="not_hex",
+    ),
+    Detector(
+        "authorization",
+        r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
+        check="not_placeholder",
+    ),
+    Detector("bearer", r"(?i:\bbearer\s{1,4})(?P<v>[A-Za-z0-9._~+/=-]{8,256})", check="generated"),
+    Detector(
+        "url_password",
+        # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped,
+        # so the password runs to the last "@" of the token that is followed by a host.
+        r"(?i:\b[a-z][a-z0-9+.-]{1,20}://)" + _USER + _USER_MARKER + _USER + ":"
+        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
+        check="url_password",
+    ),
+    Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{1,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
+    Detector(
+        "basic_auth",  # curl -u user:password
+        r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{1,128}:(?P<v>[^\s\"']{1,256})",
+    ),
+    Detector(
+        "password",  # mysql -pPASSWORD
+        r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b)[^\n]{0,256}?\s-p(?P<v>[^\s\"'-][^\s\"']{0,255})",
+    ),
+    Detector(
+        "password_hash",
+        # htpasswd and shadow lines: user:$apr1$..., user:$2y$..., user:{SHA}...
+        r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?P<v>\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8,300}"
+        r"|\{S?SHA\}[A-Za-z0-9+/=]{20,100})",
+    ),
+    Detector(
+        "password",
+        # .pgpass lines: hostname:port:database:username:password
+        r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:(?P<v>[^\s]{1,256})(?m:$)",
+    ),
+    Detector(
+        "assignment",
+        rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])"
+        rf"[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
+        rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="assignment",
+    ),
+)

@@ -1,0 +1,126 @@
+"""Kubernetes Secret manifests: every value under ``data:`` / ``stringData:`` of a ``kind: Secret`` object.
+
+``kubectl get secret -o yaml`` (or ``-o json``) is the classic chatops leak: the values are base64 and carry no
+recognisable shape, so only the structure says they are secrets. kubectl prints keys sorted, so ``data:``
+comes *before* ``kind: Secret``: the decision is taken when the object closes.
+
+One pass over the lines, with a stack of open mappings keyed by indentation; YAML (``key: value``, list items
+``- key: value``) and indented JSON (``"key": value,``, closing braces) share it. Each line is read once and
+pushed on at most one pending list, so the pass is linear. A single-line JSON object is handled by a bounded
+pattern on lines that mention ``"Secret"``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+_KEY = re.compile(rb'^(?P<item>-[ \t]+)?"?(?P<key>[A-Za-z0-9_.\-/]{1,253})"?[ \t]*:(?:[ \t]+|$)(?P<value>.*)$')
+_SECRET_KIND = re.compile(rb'^["\']?Secret["\']?,?[ \t]*(?:#.*)?$')
+_VALUE = re.compile(rb'^(?P<lead>[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}"?[ \t]*:[ \t]*)(?P<value>.*)$')
+_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
+_COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
+
+
+@dataclass
+class _Mapping:
+    indent: int
+    is_secret: bool = False
+    pending: list[int] = field(default_factory=list)
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" \t"))
+
+
+def redact_secret_manifests(data: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
+    """``data`` with the values of every Secret's data/stringData replaced; and how many were replaced."""
+    if b"Secret" not in data:
+        return data, 0
+    lines = data.split(b"\n")
+    count = 0
+
+    def close(mapping: _Mapping) -> None:
+        nonlocal count
+        if not mapping.is_secret or not mapping.pending:
+            return
+        child_indent = min(_indent(lines[i]) for i in mapping.pending)
+        for i in mapping.pending:
+            line = lines[i]
+            if _indent(line) > child_indent:  # inside a block scalar (``key: |``): the whole line is secret
+                lines[i] = line[: _indent(line)] + marker("k8s_secret", line.strip())
+                count += 1
+                continue
+            match = _VALUE.match(line)
+            if match is None:
+                continue
+            value = match.group("value").rstrip(b" \t")
+            trail = match.group("value")[len(value) :]
+            if value.endswith(b","):  # indented JSON
+                value, trail = value[:-1], b"," + trail
+            if value in (b"", b"|", b"|-", b">", b">-", b"{", b"}"):
+                continue
+            quote = value[:1] if value[:1] in (b'"', b"'") and value[-1:] == value[:1] and len(value) > 1 else b""
+            inner = value[1:-1] if quote else value
+            lines[i] = match.group("lead") + quote + marker("k8s_secret", inner) + quote + trail
+            count += 1
+
+    stack: list[_Mapping] = []
+    collecting: tuple[_Mapping, int] | None = None
+    for number, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(b"#"):
+            continue
+        indent = _indent(line)
+        if collecting is not None:
+            if indent > collecting[1]:
+                collecting[0].pending.append(number)
+                continue
+            collecting = None
+        if stripped == b"---":
+            while stack:
+                close(stack.pop())
+            continue
+        if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
+            lines[number], found = _redact_compact(line, marker)
+            count += found
+        match = _KEY.match(line[indent:])
+        key_indent = indent
+        if match is not None and match.group("item"):
+            key_indent += len(match.group("item"))
+        while stack and (stack[-1].indent > key_indent or stack[-1].indent == key_indent and match is not None
+                         and match.group("item")):
+            close(stack.pop())
+        if match is None:
+            continue
+        if not stack or stack[-1].indent < key_indent:
+            stack.append(_Mapping(key_indent))
+        mapping = stack[-1]
+        key, value = match.group("key"), match.group("value").strip()
+        if key == b"kind" and _SECRET_KIND.match(value):
+            mapping.is_secret = True
+        elif key in (b"data", b"stringData") and value in (b"", b"{"):
+            collecting = (mapping, key_indent)
+    while stack:
+        close(stack.pop())
+    return b"\n".join(lines), count
+
+
+def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
+    """A one-line JSON Secret (``kubectl get secret -o json | jq -c``): every value of its data objects."""
+    count = 0
+
+    def body(match: re.Match[bytes]) -> bytes:
+        nonlocal count
+
+        def value(inner: re.Match[bytes]) -> bytes:
+            nonlocal count
+            count += 1
+            return inner.group("key") + b'"' + marker("k8s_secret", inner.group("value")) + b'"'
+
+        whole, body_text = match.group(0), match.group("body")
+        start = match.start("body") - match.start()
+        return whole[:start] + _COMPACT_VALUE.sub(value, body_text) + whole[start + len(body_text) :]
+
+    return _COMPACT_DATA.sub(body, line), count
