@@ -45,22 +45,43 @@ class BusEvent:
         return cls(values["kind"], values["conversation"], json.loads(values.get("data", "{}")), text(entry_id))
 
 
-async def publish(redis: Redis, stream: str, event: BusEvent) -> str:
-    entry = await redis.xadd(stream, event.fields(), maxlen=STREAM_MAXLEN, approximate=True)  # type: ignore[arg-type]
+SUBMIT_DEDUPE_SECONDS = 86400
+# XADD once per dedupe key: a front end retrying a hand-off after a failure gets the first entry's id back.
+# The marker shares the inbox's hash tag ({agent}) so the script touches one slot.
+_PUBLISH_ONCE = r"""
+local done = redis.call('GET', KEYS[2])
+if done then return done end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 3))
+redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
+return id
+"""
+
+
+async def publish(redis: Redis, stream: str, event: BusEvent, *, dedupe: str | None = None) -> str:
+    """Append ``event``; with ``dedupe`` at most once per key (for ``SUBMIT_DEDUPE_SECONDS``): a retried
+    hand-off returns the id of the entry the first attempt wrote."""
+    if dedupe:
+        marker = stream.rsplit(":", 1)[0] + f":once:{dedupe}"
+        flat = [v for pair in event.fields().items() for v in pair]
+        entry = await redis.eval(_PUBLISH_ONCE, 2, stream, marker, STREAM_MAXLEN, SUBMIT_DEDUPE_SECONDS, *flat)
+    else:
+        entry = await redis.xadd(stream, event.fields(), maxlen=STREAM_MAXLEN, approximate=True)  # type: ignore[arg-type]
     return entry.decode() if isinstance(entry, bytes) else str(entry)
 
 
 async def submit_user_message(
-    redis: Redis, conversation: str, user: str, text: str, meta: Mapping[str, str] | None = None
+    redis: Redis, conversation: str, user: str, text: str, meta: Mapping[str, str] | None = None,
+    *, dedupe: str | None = None,
 ) -> str:
-    """A front end hands a user's message to the agent role."""
+    """A front end hands a user's message to the agent role (once per ``dedupe`` key when given)."""
     return await publish(redis, INBOX, BusEvent("user_message", conversation, {"user": user, "text": text,
-                                                                              "meta": dict(meta or {})}))
+                                                                              "meta": dict(meta or {})}),
+                         dedupe=dedupe)
 
 
-async def submit_stop(redis: Redis, conversation: str, user: str) -> str:
+async def submit_stop(redis: Redis, conversation: str, user: str, *, dedupe: str | None = None) -> str:
     """A user asked to stop: the agent cancels the conversation's pending calls."""
-    return await publish(redis, INBOX, BusEvent("stop", conversation, {"user": user}))
+    return await publish(redis, INBOX, BusEvent("stop", conversation, {"user": user}), dedupe=dedupe)
 
 
 async def submit_summary(redis: Redis, conversation: str, user: str, material: str) -> str:

@@ -1,7 +1,8 @@
 """``SlackFrontEnd``: the bolt ``AsyncApp`` (Socket Mode, or HTTP on an aiohttp server) plus the poster.
 
-Listeners are thin: acknowledge first (Slack wants an answer within 3 seconds), then call the plain functions
-of ``interactions.py``. Bolt runs each listener as its own task after the ack, on the one event loop.
+Every request that asks for work is first recorded in Redis (``intake.py``, a middleware that runs before bolt's
+ack); the listeners only acknowledge (Slack wants an answer within 3 seconds), and ``IntakeWorker`` does the
+work from the recorded entry, calling the plain functions of ``interactions.py``.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -22,7 +24,11 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
 from bot.listen import start_site
 from bot.slack import client as api
-from bot.slack.interactions import SlackDeps, command_ack, handle_action, handle_command, handle_event
+from bot.slack.intake import COMMAND_ANSWER, Intake, admit
+from bot.slack.intake import REPLAY_WINDOW_SECONDS as REPLAY_WINDOW_SECONDS
+from bot.slack.intake import SIGNATURE_MAX_SKEW_SECONDS as SIGNATURE_MAX_SKEW_SECONDS
+from bot.slack.intake_worker import IntakeWorker
+from bot.slack.interactions import SlackDeps
 from bot.slack.poster import Poster
 from bot.slack.render import APPROVE_ACTION, DENY_ACTION
 from bot.slack.settings import SlackSettings
@@ -33,11 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
-# request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
-# long (plus a minute of margin), or a replay inside the gap would pass.
-SIGNATURE_MAX_SKEW_SECONDS = 5 * 60
-REPLAY_WINDOW_SECONDS = 2 * SIGNATURE_MAX_SKEW_SECONDS + 60
 
 
 def slack_policy(policy: ApprovalPolicy) -> ApprovalPolicy:
@@ -72,6 +73,8 @@ class SlackFrontEnd:
         self.client = api.make_client(str(bot_token), api.api_base_url(settings, api_url))
         self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
         self.poster = Poster(self.deps, reader=reader)
+        self.intake = Intake(redis, settings)
+        self.intake_worker = IntakeWorker(self.deps, self.intake, reader=reader)
         self._app: AsyncApp | None = None
         self._socket: AsyncSocketModeHandler | None = None
         self._web: web.Application | None = None
@@ -98,35 +101,32 @@ class SlackFrontEnd:
         deps, command = self.deps, self.settings.command
 
         @app.middleware
-        async def refuse_replays(req: Any, resp: BoltResponse, next: Any) -> BoltResponse | None:
-            # bolt checked signature and age already; a valid signature seen before is a replay
-            signature = (req.headers.get("x-slack-signature") or [""])[0]
-            if signature and not await deps.state.first_time("sig", signature, REPLAY_WINDOW_SECONDS):
-                return BoltResponse(status=401, body="replayed request")
+        async def record_first(req: Any, resp: BoltResponse, next: Any) -> BoltResponse | None:
+            # bolt checked signature and age already; record the request before anything acknowledges it
             if not deps.bot_user_id and req.context.get("bot_user_id"):
                 deps.bot_user_id = str(req.context["bot_user_id"])
-            return await next()
+            signature = (req.headers.get("x-slack-signature") or [""])[0]
+            refused = await admit(deps, self.intake, req.body, signature, req.context)
+            return refused if refused is not None else await next()
 
+        # The work of a recorded request is done by the intake worker: these only acknowledge.
         @app.command(command)
-        async def on_command(ack: Any, body: dict[str, Any], respond: Any) -> None:
-            answer = await command_ack(deps, body)
+        async def on_command(ack: Any, context: Any) -> None:
+            answer = context.get(COMMAND_ANSWER)  # decided once, before the ack, by ``admit``
             await ack(text=answer, response_type="ephemeral") if answer else await ack()
-            if answer is None:
-                await handle_command(deps, body, respond)
 
         @app.event("app_mention")
-        async def on_mention(body: dict[str, Any]) -> None:
-            await handle_event(deps, body)
+        async def on_mention() -> None:
+            pass
 
         @app.event("message")
-        async def on_message(body: dict[str, Any]) -> None:
-            await handle_event(deps, body)
+        async def on_message() -> None:
+            pass
 
         @app.action(APPROVE_ACTION)
         @app.action(DENY_ACTION)
-        async def on_click(ack: Any, body: dict[str, Any]) -> None:
+        async def on_click(ack: Any) -> None:
             await ack()
-            await handle_action(deps, body)
 
         @app.error
         async def on_error(error: Exception, body: dict[str, Any]) -> None:
@@ -152,10 +152,25 @@ class SlackFrontEnd:
 
     # ---------------------------------------------------------------- running
 
+    @contextlib.asynccontextmanager
+    async def _intake_running(self, stop_event: asyncio.Event) -> AsyncIterator[None]:
+        """The intake worker runs while requests are received: it does the work of what they recorded."""
+        task = asyncio.create_task(self.intake_worker.run(stop_event))
+        try:
+            yield
+        finally:
+            if not stop_event.is_set():  # the connection ended on its own (start-up failure): stop the worker too
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
     async def run_socket_mode(self, stop_event: asyncio.Event) -> None:
+        await self.start()
+        async with self._intake_running(stop_event):
+            await self._socket_mode(stop_event)
+
+    async def _socket_mode(self, stop_event: asyncio.Event) -> None:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-        await self.start()
         handler = AsyncSocketModeHandler(self.build_app(), self.app_token, web_client=self.client)
         try:
             # slack_sdk's connect() retries for ever, so a refused app token would never surface there: ask for
@@ -212,7 +227,8 @@ class SlackFrontEnd:
         await self.start()
         await self.listen_http(host=host, port=port)
         try:
-            await stop_event.wait()
+            async with self._intake_running(stop_event):
+                await stop_event.wait()
         finally:
             runner, self._http_runner = self._http_runner, None
             if runner is not None:

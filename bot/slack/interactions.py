@@ -61,8 +61,10 @@ class SlackDeps:
 # ---------------------------------------------------------------- slash command
 
 
-async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond) -> None:
-    """``/fisk ...`` after the ack (``command_ack`` already answered refusals and help)."""
+async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond, *,
+                         request_id: str | None = None) -> None:
+    """``/fisk ...`` after the ack (``command_ack`` already answered refusals and help). ``request_id`` (the
+    intake entry) makes a retry after a failure idempotent: one post, one hand-off to the agent."""
     channel, user = body.get("channel_id", ""), body.get("user_id", "")
     text = (body.get("text") or "").strip()
     word = text.lower()
@@ -80,13 +82,17 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         if conversation is None:
             await respond(response_type="ephemeral", text="There is no conversation of yours here to stop.")
             return
-        await bus.submit_stop(deps.redis, conversation, user)
+        await bus.submit_stop(deps.redis, conversation, user, dedupe=_once(request_id))
         await respond(response_type="ephemeral", text="Stopping your latest conversation in this channel.")
     elif word.split(" ")[0] in oncall.WORDS:
         answer = await oncall.oncall_command(deps, body, word.split(" ")[0], text.partition(" ")[2])
         await respond(response_type="ephemeral", text=answer)
     else:
-        await start_from_command(deps, channel, user, text, respond)
+        await start_from_command(deps, channel, user, text, respond, request_id=request_id)
+
+
+def _once(request_id: str | None) -> str | None:
+    return f"slack:{request_id}" if request_id else None
 
 
 async def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
@@ -107,19 +113,32 @@ async def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
     return None if admission.allowed else admission.note or ""
 
 
-async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str, respond: Respond) -> str | None:
-    """Post "<@user> asked: ..." as the bot, own its thread and hand the request to the agent."""
-    try:
-        posted = await api.post(deps.client, channel, f"<@{user}> asked: {escape(text)}")
-    except SlackApiError as exc:
-        code = api.error_code(exc)
-        hint = " Invite me to the channel first (/invite)." if code in ("not_in_channel", "channel_not_found") else ""
-        await respond(response_type="ephemeral", text=f"I could not post here ({code or exc}).{hint}")
-        return None
-    ts = str(posted["ts"])
+async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str, respond: Respond, *,
+                             request_id: str | None = None) -> str | None:
+    """Post "<@user> asked: ..." as the bot, own its thread and hand the request to the agent.
+
+    With ``request_id`` each step is done once even when the whole is retried: the post's ts is recorded (a
+    crash between Slack's answer and that record is the one window where a retry posts again), the thread is
+    opened idempotently and the hand-off is deduplicated."""
+    ts = await deps.state.asked_ts(request_id) if request_id else None
+    if ts is None:
+        try:
+            posted = await api.post(deps.client, channel, f"<@{user}> asked: {escape(text)}")
+        except SlackApiError as exc:
+            code = api.error_code(exc)
+            if api.is_transient(exc):
+                raise  # retried by the intake worker
+            missing = code in ("not_in_channel", "channel_not_found")
+            hint = " Invite me to the channel first (/invite)." if missing else ""
+            await respond(response_type="ephemeral", text=f"I could not post here ({code or exc}).{hint}")
+            return None
+        ts = str(posted["ts"])
+        if request_id:
+            await deps.state.record_asked(request_id, ts)
     conversation = await deps.state.open_thread(channel, ts, user, last_ts=ts)
     await bus.submit_user_message(
-        deps.redis, conversation, user, text, {"channel": channel, "thread_ts": ts, "ts": ts, "source": "command"}
+        deps.redis, conversation, user, text, {"channel": channel, "thread_ts": ts, "ts": ts, "source": "command"},
+        dedupe=_once(request_id),
     )
     return conversation
 
@@ -134,19 +153,27 @@ async def pending_in_channel(deps: SlackDeps, channel: str) -> list[CallRecord]:
 # ---------------------------------------------------------------- events
 
 
-async def handle_event(deps: SlackDeps, body: dict[str, Any]) -> str | None:
+def event_ignored(deps: SlackDeps, body: dict[str, Any]) -> bool:
+    """Events the bot never acts on, known without Redis: its own posts, edits, deletions, joins..."""
+    event = body.get("event") or {}
+    if event.get("bot_id") or event.get("subtype") not in _IGNORED_SUBTYPES_OK:
+        return True
+    user = event.get("user")
+    return not user or not event.get("channel") or not event.get("ts") or user == deps.bot_user_id
+
+
+async def handle_event(deps: SlackDeps, body: dict[str, Any], *, request_id: str | None = None) -> str | None:
     """An ``app_mention`` or ``message`` event: start, continue or stop a conversation. Returns the
     conversation it went to (None when ignored). Retried deliveries and the mention/message pair Slack sends
-    for one message are handled once."""
+    for one message are handled once. ``request_id`` (the intake entry, which already dropped retried
+    deliveries) makes a retry of this handling idempotent."""
     event = body.get("event") or {}
     event_id = body.get("event_id")
-    if event_id and not await deps.state.first_time("event", str(event_id)):
+    if not request_id and event_id and not await deps.state.first_time("event", str(event_id)):
         return None
-    if event.get("bot_id") or event.get("subtype") not in _IGNORED_SUBTYPES_OK:
-        return None  # the bot's own posts, edits, deletions, joins...
-    user, channel, ts = event.get("user"), event.get("channel"), event.get("ts")
-    if not user or not channel or not ts or user == deps.bot_user_id:
+    if event_ignored(deps, body):
         return None
+    user, channel, ts = event["user"], event["channel"], event["ts"]
     thread_ts = event.get("thread_ts")
     mentioned = event.get("type") == "app_mention" or (
         bool(deps.bot_user_id) and f"<@{deps.bot_user_id}>" in (event.get("text") or "")
@@ -155,7 +182,9 @@ async def handle_event(deps: SlackDeps, body: dict[str, Any]) -> str | None:
     conversation = await deps.state.owned(channel, thread_ts) if thread_ts else None
     if conversation is None and not mentioned and not direct:
         return None  # chatter the bot is not part of
-    if not await deps.state.first_time("msg", f"{channel}:{ts}"):
+    first = (await deps.state.claim("msg", f"{channel}:{ts}", request_id) if request_id
+             else await deps.state.first_time("msg", f"{channel}:{ts}"))
+    if not first:
         return None  # the other event of the app_mention + message pair
     refused = refusal(deps.settings, channel, user)
     if refused:
@@ -171,14 +200,14 @@ async def handle_event(deps: SlackDeps, body: dict[str, Any]) -> str | None:
             return None
     if conversation is not None:
         if stopping:
-            await bus.submit_stop(deps.redis, conversation, user)
+            await bus.submit_stop(deps.redis, conversation, user, dedupe=_once(request_id))
             return conversation
         await deps.state.touch(conversation, channel, user, last_ts=ts)
     else:
         conversation = await deps.state.open_thread(channel, thread_ts or ts, user, last_ts=ts)
     meta = {"channel": channel, "thread_ts": parse_conversation(conversation)[1], "ts": ts,  # type: ignore[index]
             "source": "dm" if direct else "mention" if mentioned else "thread"}
-    await bus.submit_user_message(deps.redis, conversation, user, text, meta)
+    await bus.submit_user_message(deps.redis, conversation, user, text, meta, dedupe=_once(request_id))
     return conversation
 
 

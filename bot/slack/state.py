@@ -46,6 +46,22 @@ class SlackState:
         )
         return bool(ok)
 
+    async def claim(self, kind: str, ident: str, owner: str, ttl: int | None = None) -> bool:
+        """Like ``first_time``, but retry-safe: True for the first ``owner`` to claim ``(kind, ident)`` and again
+        for that same owner (a request retried after a failure keeps what it claimed)."""
+        key = f"{self.prefix}:{kind}:{ident}"
+        if await self.redis.set(key, owner, nx=True, ex=ttl or self.settings.event_dedupe_seconds):
+            return True
+        return _text(await self.redis.get(key) or b"") == owner
+
+    async def asked_ts(self, request_id: str) -> str | None:
+        """The ts of the "asked" post a slash command (intake entry ``request_id``) already made, if any."""
+        raw = await self.redis.get(f"{self.prefix}:asked:{request_id}")
+        return _text(raw) if raw else None
+
+    async def record_asked(self, request_id: str, ts: str) -> None:
+        await self.redis.set(f"{self.prefix}:asked:{request_id}", ts, ex=self.settings.event_dedupe_seconds)
+
     # ------------------------------------------------------------ conversations
 
     async def open_thread(self, channel: str, thread_ts: str, user: str, last_ts: str) -> str:

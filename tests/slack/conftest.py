@@ -128,17 +128,22 @@ class Harness:
         return record
 
 
-@pytest.fixture
-async def harness(
-    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
-    settings: SlackSettings,
-) -> AsyncIterator[Harness]:
+def make_front(slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+               settings: SlackSettings, reader: Redis | None = None) -> SlackFrontEnd:
     front = SlackFrontEnd(
         settings, redis=redis, store=store, policy=policy, catalog=catalog,
-        bot_token=BOT_TOKEN, signing_secret=SECRET, api_url=slack.api_url,
+        bot_token=BOT_TOKEN, signing_secret=SECRET, api_url=slack.api_url, reader=reader,
     )  # fmt: skip
     front.poster.block_ms = 100
     front.poster.backoff = (0.05, 0.2)
+    front.intake_worker.block_ms = 100
+    front.intake_worker.backoff = (0.05, 0.2)
+    return front
+
+
+@contextlib.asynccontextmanager
+async def serving(front: SlackFrontEnd, slack: FakeSlack, store: CallStore, redis: Redis) -> AsyncIterator[Harness]:
+    """Serve ``front`` over HTTP on a loopback port (with its intake worker) until the block ends."""
     stop = asyncio.Event()
     port = free_port()
     server = asyncio.create_task(front.run_http(stop, host="127.0.0.1", port=port))
@@ -152,9 +157,20 @@ async def harness(
             return False
 
         await wait_for(up)
-        yield Harness(front, slack, url, session, store, redis)
-    stop.set()
-    await asyncio.wait_for(server, 15)
+        try:
+            yield Harness(front, slack, url, session, store, redis)
+        finally:
+            stop.set()
+            await asyncio.wait_for(server, 15)
+
+
+@pytest.fixture
+async def harness(
+    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> AsyncIterator[Harness]:
+    async with serving(make_front(slack, redis, store, policy, catalog, settings), slack, store, redis) as harness:
+        yield harness
 
 
 @pytest.fixture

@@ -1,0 +1,156 @@
+"""The intake: a Slack request that asks for work is written to a Redis stream BEFORE Slack is answered.
+
+Slack is told "got it" (HTTP 200, or the Socket Mode ack) only once the request is durably in Redis; all the work
+after that (posting the request, opening the thread, handing it to the agent, deciding a click) is done by
+``IntakeWorker`` from the recorded entry, retried until it succeeds, and acknowledged in the stream only then.
+So an acknowledged request is never lost: not by a Redis hiccup, a Slack outage after the ack, or a crash.
+
+If the write cannot be made (Redis down, or no free connection within ``RECORD_TIMEOUT_SECONDS``) Slack gets a
+refusal it understands: events and clicks a 503 (Slack retries events; a click shows as failed), slash commands
+(which Slack never retries) a 200 with an ephemeral "could not start, please try again".
+
+Recording is ONE Lua script in one hash slot (``{intake}``): refuse a replayed signature, drop a retried
+delivery of an event already recorded (``event_id``), then XADD. Keys (prefix ``fc:slack``):
+
+* ``<p>:{intake}:requests``: the stream (fields ``kind`` = command | event | action, ``body`` = JSON);
+* ``<p>:sig:{intake}:<signature>``: a signed HTTP request seen within the replay window (every signed request,
+  whether it asks for work or not);
+* ``<p>:{intake}:event:<event_id>``: an event recorded within ``event_dedupe_seconds``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+from slack_bolt.response import BoltResponse
+
+from bot.slack.interactions import SlackDeps, command_ack, event_ignored
+from bot.slack.settings import SlackSettings
+from bot.streams import text as _text
+
+log = logging.getLogger(__name__)
+
+RequestKind = Literal["command", "event", "action"]
+RECORD_TIMEOUT_SECONDS = 2.0  # Slack wants its answer within 3 s; a refusal it can act on beats a timeout
+# slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
+# request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
+# long (plus a minute of margin), or a replay inside the gap would pass.
+SIGNATURE_MAX_SKEW_SECONDS = 5 * 60
+REPLAY_WINDOW_SECONDS = 2 * SIGNATURE_MAX_SKEW_SECONDS + 60
+COMMAND_ANSWER = "fisk_command_answer"  # bolt context key: the slash command's ack, decided once by ``admit``
+STREAM_MAXLEN = 100_000
+COULD_NOT_START = (
+    "I could not start on that: a temporary problem on my side kept me from recording your request. "
+    "Nothing was started; please try again in a moment."
+)
+
+_RECORD = r"""
+if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then return {0, 'replay'} end
+if ARGV[2] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[4]) then return {0, 'duplicate'} end
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'kind', ARGV[6], 'body', ARGV[7])
+return {1, id}
+"""
+
+
+class IntakeUnavailable(RuntimeError):
+    """The request could not be recorded; nothing was started and Slack must be told so."""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """The outcome of ``Intake.record``: ``entry_id`` when recorded, else why not (replay, duplicate)."""
+
+    outcome: Literal["recorded", "replay", "duplicate"]
+    entry_id: str = ""
+
+
+def request_kind(body: dict[str, Any]) -> RequestKind | None:
+    """Which recorded kind a Slack payload is (None: nothing to record, e.g. url_verification)."""
+    if body.get("command"):
+        return "command"
+    if body.get("type") == "event_callback":
+        return "event"
+    if body.get("type") == "block_actions":
+        return "action"
+    return None
+
+
+class Intake:
+    def __init__(self, redis: Redis, settings: SlackSettings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self.prefix = settings.key_prefix
+        self.stream = f"{self.prefix}:{{intake}}:requests"
+        self._record = redis.register_script(_RECORD)
+
+    async def record(self, kind: RequestKind, body: dict[str, Any], *, signature: str = "",
+                     event_id: str = "") -> Recorded:
+        """Write the request (one script). Raises ``IntakeUnavailable`` when Redis cannot take it in time."""
+        keys = [self.stream, f"{self.prefix}:sig:{{intake}}:{signature}",
+                f"{self.prefix}:{{intake}}:event:{event_id}"]
+        args = ["1" if signature else "0", "1" if event_id else "0", REPLAY_WINDOW_SECONDS,
+                self.settings.event_dedupe_seconds, STREAM_MAXLEN, kind, json.dumps(body)]
+        try:
+            ok, value = await asyncio.wait_for(self._record(keys=keys, args=args), RECORD_TIMEOUT_SECONDS)
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.error("slack: could not record a %s request (%s); Slack is told to retry", kind, exc)
+            raise IntakeUnavailable(str(exc)) from exc
+        if ok:
+            return Recorded("recorded", _text(value))
+        return Recorded("replay" if _text(value) == "replay" else "duplicate")
+
+    async def first_signature(self, signature: str) -> bool:
+        """The replay check of a request that starts nothing (help, a refusal): True when the signature is new.
+        If Redis cannot answer, the request is answered anyway: it starts nothing, so a replay is harmless."""
+        key = f"{self.prefix}:sig:{{intake}}:{signature}"
+        try:
+            return bool(await asyncio.wait_for(self.redis.set(key, "1", nx=True, ex=REPLAY_WINDOW_SECONDS),
+                                               RECORD_TIMEOUT_SECONDS))
+        except (RedisError, OSError, TimeoutError) as exc:
+            log.warning("slack: replay check skipped for a request that starts nothing (%s)", exc)
+            return True
+
+
+def _could_not_start(kind: RequestKind) -> BoltResponse:
+    if kind == "command":  # Slack never retries a slash command: tell the user, in a reply only they see
+        return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": COULD_NOT_START}),
+                            headers={"content-type": "application/json"})
+    return BoltResponse(status=503, body="could not record the request; please retry")
+
+
+async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature: str,
+                context: dict[str, Any]) -> BoltResponse | None:
+    """Run before bolt acknowledges: record a request that asks for work, refuse replays, drop retried events.
+    Returns the response to send instead of the ack (None: go on and ack). A slash command's ack (help, a
+    refusal, a rate-limit note, or None for work) is decided here, once, and left in ``context[COMMAND_ANSWER]``."""
+    kind = request_kind(body)
+    if kind == "command":
+        try:
+            context[COMMAND_ANSWER] = answer = await asyncio.wait_for(command_ack(deps, body), RECORD_TIMEOUT_SECONDS)
+        except (RedisError, OSError, TimeoutError) as exc:  # the rate limiter lives in Redis
+            log.error("slack: could not check a command before recording it (%s)", exc)
+            return _could_not_start(kind)
+        work = answer is None
+    else:
+        work = kind == "action" or (kind == "event" and not event_ignored(deps, body))
+    if not work:
+        if signature and not await intake.first_signature(signature):
+            return BoltResponse(status=401, body="replayed request")
+        return None
+    assert kind is not None
+    event_id = str(body.get("event_id") or "") if kind == "event" else ""
+    try:
+        recorded = await intake.record(kind, body, signature=signature, event_id=event_id)
+    except IntakeUnavailable:
+        return _could_not_start(kind)
+    if recorded.outcome == "replay":
+        return BoltResponse(status=401, body="replayed request")
+    if recorded.outcome == "duplicate":
+        return BoltResponse(status=200, body="")  # a retried delivery of an event recorded already
+    return None

@@ -1,0 +1,195 @@
+"""``IntakeWorker``: does the work of every recorded Slack request (``intake.py``), at least once, never lost.
+
+Consumer group ``intake`` on the intake stream, so slack replicas share the requests. Each entry is handled in
+its own task (up to ``concurrency`` at once) and acknowledged only after its work is done:
+
+* a transient failure (Redis unreachable or its pool exhausted, Slack 5xx/429/timeouts) is retried in place
+  with backoff, for as long as the process runs;
+* any other failure leaves the entry pending; it is taken over again (by this replica or another) after
+  ``reclaim_idle_seconds``, at most ``MAX_ATTEMPTS`` times, after which it is logged as an error and dropped;
+* a crash leaves it pending too: a restart first re-reads its own pending entries, other replicas reclaim it.
+
+Handling is idempotent per entry (``request_id`` = the entry id): the "asked" post is recorded, the inbox hand-off
+is deduplicated, the mention/message pair claimed by entry, so a retried entry does not start twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+from slack_bolt.context.respond.async_respond import AsyncRespond
+from slack_sdk.errors import SlackApiError
+
+from bot.slack import client as api
+from bot.slack.intake import Intake
+from bot.slack.interactions import SlackDeps, handle_action, handle_command, handle_event
+from bot.streams import ensure_group
+from bot.streams import text as _text
+
+log = logging.getLogger(__name__)
+
+GROUP = "intake"
+MAX_ATTEMPTS = 5
+_TRANSIENT_REDIS = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
+
+
+async def until_done(work: Callable[[], Awaitable[Any]], stop_event: asyncio.Event,
+                     backoff: tuple[float, float]) -> bool:
+    """Run ``work`` until it succeeds (True) or the process stops (False), retrying transient Redis and Slack
+    failures with exponential backoff. A permanent Slack refusal counts as done (Slack will never accept it);
+    other errors propagate."""
+    delay = backoff[0]
+    while not stop_event.is_set():
+        try:
+            await work()
+            return True
+        except SlackApiError as exc:
+            if not api.is_transient(exc):
+                log.error("slack intake: Slack refused a request's work for good (%s)", api.error_code(exc))
+                return True
+            log.warning("slack intake: Slack failed (%s); retrying in %.1fs", api.error_code(exc) or exc, delay)
+        except _TRANSIENT_REDIS as exc:
+            log.warning("slack intake: %s; retrying in %.1fs", exc, delay)
+        except Exception as exc:
+            if not api.is_transient(exc):
+                raise
+            log.warning("slack intake: %s; retrying in %.1fs", exc, delay)
+        await _sleep(stop_event, delay)
+        delay = min(delay * 2, backoff[1])
+    return False
+
+
+class IntakeWorker:
+    def __init__(self, deps: SlackDeps, intake: Intake, *, reader: Redis | None = None, consumer: str | None = None,
+                 concurrency: int = 32, block_seconds: float = 1.0,
+                 backoff: tuple[float, float] = (0.1, 10.0)) -> None:  # fmt: skip
+        self.deps = deps
+        self.intake = intake
+        self.redis = deps.redis
+        self.reader = reader or deps.redis  # the blocking read holds a connection: its own pool
+        self.consumer = consumer or deps.settings.consumer or f"{socket.gethostname()}-{os.getpid()}"
+        self.block_ms = max(1, int(block_seconds * 1000))
+        self.backoff = backoff
+        self._slots = asyncio.Semaphore(concurrency)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def run(self, stop_event: asyncio.Event) -> None:
+        stream = self.intake.stream
+        await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
+        loops = [asyncio.create_task(self._read_loop(stop_event)), asyncio.create_task(self._reclaim_loop(stop_event))]
+        try:
+            await stop_event.wait()
+        finally:
+            for task in loops:
+                task.cancel()
+            await asyncio.gather(*loops, return_exceptions=True)
+            if self._tasks:  # let started work finish its step; unfinished entries stay pending for others
+                await asyncio.wait(list(self._tasks.values()), timeout=10)
+                for task in list(self._tasks.values()):
+                    task.cancel()
+
+    async def _read_loop(self, stop_event: asyncio.Event) -> None:
+        stream, last_id = self.intake.stream, "0"  # our own pending entries first (a restart), then new ones
+        while not stop_event.is_set():
+            try:
+                reply: Any = await self.reader.xreadgroup(
+                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
+                )
+            except ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
+                continue
+            except _TRANSIENT_REDIS as exc:
+                log.warning("slack intake: reading failed (%s); retrying", exc)
+                await _sleep(stop_event, 0.5)
+                continue
+            entries = reply[0][1] if reply else []
+            if last_id == "0" and not entries:
+                last_id = ">"
+            for entry_id, fields in entries:
+                await self._spawn(_text(entry_id), fields, stop_event)
+
+    async def _reclaim_loop(self, stop_event: asyncio.Event) -> None:
+        while not stop_event.is_set():
+            idle = self.deps.settings.reclaim_idle_seconds
+            await _sleep(stop_event, min(max(0.05, idle / 2), 5.0))
+            try:
+                reply: Any = await self.redis.xautoclaim(
+                    self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
+                )
+            except _TRANSIENT_REDIS as exc:
+                log.warning("slack intake: reclaiming failed (%s)", exc)
+                continue
+            for entry_id, fields in reply[1] if len(reply) > 1 else []:
+                await self._spawn(_text(entry_id), fields, stop_event)
+
+    async def _spawn(self, entry_id: str, fields: Any, stop_event: asyncio.Event) -> None:
+        if entry_id in self._tasks:
+            return
+        await self._slots.acquire()
+        task = asyncio.create_task(self._handle(entry_id, fields, stop_event))
+        self._tasks[entry_id] = task
+
+    async def _handle(self, entry_id: str, fields: Any, stop_event: asyncio.Event) -> None:
+        try:
+            if not fields:  # trimmed away while pending: nothing left to do
+                done = True
+            else:
+                attempts = await self._attempt(entry_id, stop_event)
+                if attempts > MAX_ATTEMPTS:
+                    log.error("slack intake: request %s failed %d times; giving up on it: %r", entry_id,
+                              attempts - 1, fields)
+                    done = True
+                else:
+                    done = await until_done(lambda: self.process(entry_id, fields), stop_event, self.backoff)
+            if done:
+                await until_done(lambda: self.redis.xack(self.intake.stream, GROUP, entry_id), stop_event,
+                                 self.backoff)
+        except Exception:
+            log.exception("slack intake: request %s failed; it stays pending and is retried", entry_id)
+        finally:
+            self._tasks.pop(entry_id, None)
+            self._slots.release()
+
+    async def _attempt(self, entry_id: str, stop_event: asyncio.Event) -> int:
+        key = f"{self.intake.prefix}:{{intake}}:attempts:{entry_id}"
+        count = 0
+
+        async def count_it() -> None:
+            nonlocal count
+            count = int(await self.redis.incr(key))
+            await self.redis.expire(key, 86400)
+
+        await until_done(count_it, stop_event, self.backoff)
+        return count
+
+    async def process(self, entry_id: str, fields: Any) -> None:
+        """The work of one recorded request (idempotent: it may run again after a failure)."""
+        values = {_text(k): _text(v) for k, v in fields.items()}
+        kind, body = values.get("kind", ""), json.loads(values.get("body") or "{}")
+        if kind == "command":
+            respond = AsyncRespond(response_url=body.get("response_url"))
+            await handle_command(self.deps, body, respond, request_id=entry_id)
+        elif kind == "event":
+            await handle_event(self.deps, body, request_id=entry_id)
+        elif kind == "action":
+            await handle_action(self.deps, body)
+        else:
+            log.error("slack intake: request %s of unknown kind %r skipped", entry_id, kind)
+
+
+async def _sleep(stop_event: asyncio.Event, seconds: float) -> None:
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop_event.wait(), seconds)

@@ -1,0 +1,167 @@
+"""Nothing acknowledged is lost (bot/slack/intake.py, intake_worker.py): a request is recorded in Redis before
+Slack is answered; when it cannot be, Slack is refused in a way it acts on; work after the ack that fails is
+retried from the recorded entry. Real bolt app over signed HTTP, real Redis servers, loopback fake Slack."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import aiohttp
+from redis.asyncio import Redis
+
+from bot.agent import bus
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.store import CallStore
+from bot.redis_connection import connect_redis
+from bot.redis_pool import PoolSettings
+from bot.slack.intake import COULD_NOT_START
+from bot.slack.settings import SlackSettings
+from bot.tools.catalog import Catalog
+from tests.slack.conftest import CHANNEL, Harness, make_front, serving, wait_for
+from tests.support.fake_slack import FakeSlack
+from tests.support.redis_server import RedisServer
+
+MENTION = {"type": "app_mention", "user": "UREQ", "channel": CHANNEL, "ts": "1700.000001",
+           "text": "<@UBOT> check db-3"}
+
+
+async def inbox(redis: Redis) -> list[bus.BusEvent]:
+    return [bus.BusEvent.from_fields(i, f) for i, f in await redis.xrange(bus.INBOX)]
+
+
+def asked_posts(slack: FakeSlack) -> list[str]:
+    return [c.response["ts"] for c in slack.calls_to("chat.postMessage")
+            if c.response.get("ok") and "asked:" in str(c.params.get("text"))]
+
+
+async def test_a_request_that_cannot_be_recorded_is_refused_so_slack_or_the_user_retries(
+    slack: FakeSlack, redis_url: str, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    # one command connection, held by a slow command: the record cannot get a connection within Slack's 3 s
+    handle = await connect_redis(redis_url, state_dir=".", pool=PoolSettings(1, 10.0))
+    try:
+        front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
+        async with serving(front, slack, store, handle.client) as h:
+            holder = asyncio.create_task(handle.client.blpop(["nothing"], timeout=3))
+            await asyncio.sleep(0.1)
+            started = time.monotonic()
+            command, event = await asyncio.gather(h.command("check db-3"), h.event(MENTION, event_id="EvX"))
+            assert time.monotonic() - started < 3  # answered within Slack's deadline
+            status, text = command
+            assert status == 200  # a slash command is never retried by Slack: the user is told instead
+            assert json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_START}
+            assert event[0] == 503  # Slack retries an event it did not get a 2xx for
+            await holder
+            # the retried event is recorded now and handled; the refused command started nothing
+            assert (await h.event(MENTION, event_id="EvX", headers={"X-Slack-Retry-Num": "1"}))[0] == 200
+            (message,) = await wait_for(lambda: inbox(redis))
+            assert message.data["text"] == "check db-3"
+            assert asked_posts(slack) == []
+    finally:
+        await handle.close()
+
+
+async def test_work_after_the_ack_survives_a_redis_crash_and_a_slack_outage(
+    tmp_path: Path, slack: FakeSlack, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    server = RedisServer(tmp_path / "redis")  # our own server (AOF, fsync always), so we may kill it
+    server.start()
+    handle = await connect_redis(server.url, state_dir=".", readers=1)
+    front = make_front(slack, handle.client, CallStore(handle.client), policy, catalog, settings,
+                       reader=handle.reader)
+    stop = asyncio.Event()
+    try:
+        port = await front.listen_http(host="127.0.0.1", port=0)  # receiving, but no intake worker yet
+        await front.start()
+        async with aiohttp.ClientSession() as session:
+            h = Harness(front, slack, f"http://127.0.0.1:{port}/slack/events", session, store, handle.client)
+            assert (await h.command("why is db-3 slow?"))[0] == 200  # acknowledged: recorded
+        server.kill()  # SIGKILL: only what reached the AOF survives
+        slack.fail_next("chat.postMessage", status=500, times=3)  # and Slack is down for a while
+        worker = asyncio.create_task(front.intake_worker.run(stop))
+        await asyncio.sleep(0.5)  # the worker fails against the dead Redis and keeps retrying
+        server.start()
+        (message,) = await wait_for(lambda: inbox(handle.client), timeout=20)
+        assert message.data["text"] == "why is db-3 slow?" and message.kind == "user_message"
+        assert len(asked_posts(slack)) == 1
+        assert message.conversation == f"slack:{CHANNEL}:{asked_posts(slack)[0]}"
+        assert await wait_for(lambda: _all_acked(handle.client, front.intake.stream))
+        stop.set()
+        await worker
+    finally:
+        stop.set()
+        if front._http_runner is not None:
+            await front._http_runner.cleanup()
+        await handle.close()
+        server.stop()
+
+
+async def _all_acked(redis: Redis, stream: str) -> bool:
+    return int((await redis.xpending(stream, "intake"))["pending"]) == 0
+
+
+async def test_retrying_a_recorded_request_starts_it_once(harness: Harness) -> None:
+    """The worker may run one entry's work again (a failure half-way, a takeover): one post, one hand-off."""
+    worker = harness.front.intake_worker
+    await harness.command("restart web-1")
+    await wait_for(lambda: inbox(harness.redis))
+    ((entry_id, fields),) = await harness.redis.xrange(harness.front.intake.stream)
+    await worker.process(entry_id.decode(), fields)  # the same entry handled twice more
+    await worker.process(entry_id.decode(), fields)
+    assert len(await inbox(harness.redis)) == 1
+    assert len(asked_posts(harness.slack)) == 1
+    await harness.event(MENTION, event_id="Ev1")
+    await wait_for(lambda: _at_least(harness.redis, 2))
+    entries = await harness.redis.xrange(harness.front.intake.stream)
+    event_entry = entries[-1]
+    await worker.process(event_entry[0].decode(), event_entry[1])
+    assert len(await inbox(harness.redis)) == 2
+
+
+async def _at_least(redis: Redis, n: int) -> list[bus.BusEvent] | None:
+    events = await inbox(redis)
+    return events if len(events) >= n else None
+
+
+async def test_an_entry_left_by_a_dead_replica_is_taken_over(
+    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """A replica that read an entry and died leaves it pending; a live one takes it over and does the work."""
+    settings.reclaim_idle_seconds = 0.3
+    async with serving(make_front(slack, redis, store, policy, catalog, settings), slack, store, redis) as harness:
+        await _taken_over(harness)
+
+
+async def _taken_over(harness: Harness) -> None:
+    stream = harness.front.intake.stream
+    body = {"command": "/fisk", "text": "disk full on db-2", "user_id": "UREQ", "channel_id": CHANNEL,
+            "response_url": harness.slack.response_url("dead")}
+    async with harness.redis.pipeline(transaction=True) as pipe:  # recorded and read by the dead replica at once
+        pipe.xadd(stream, {"kind": "command", "body": json.dumps(body)})
+        pipe.xreadgroup("intake", "dead-replica", {stream: ">"}, count=10)
+        _, taken = await pipe.execute()
+    assert len(taken[0][1]) == 1
+    (message,) = await wait_for(lambda: inbox(harness.redis), timeout=10)
+    assert message.data["text"] == "disk full on db-2"
+    assert await wait_for(lambda: _all_acked(harness.redis, stream))
+
+
+async def test_replays_and_retried_events_are_recorded_once(harness: Harness) -> None:
+    body = urlencode({"command": "/fisk", "text": "hi there", "user_id": "UREQ", "channel_id": CHANNEL,
+                      "response_url": harness.slack.response_url("r")})
+    ts = int(time.time())
+    assert (await harness.send(body, "application/x-www-form-urlencoded", timestamp=ts))[0] == 200
+    assert (await harness.send(body, "application/x-www-form-urlencoded", timestamp=ts))[0] == 401  # replay
+    for retry in range(3):  # Slack signs each retry anew (its own timestamp): not a replay, a duplicate
+        status, _ = await harness.event(MENTION, event_id="EvR", timestamp=ts - retry,
+                                        headers={"X-Slack-Retry-Num": str(retry)})
+        assert status == 200
+    await wait_for(lambda: _at_least(harness.redis, 2))
+    assert await harness.redis.xlen(harness.front.intake.stream) == 2
