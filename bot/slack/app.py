@@ -154,14 +154,21 @@ class SlackFrontEnd:
 
     @contextlib.asynccontextmanager
     async def _intake_running(self, stop_event: asyncio.Event) -> AsyncIterator[None]:
-        """The intake worker runs while requests are received: it does the work of what they recorded."""
-        task = asyncio.create_task(self.intake_worker.run(stop_event))
+        """The intake worker runs while requests are received: it does the work of what they recorded.
+
+        It is stopped through its own event, not by cancelling: redis-py can swallow a cancellation that lands
+        while a connection is being set up, and the worker must stop even then."""
+        own_stop = asyncio.Event()
+        relay = asyncio.create_task(_relay(stop_event, own_stop))
+        task = asyncio.create_task(self.intake_worker.run(own_stop))
         try:
             yield
         finally:
-            if not stop_event.is_set():  # the connection ended on its own (start-up failure): stop the worker too
+            own_stop.set()
+            relay.cancel()
+            done, _ = await asyncio.wait({task}, timeout=15)
+            if not done:
                 task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
     async def run_socket_mode(self, stop_event: asyncio.Event) -> None:
         await self.start()
@@ -245,3 +252,8 @@ class SlackFrontEnd:
 
     async def run_poster(self, stop_event: asyncio.Event) -> None:
         await self.poster.run(stop_event)
+
+
+async def _relay(source: asyncio.Event, target: asyncio.Event) -> None:
+    await source.wait()
+    target.set()

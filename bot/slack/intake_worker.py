@@ -107,9 +107,11 @@ class IntakeWorker:
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
                 )
             except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
+                if "NOGROUP" in str(exc):  # the stream was deleted (FLUSHALL, a fresh Redis): recreate the group
+                    await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
+                else:  # never let the loop die: recorded requests would wait for a restart
+                    log.error("slack intake: reading failed (%s); retrying", exc)
+                    await _sleep(stop_event, 1.0)
                 continue
             except _TRANSIENT_REDIS as exc:
                 log.warning("slack intake: reading failed (%s); retrying", exc)
@@ -129,7 +131,7 @@ class IntakeWorker:
                 reply: Any = await self.redis.xautoclaim(
                     self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
                 )
-            except _TRANSIENT_REDIS as exc:
+            except (_TRANSIENT_REDIS, ResponseError) as exc:  # NOGROUP is repaired by the read loop
                 log.warning("slack intake: reclaiming failed (%s)", exc)
                 continue
             for entry_id, fields in reply[1] if len(reply) > 1 else []:
