@@ -131,7 +131,7 @@ class IntakeWorker:
                 reply: Any = await self.redis.xautoclaim(
                     self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
                 )
-            except (_TRANSIENT_REDIS, ResponseError) as exc:  # NOGROUP is repaired by the read loop
+            except (*_TRANSIENT_REDIS, ResponseError) as exc:  # NOGROUP is repaired by the read loop
                 log.warning("slack intake: reclaiming failed (%s)", exc)
                 continue
             for entry_id, fields in reply[1] if len(reply) > 1 else []:
