@@ -41,7 +41,7 @@ async def open_thread(deps: SlackDeps, event: bus.BusEvent, *, retry: bool) -> N
     ts = record.get("thread_ts")
     post_key = f"open:{record_key}"
     if not ts:
-        found = await find_top_level(deps, channel, post_key, since=event.id) if retry else None
+        found = await find_top_level(deps, channel, post_key) if retry else None
         try:
             posted = found or await api.post(deps.client, channel, str(data.get("text") or ""),
                                              list(data.get("blocks") or []), key=post_key)
@@ -96,11 +96,10 @@ async def upload_file(deps: SlackDeps, event: bus.BusEvent) -> None:
     )  # fmt: skip
 
 
-async def find_top_level(deps: SlackDeps, channel: str, key: str, since: str) -> dict[str, Any] | None:
-    """Our top-level message carrying ``key`` in its metadata, posted since the stream entry ``since``."""
-    oldest = f"{int(since.partition('-')[0] or 0) / 1000 - 60:.6f}"
-    reply = await deps.client.conversations_history(channel=channel, oldest=oldest, include_all_metadata=True,
-                                                    limit=200)
+async def find_top_level(deps: SlackDeps, channel: str, key: str) -> dict[str, Any] | None:
+    """Our top-level message carrying ``key`` in its metadata among the channel's latest 200 (a redelivery
+    follows the crash it repairs within minutes; no time bound, so clock skew with Slack cannot hide it)."""
+    reply = await deps.client.conversations_history(channel=channel, include_all_metadata=True, limit=200)
     for message in reply.get("messages") or []:
         metadata = message.get("metadata") or {}
         if metadata.get("event_type") == api.POST_EVENT and (metadata.get("event_payload") or {}).get("key") == key:
