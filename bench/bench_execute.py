@@ -26,7 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.support import FIXTURE, TOOL, build_tool, median_ms, pct, realistic_output  # noqa: E402
+from bot.fisk.digest import file_digest  # noqa: E402
 from bot.fisk.introspect import parse_application  # noqa: E402
+from bot.runner.binary import BinarySnapshots  # noqa: E402
 from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved_call  # noqa: E402
 from bot.sanitize import build_redactor  # noqa: E402
 from bot.tools.catalog import AppSpec, Catalog, build_catalog  # noqa: E402
@@ -55,6 +57,7 @@ async def bench_calls(n: int) -> None:
     os.environ.update(CREDENTIALS)
     limits = ExecutionLimits()
     environments = ChildEnvironments(limits)  # what a runner builds once at start (bot/roles.py)
+    binaries = BinarySnapshots()  # the runner's sealed copies of the binaries (one per binary, reused)
     with tempfile.TemporaryDirectory() as tmp:
         binary = build_tool(Path(tmp) / "bin")
 
@@ -68,14 +71,16 @@ async def bench_calls(n: int) -> None:
             tool = catalog.get(TOOL)
             assert tool is not None, TOOL
             argv = tool.render_argv("{}")
+            digest = file_digest(binary)  # what a verified decision carries
 
             def bare(argv: list[str] = argv, workdir: Path = workdir, size: int = size) -> None:
                 done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, cwd=workdir, check=False)
                 assert done.returncode == 0 and len(done.stdout) == size
 
-            async def ours(argv: list[str] = argv, catalog: Catalog = catalog, size: int = size) -> None:
-                result = await execute_approved_call(catalog, TOOL, "{}", argv, limits, environments)
+            async def ours(argv: list[str] = argv, catalog: Catalog = catalog, size: int = size,
+                           digest: str = digest) -> None:
+                result = await execute_approved_call(catalog, TOOL, "{}", argv, limits, binaries, digest, environments)
                 assert result.status == "finished" and result.exit_code == 0, result
                 assert result.total_bytes == size, result.total_bytes
 

@@ -11,6 +11,7 @@ import shutil
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from bot.approvals.audit import AuditEntry, format_audit_table, read_audit
@@ -193,6 +194,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from bot.approvals.decisions import PRIVATE_KEY_FILE, ensure_key_pair, key_id_of, load_private_key
+
+    directory = Path(args.directory)
+    if (directory / PRIVATE_KEY_FILE).exists():
+        raise CliError(f"{directory / PRIVATE_KEY_FILE} exists already; choose another directory to rotate")
+    private, public = ensure_key_pair(directory)
+    print(f"private key {private} (slack and agent only), public key {public} (runners),"
+          f" key id {key_id_of(load_private_key(private).public_key())}")
+    return 0
+
+
 def cmd_console(args: argparse.Namespace) -> int:
     from bot.console import run_console
     from bot.logs import configure_logging
@@ -242,6 +255,10 @@ def build_parser(extra: Sequence[Callable[[Any], None]] = ()) -> argparse.Argume
     serve_p.add_argument("--health-port", type=int, default=8080,
                          help="port of /healthz, /readyz and /metrics; 0 picks a free one (default: %(default)s)")
     serve_p.set_defaults(func=cmd_serve)
+
+    keygen = sub.add_parser("keygen", help="make a decision signing key pair (private key mode 0600)")
+    keygen.add_argument("directory", help="where to write decision-signing.key and decision-signing.pub")
+    keygen.set_defaults(func=cmd_keygen)
 
     console = sub.add_parser("console", help="a terminal conversation with approvals as prompts (local use)")
     console.add_argument("--config", help=CONFIG_HELP)

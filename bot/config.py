@@ -74,6 +74,33 @@ class RedisConfig(_Section):
     )
 
 
+class DecisionKeysConfig(_Section):
+    """Where the decision keys are (see bot/approvals/decisions.py and the README threat model).
+
+    Both empty: ``serve`` with every role in one process (and ``console``) keep a generated key pair in
+    ``<redis.state_dir>/keys/``; split roles must name the files.
+    """
+
+    signing_key_file: str | None = Field(
+        default=None, description="Ed25519 private key (PEM); only where decisions are made: slack, agent"
+    )
+    public_key_files: list[str] = Field(
+        default_factory=list, description="PEM files or directories of public keys the runner accepts"
+    )
+    valid_seconds: float = Field(default=3600, gt=0, description="an approved call must start within this")
+
+
+class RunAs(_Section):
+    uid: int = Field(ge=0)
+    gid: int = Field(ge=0)
+
+
+class RunnerConfig(_Section):
+    run_as: RunAs | None = Field(
+        default=None, description="start tools as this uid/gid (the runner needs CAP_SETUID/CAP_SETGID or root)"
+    )
+
+
 class Config(_Section):
     """The whole configuration file."""
 
@@ -82,6 +109,8 @@ class Config(_Section):
     sensitive_env_vars: list[str] = Field(default_factory=list)
     execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     redis: RedisConfig = Field(default_factory=RedisConfig)
+    decisions: DecisionKeysConfig = Field(default_factory=DecisionKeysConfig)
+    runner: RunnerConfig = Field(default_factory=RunnerConfig)
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     slack: SlackSettings = Field(default_factory=SlackSettings)

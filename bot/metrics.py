@@ -53,3 +53,8 @@ REDIS_POOL_TIMEOUTS = Counter(
     "fisk_chatops_redis_pool_timeouts_total", "Waits for a Redis connection that timed out (the command failed "
     "and was retried by its caller)", ["pool"], registry=REGISTRY,
 )
+DECISIONS_REFUSED = Counter(
+    "fisk_chatops_decisions_refused_total",
+    "Approved calls a runner refused to run, by cause (decision: signature missing, wrong, for another call,"
+    " expired or replayed; binary: the binary changed since approval)", ["cause"], registry=REGISTRY,
+)

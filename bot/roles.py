@@ -19,7 +19,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier, signer_and_verifier
 from bot.approvals.events import CompletionConsumer
+from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
@@ -28,9 +30,10 @@ from bot.health import HealthServer
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
 from bot.redis_connection import RedisHandle, connect_redis
 from bot.redis_pool import PoolSettings
-from bot.runner.call import ChildEnvironments, execute_approved_call
+from bot.runner.binary import BinarySnapshots
+from bot.runner.call import ChildEnvironments
 from bot.tools.catalog import Catalog
-from bot.wiring import execution_limits, load_catalog
+from bot.wiring import CatalogSource, execution_limits
 
 if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a runner never loads anthropic or bolt
     from bot.agent.worker import AgentWorker
@@ -101,6 +104,36 @@ def instance_name(role: str) -> str:
     return f"{role}-{socket.gethostname()}-{os.getpid()}"
 
 
+DECIDING_ROLES = frozenset({"slack", "agent"})
+
+
+def decision_keys(config: Config, roles: set[str]) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
+    """The keys this process holds: the private key only where decisions are made (slack, agent), public keys
+    where calls run. With nothing configured, a process running every role keeps a pair in its state dir."""
+    keys = config.decisions
+    single = roles == set(ROLES)
+    try:
+        signer, verifier = signer_and_verifier(
+            keys.signing_key_file if roles & DECIDING_ROLES else None,
+            keys.public_key_files if "runner" in roles else [],
+            valid_seconds=keys.valid_seconds,
+            keep_in=os.path.join(config.redis.state_dir, "keys") if single and not keys.signing_key_file
+            and not keys.public_key_files else None,
+        )
+    except DecisionKeyError as exc:
+        raise StartupError(f"decisions: {exc}") from None
+    if roles & DECIDING_ROLES and signer is None:
+        raise StartupError(
+            "decisions.signing_key_file is not set: the slack and agent roles sign every approval with it"
+            " (generate one with `fisk-chatops keygen DIR`)"
+        )
+    if "runner" in roles and verifier is None:
+        raise StartupError(
+            "decisions.public_key_files is not set: the runner role verifies every approval with them"
+        )
+    return signer, verifier
+
+
 @dataclass
 class Core:
     """What every role shares: configuration, secrets, Redis, the tool catalog and the call store."""
@@ -108,8 +141,14 @@ class Core:
     config: Config
     secrets: Secrets
     redis: RedisHandle
-    catalog: Catalog
+    catalogs: CatalogSource
     store: CallStore
+    verifier: DecisionVerifier | None = None
+
+    @property
+    def catalog(self) -> Catalog:
+        """The current catalog (rebuilt when a binary changes, see ``CatalogSource``)."""
+        return self.catalogs.catalog
 
     @classmethod
     async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
@@ -120,26 +159,32 @@ class Core:
                 "serve --role needs a shared Redis: set REDIS_URL (the embedded Redis is for single-process "
                 "installs, where `fisk-chatops serve` runs every role)"
             )
-        catalog = await asyncio.to_thread(load_catalog, config)
+        signer, verifier = decision_keys(config, roles)
+        catalogs = await asyncio.to_thread(CatalogSource, config)
         handle = await connect_redis(
             url, state_dir=config.redis.state_dir, pool=pool_settings(config),
             readers=reader_loops(roles, config.redis.shards), client_name="fisk-chatops." + "-".join(sorted(roles)),
         )
-        store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds, shards=config.redis.shards)
-        return cls(config, secrets, handle, catalog, store)
+        store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds,
+                          shards=config.redis.shards, signer=signer)
+        return cls(config, secrets, handle, catalogs, store, verifier)
 
     async def close(self) -> None:
         await self.redis.close()
 
 
 def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]]]:
-    """The runner's executor: the approved-call path, observed in the run-duration metric."""
+    """The runner's executor: verify the decision, run against the current catalog, observe the duration."""
     limits = execution_limits(core.config)
     environments = ChildEnvironments(limits)
+    verifier = core.verifier
+    if verifier is None:
+        raise StartupError("the runner role needs decision public keys (decisions.public_key_files)")
+    binaries = BinarySnapshots()
 
     async def execute(record: CallRecord) -> dict[str, Any]:
-        result = await execute_approved_call(core.catalog, record.tool, record.arguments, record.argv, limits,
-                                             environments)
+        await core.catalogs.refresh()
+        result = await execute_decided_call(record, core.catalog, limits, verifier, binaries, environments)
         RUN_DURATION.observe(result.duration_seconds)
         return result.model_dump(mode="json")
 
@@ -219,6 +264,17 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
             APPROVAL_WAIT.observe(waited)
 
 
+async def watch_binaries(core: Core, stop_event: asyncio.Event, interval: float = 2.0) -> None:
+    """Re-introspect a binary that changed on disk, so new proposals use the upgraded tool (see CatalogSource)."""
+    while not stop_event.is_set():
+        try:
+            await core.catalogs.refresh()
+        except Exception:
+            log.exception("checking the tool binaries for changes failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop_event.wait(), interval)
+
+
 def queue_collector(core: Core) -> Callable[[], Awaitable[None]]:
     async def collect() -> None:
         keys, client = core.store.keys, core.redis.client
@@ -293,6 +349,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
         if "runner" in roles:
             tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
+        tasks.append(asyncio.create_task(watch_binaries(core, stop)))
         log.info("serving roles %s; health on port %s", ",".join(sorted(roles)), health.port)
         done, _ = await asyncio.wait([*tasks, asyncio.create_task(stop.wait())],
                                      return_when=asyncio.FIRST_COMPLETED)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from bot.config import ApplicationConfig, Config, ConfigError
-from bot.fisk.introspect import introspect
-from bot.fisk.model import ApplicationModel
+from bot.fisk.digest import path_identity
+from bot.fisk.introspect import IntrospectionError, introspect_with_digest
 from bot.runner.call import ExecutionLimits
-from bot.tools.catalog import AppSpec, Catalog, CatalogError, build_catalog
+from bot.tools.catalog import AppSpec, Catalog, CatalogError, LoadedApplication, build_catalog
 from bot.tools.selection import SelectionError
 from bot.tools.tool import AppSettings
+
+log = logging.getLogger(__name__)
 
 
 def app_spec(app: ApplicationConfig, index: int, source: str) -> AppSpec:
@@ -30,11 +35,17 @@ def app_spec(app: ApplicationConfig, index: int, source: str) -> AppSpec:
 
 
 def load_catalog(config: Config) -> Catalog:
-    """Introspect every configured application and select its tools; raises ConfigError or IntrospectionError."""
+    """Introspect every configured application and select its tools; raises ConfigError or IntrospectionError.
+
+    Each tool carries the digest of the binary bytes that were introspected and the hash of the JSON, which
+    proposals record and decisions sign."""
     specs = [app_spec(app, i, config.source) for i, app in enumerate(config.applications)]
 
-    def load(settings: AppSettings) -> ApplicationModel:
-        return introspect(settings.binary, sensitive_env_vars=config.sensitive_env_vars, extra_env=settings.env)
+    def load(settings: AppSettings) -> LoadedApplication:
+        model, digest, model_hash = introspect_with_digest(
+            settings.binary, sensitive_env_vars=config.sensitive_env_vars, extra_env=settings.env
+        )
+        return LoadedApplication(model, digest, model_hash)
 
     try:
         return build_catalog(specs, load)
@@ -42,12 +53,53 @@ def load_catalog(config: Config) -> Catalog:
         raise ConfigError(f"{config.source}: {exc}") from None
 
 
+class CatalogSource:
+    """The current catalog, rebuilt when a configured binary changes on disk.
+
+    An upgraded tool then works for new proposals without a restart, and the runner resolves calls against
+    the same fresh catalog. Calls approved for the previous bytes are refused by the runner (their digest no
+    longer matches). A binary that breaks (cannot be introspected) keeps the previous catalog and logs why.
+    """
+
+    def __init__(self, config: Config, catalog: Catalog | None = None) -> None:
+        self.config = config
+        self._seen = self._identities()
+        self._catalog = catalog if catalog is not None else load_catalog(config)
+        self._lock = asyncio.Lock()
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    def _identities(self) -> dict[str, tuple[int, int, int, int, int] | None]:
+        return {app.binary: path_identity(app.binary) for app in self.config.applications}
+
+    async def refresh(self) -> bool:
+        """Rebuild the catalog if a binary changed since the last build; True when it was rebuilt."""
+        async with self._lock:
+            now = await asyncio.to_thread(self._identities)
+            if now == self._seen:
+                return False
+            changed = sorted(b for b in now if now[b] != self._seen.get(b))
+            self._seen = now
+            try:
+                self._catalog = await asyncio.to_thread(load_catalog, self.config)
+            except (ConfigError, IntrospectionError) as exc:
+                log.error("binary changed (%s) but the catalog cannot be rebuilt, keeping the previous one: %s",
+                          ", ".join(changed), exc)
+                return False
+            log.info("binary changed (%s): catalog rebuilt, %d tools", ", ".join(changed), len(self._catalog))
+            return True
+
+
 def execution_limits(config: Config) -> ExecutionLimits:
     ex = config.execution
+    run_as = config.runner.run_as
     return ExecutionLimits(
         max_timeout_seconds=ex.max_timeout_seconds,
         kill_grace_seconds=ex.kill_grace_seconds,
         output_limit_bytes=ex.output_limit_bytes,
         redact_patterns=tuple(ex.redact_patterns),
         sensitive_env_vars=tuple(config.sensitive_env_vars),
+        run_as=(run_as.uid, run_as.gid) if run_as is not None else None,
     )

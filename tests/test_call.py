@@ -9,11 +9,20 @@ import sys
 from pathlib import Path
 
 from bot.config import config_for_binary
+from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved_call
+from bot.runner.result import CallResult
+from bot.tools.catalog import Catalog
 from bot.wiring import load_catalog
 from tests.support.fisk_app import make_script
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+async def run_approved(catalog: Catalog, tool: str, args: str, argv: list[str], limits: ExecutionLimits) -> CallResult:
+    """The runner path with the binary digest the catalog recorded (what a verified decision carries)."""
+    digest = next(iter(catalog)).settings.binary_digest
+    return await execute_approved_call(catalog, tool, args, argv, limits, BinarySnapshots(), digest)
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -25,7 +34,7 @@ async def test_approved_call_runs_exactly_the_approved_argv(opsctl: Path) -> Non
     catalog = load_catalog(config_for_binary(str(opsctl)))
     args = '{"service":"web","lines":12.50}'
     argv = [str(opsctl), "service", "logs", "--lines=12.50", "--", "web"]
-    result = await execute_approved_call(catalog, "service_logs", args, argv, ExecutionLimits())
+    result = await run_approved(catalog, "service_logs", args, argv, ExecutionLimits())
     assert result.status == "finished" and result.exit_code == 0
     assert result.output.splitlines() == argv[1:]
 
@@ -34,11 +43,11 @@ async def test_approved_call_refuses_a_different_argv_or_unknown_tool(opsctl: Pa
     catalog = load_catalog(config_for_binary(str(opsctl)))
     limits = ExecutionLimits()
     tampered = [str(opsctl), "service", "logs", "--", "api"]
-    result = await execute_approved_call(catalog, "service_logs", '{"service":"web"}', tampered, limits)
+    result = await run_approved(catalog, "service_logs", '{"service":"web"}', tampered, limits)
     assert result.status == "failed_to_start" and "differs from the one approved" in (result.error or "")
-    result = await execute_approved_call(catalog, "db_drop", '{"database":"x"}', [str(opsctl), "db", "drop"], limits)
+    result = await run_approved(catalog, "db_drop", '{"database":"x"}', [str(opsctl), "db", "drop"], limits)
     assert result.status == "failed_to_start" and "not a currently selected tool" in (result.error or "")
-    result = await execute_approved_call(catalog, "service_logs", '{"service":"web","x":1}', tampered, limits)
+    result = await run_approved(catalog, "service_logs", '{"service":"web","x":1}', tampered, limits)
     assert result.status == "failed_to_start" and "no longer valid" in (result.error or "")
 
 
@@ -61,8 +70,9 @@ async def test_runner_environments_scrub_once_and_still_redact(tmp_path: Path, f
     environments = ChildEnvironments(limits, {"PATH": os.environ["PATH"], "SLACK_BOT_TOKEN": token,
                                               "DB_PASSWORD": "correct-horse-battery"})
     argv = [str(app), "service", "status"]
-    first = await execute_approved_call(catalog, "service_status", "{}", argv, limits, environments)
-    second = await execute_approved_call(catalog, "service_status", "{}", argv, limits, environments)
+    digest, binaries = next(iter(catalog)).settings.binary_digest, BinarySnapshots()
+    first = await execute_approved_call(catalog, "service_status", "{}", argv, limits, binaries, digest, environments)
+    second = await execute_approved_call(catalog, "service_status", "{}", argv, limits, binaries, digest, environments)
     for result in (first, second):
         assert result.status == "finished" and result.exit_code == 0, result
         assert token not in result.output and "SLACK_BOT_TOKEN" not in result.output

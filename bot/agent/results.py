@@ -53,6 +53,10 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
     if state == CallState.interrupted:
         return result_block(tool_use_id, "The call was interrupted (its runner stopped); the outcome is unknown"
                             f" and it was not re-run. {result.get('error') or reason}".strip())
+    if state == CallState.refused:
+        return result_block(tool_use_id, "The runner refused to run this call (its approval or its binary did"
+                            f" not verify), so nothing ran: {result.get('error') or reason}. Do not retry it.",
+                            True)
     if state == CallState.rejected:
         return result_block(tool_use_id, f"The call was rejected: {reason or 'not allowed'}", True)
     return result_block(tool_use_id, f"The call ended in state {state.value}.", True)

@@ -107,6 +107,7 @@ def plan_calls(
             ))
             continue
         proposal = Proposal(tool=name, app=tool.app, arguments=raw, argv=argv, tags=list(tool.tags),
-                            tool_use_id=tool_use_id)
+                            tool_use_id=tool_use_id, binary_digest=tool.settings.binary_digest,
+                            model_hash=tool.settings.model_hash)
         pending.append(PendingCall(tool_use_id=tool_use_id, proposal=proposal))
     return pending

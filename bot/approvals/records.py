@@ -36,6 +36,7 @@ class CallState(StrEnum):
     failed_to_start = "failed_to_start"
     interrupted = "interrupted"
     rejected = "rejected"
+    refused = "refused"
 
     @property
     def terminal(self) -> bool:
@@ -51,12 +52,13 @@ TERMINAL_STATES: frozenset[CallState] = frozenset(
         CallState.failed_to_start,
         CallState.interrupted,
         CallState.rejected,
+        CallState.refused,
     }
 )
 
 #: The statuses a runner may report in ``finish`` (the executor's ``result["status"]``).
 RESULT_STATUSES: frozenset[CallState] = frozenset(
-    {CallState.finished, CallState.timed_out, CallState.failed_to_start}
+    {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.refused}
 )
 
 
@@ -107,6 +109,8 @@ class Proposal(BaseModel):
     tool_use_id: str | None = Field(
         default=None, description="the model's tool_use id; makes propose idempotent when the agent retries"
     )
+    binary_digest: str = Field(default="", description="sha256 of the binary's bytes when the tool was built")
+    model_hash: str = Field(default="", description="sha256 of the introspection JSON the tool came from")
 
 
 class CallRecord(BaseModel):
@@ -129,6 +133,9 @@ class CallRecord(BaseModel):
     runner: str | None = None
     result: dict[str, Any] | None = None
     tool_use_id: str | None = None
+    binary_digest: str = ""
+    model_hash: str = ""
+    signed_decision: str = Field(default="", description="the deciding role's token (see decisions.py)")
     created_at: datetime
     expires_at: datetime
     updated_at: datetime
@@ -164,6 +171,9 @@ class CallRecord(BaseModel):
             runner=fields.get("runner") or None,
             result=json.loads(fields["result"]) if fields.get("result") else None,
             tool_use_id=fields.get("tool_use_id") or None,
+            binary_digest=fields.get("binary_digest", ""),
+            model_hash=fields.get("model_hash", ""),
+            signed_decision=fields.get("signed_decision", ""),
             created_at=from_epoch(fields["created_at"]),
             expires_at=from_epoch(fields["expires_at"]),
             updated_at=from_epoch(fields["updated_at"]),
@@ -191,6 +201,8 @@ def initial_fields(
     tool_use_id: str | None,
     now: float,
     expires_at: float,
+    binary_digest: str = "",
+    model_hash: str = "",
 ) -> dict[str, str]:
     """The hash fields of a freshly proposed call (every value a string, as the Lua script expects)."""
     return {
@@ -212,6 +224,9 @@ def initial_fields(
         "runner": "",
         "result": "",
         "tool_use_id": tool_use_id or "",
+        "binary_digest": binary_digest,
+        "model_hash": model_hash,
+        "signed_decision": "",
         "created_at": repr(now),
         "expires_at": repr(expires_at),
         "updated_at": repr(now),

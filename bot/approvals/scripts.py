@@ -20,7 +20,7 @@ local now = ARGV[2]
 local retention = tonumber(ARGV[3])
 local minid = ARGV[4]
 local TERMINAL = {denied=true, expired=true, finished=true, timed_out=true, failed_to_start=true,
-                  interrupted=true, rejected=true}
+                  interrupted=true, rejected=true, refused=true}
 
 local function keep(key)
   redis.call('EXPIRE', key, retention)
@@ -105,7 +105,10 @@ end
 return out
 """
 
-# KEYS[1] = call; ARGV[5] id, 6 user, 7 argv hash or '', 8 approvals needed now, 9 reason
+# KEYS[1] = call; ARGV[5] id, 6 user, 7 argv hash or '', 8 approvals needed now, 9 reason,
+# 10 the approver ids the token in 11 was signed for (newline-joined; '*' = this store signs nothing),
+# 11 the signed decision token. The approval that completes the call must carry a token signed for exactly
+# the approvers recorded; otherwise nothing is written and the caller re-signs for the ids returned.
 APPROVE = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
@@ -123,12 +126,20 @@ for _, a in ipairs(approvals) do
   if a.user == user then return {'already', user} end
 end
 approvals[#approvals + 1] = {user=user, at=now}
-redis.call('HSET', key, 'approvals', cjson.encode(approvals))
 local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
 if #approvals >= needed then
+  if ARGV[10] ~= '*' then
+    local ids = {}
+    for _, a in ipairs(approvals) do ids[#ids + 1] = a.user end
+    local signed_for = table.concat(ids, '\n')
+    if ARGV[11] == '' or ARGV[10] ~= signed_for then return {'resign', signed_for} end
+    redis.call('HSET', key, 'signed_decision', ARGV[11])
+  end
+  redis.call('HSET', key, 'approvals', cjson.encode(approvals))
   decide(key, user, ARGV[9])
   move(key, id, state, 'approved', user, ARGV[9])
 else
+  redis.call('HSET', key, 'approvals', cjson.encode(approvals))
   redis.call('HSET', key, 'updated_at', now)
   keep(key)
   audit(id, state, state, user, 'approval ' .. #approvals .. ' of ' .. needed)

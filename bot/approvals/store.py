@@ -6,6 +6,10 @@ checked here in Python against the policy before the script runs; the script re-
 race (state, argv hash, who already approved, expiry).
 
 The store keeps no state in memory: any replica can serve any call.
+
+Decisions are signed here, where they are made (``approve`` for a click, ``propose`` for a policy
+auto-approval), with the ``signer`` of the deciding role; a store without one (a runner's) records unsigned
+decisions, which no runner executes (see ``decisions.py``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 from redis.asyncio import Redis
 
 from bot.approvals import scripts
+from bot.approvals.decisions import DecisionSigner
 from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition
 from bot.approvals.keys import Keys
 from bot.approvals.policy import DENY_TAG, ApprovalPolicy
@@ -51,8 +56,10 @@ class CallStore:
         shards: int = 1,
         heartbeat_ttl: float = 10.0,
         clock: Callable[[], float] = time.time,
+        signer: DecisionSigner | None = None,
     ) -> None:
         self.redis = redis
+        self.signer = signer
         self.keys = Keys(key_prefix, shards)
         self.retention_seconds = retention_seconds
         self.heartbeat_ttl = heartbeat_ttl
@@ -96,12 +103,15 @@ class CallStore:
                 tool_use_id=p.tool_use_id,
                 now=now,
                 expires_at=now + policy.expire_after_seconds,
+                binary_digest=p.binary_digest,
+                model_hash=p.model_hash,
             )
             if DENY_TAG in p.tags:
                 item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
             elif needs:
                 item = _item(fields, CallState.awaiting_approval, requester, trigger, decided=False)
             else:
+                fields["signed_decision"] = self._sign(fields, ["policy"], CallState.auto_approved, now)
                 item = _item(fields, CallState.auto_approved, "policy", trigger, decided=True)
             items.append(item)
         if not items:
@@ -210,19 +220,38 @@ class CallStore:
         """
         record = await self.get(call_id)
         policy.check_approver(record, user, groups)
+        if argv_hash is not None and argv_hash != record.argv_hash:
+            raise ArgvMismatch(f"call {call_id}: the approved command line differs from the stored one")
         now = self._clock()
         shard = self.keys.shard_of_call(call_id)
-        reply = await self._approve(
-            keys=[self.keys.call(call_id)],
-            args=[
-                *self._common(shard, now),
-                call_id,
-                user,
-                argv_hash or "",
-                policy.approvals_needed(record),
-                reason or f"approved by {user}",
-            ],
-        )
+        signed_for = [a.user for a in record.approvals] + [user]
+        for _ in range(3):
+            # The token is signed for the approvers this click completes; if another click landed in between,
+            # the script answers with the real list and the decision is signed again for it.
+            if self.signer is None:
+                approvers, token = "*", ""
+            elif len(signed_for) >= max(record.approvals_needed, policy.approvals_needed(record)):
+                approvers, token = "\n".join(signed_for), self._sign_record(record, signed_for, now)
+            else:
+                approvers, token = "", ""
+            reply = await self._approve(
+                keys=[self.keys.call(call_id)],
+                args=[
+                    *self._common(shard, now),
+                    call_id,
+                    user,
+                    record.argv_hash,
+                    policy.approvals_needed(record),
+                    reason or f"approved by {user}",
+                    approvers,
+                    token,
+                ],
+            )
+            if _text(reply[0]) != "resign":
+                break
+            signed_for = _text(reply[1]).split("\n")
+        else:
+            raise InvalidTransition("awaiting_approval")
         result = _unwrap(reply, call_id)
         log.info("call %s (%s): approval by %s, now %s", call_id, result.tool, user, result.state,
                  extra={"call_id": call_id, "conversation": result.conversation, "user": user})
@@ -303,7 +332,10 @@ class CallStore:
         if status not in RESULT_STATUSES:
             raise ValueError(f"result status must be one of {sorted(RESULT_STATUSES)}, got {status}")
         now = self._clock()
-        reason = f"exit code {result['exit_code']}" if "exit_code" in result else str(status)
+        if status == CallState.refused:
+            reason = str(result.get("error") or "refused")
+        else:
+            reason = f"exit code {result['exit_code']}" if result.get("exit_code") is not None else str(status)
         reply = await self._finish(
             keys=[self.keys.call(call_id)],
             args=[
@@ -367,6 +399,23 @@ class CallStore:
             raise CallNotFound(call_id)
 
     # ---------------------------------------------------------------- helpers
+
+    def _sign(self, fields: dict[str, str], approvers: Sequence[str], verdict: CallState, now: float) -> str:
+        if self.signer is None:
+            return ""
+        return self.signer.sign(
+            call_id=fields["id"], tool=fields["tool"], app=fields["app"], argv_hash=fields["argv_hash"],
+            binary_digest=fields["binary_digest"], model_hash=fields["model_hash"], approvers=approvers,
+            verdict=verdict.value, now=now,
+        )
+
+    def _sign_record(self, record: CallRecord, approvers: Sequence[str], now: float) -> str:
+        assert self.signer is not None
+        return self.signer.sign(
+            call_id=record.id, tool=record.tool, app=record.app, argv_hash=record.argv_hash,
+            binary_digest=record.binary_digest, model_hash=record.model_hash, approvers=approvers,
+            verdict=CallState.approved.value, now=now,
+        )
 
     async def _close_call(
         self,

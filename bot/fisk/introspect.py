@@ -7,6 +7,7 @@ treatment: an argument vector and no shell, no stdin, the scrubbed environment, 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import selectors
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bot.fisk.digest import file_digest
 from bot.fisk.environment import scrub_environment
 from bot.fisk.model import ApplicationModel
 
@@ -152,6 +154,35 @@ def parse_application(data: bytes | str, source: str = "introspection") -> Appli
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise NotAFiskModel(f"{source}: JSON is not a fisk application model: {where}: {first['msg']}") from None
+
+
+def introspect_with_digest(
+    binary: str,
+    *,
+    sensitive_env_vars: Iterable[str] = (),
+    extra_env: Mapping[str, str] | None = None,
+    timeout: float = INTROSPECT_TIMEOUT,
+) -> tuple[ApplicationModel, str, str]:
+    """The model plus the sha256 of the binary that printed it and of the JSON itself.
+
+    The binary is hashed before and after it runs; if it changed in between the model might belong to
+    either version, so introspection is repeated (a few times) until both digests agree.
+    """
+    for _ in range(3):
+        try:
+            before = file_digest(binary)
+        except OSError:
+            before = ""  # let run_introspection say precisely what is wrong with it
+        data = run_introspection(binary, sensitive_env_vars=sensitive_env_vars, extra_env=extra_env,
+                                 timeout=timeout)
+        try:
+            after = file_digest(binary)
+        except OSError as exc:
+            raise BinaryNotFound(f"{binary}: {exc.strerror}") from None
+        if before == after:
+            model = parse_application(data, source=f"{binary} --fisk-introspect")
+            return model, after, hashlib.sha256(data).hexdigest()
+    raise IntrospectionError(f"{binary} kept changing while it was being introspected")
 
 
 def introspect(

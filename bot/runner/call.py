@@ -1,9 +1,14 @@
-"""Execute one tool call of the catalog: the single path from (tool name, JSON arguments) to a CallResult.
+"""Execute one tool call of the catalog: the single path from a call record to a CallResult.
 
-Used by the runner worker for approved calls and by ``fisk-chatops exec`` for an operator's own terminal. The
-tool name is looked up in the current catalog (never trusted), the arguments go through the JSON-to-argv
-conversion again, and for an approved call the result must equal the argv the human approved: if the catalog
-or the binary's model changed in between, the call fails to start rather than run something else.
+Used by the runner worker for approved calls and by ``fisk-chatops exec`` for an operator's own terminal. For
+an approved call, in this order:
+
+1. (before this module: ``bot/approvals/execution.py`` verifies the signed decision and passes on the
+   approved binary digest from it);
+2. the tool name is looked up in the current catalog (never trusted) and the arguments go through the
+   JSON-to-argv conversion again: the result must equal the approved argv, else ``failed_to_start``;
+3. the binary is copied into a sealed in-memory file while hashing it; its digest must equal the approved
+   one, else ``refused``; the process starts from that copy (``binary.py``).
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.fisk.arguments import ArgumentsError
+from bot.fisk.digest import short
 from bot.fisk.environment import ScrubbedEnvironment, scrub_environment
+from bot.runner.binary import BinarySnapshots, BinaryUnavailable
 from bot.runner.execute import run_argv
-from bot.runner.result import CallResult
+from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import redact_argv
 from bot.tools.catalog import Catalog
 from bot.tools.tool import Tool
@@ -31,6 +38,7 @@ class ExecutionLimits:
     output_limit_bytes: int = 65536
     redact_patterns: tuple[str, ...] = ()
     sensitive_env_vars: tuple[str, ...] = field(default_factory=tuple)
+    run_as: tuple[int, int] | None = None
 
 
 class ChildEnvironments:
@@ -61,6 +69,7 @@ async def execute_tool(
     limits: ExecutionLimits,
     base_env: Mapping[str, str] | None = None,
     environments: ChildEnvironments | None = None,
+    executable_fd: int | None = None,
 ) -> CallResult:
     """Run an argv already produced by ``tool.render_argv`` with the tool's settings and the global limits.
 
@@ -80,12 +89,14 @@ async def execute_tool(
         output_limit=limits.output_limit_bytes,
         secret_values=scrubbed.removed_values.values(),
         redact_patterns=limits.redact_patterns,
+        executable_fd=executable_fd,
+        run_as=limits.run_as,
     )
 
 
-def _refused(argv: Iterable[str], reason: str, limits: ExecutionLimits) -> CallResult:
+def _not_run(argv: Iterable[str], reason: str, limits: ExecutionLimits, status: CallStatus) -> CallResult:
     display = redact_argv(list(argv), (), limits.redact_patterns)
-    return CallResult(status="failed_to_start", argv_display=display, error=reason)
+    return CallResult(status=status, argv_display=display, error=reason)
 
 
 async def execute_approved_call(
@@ -94,16 +105,38 @@ async def execute_approved_call(
     arguments: str | bytes | Mapping[str, Any] | None,
     approved_argv: list[str],
     limits: ExecutionLimits,
+    binaries: BinarySnapshots,
+    approved_digest: str,
     environments: ChildEnvironments | None = None,
 ) -> CallResult:
-    """Re-check everything at execution time, then run; refusals are ``failed_to_start`` results, not errors."""
+    """Re-check everything at execution time, then run; refusals are results, never exceptions.
+
+    ``approved_digest`` comes from the verified decision (never from the record alone): a binary whose bytes
+    differ is ``refused``.
+    """
     tool = catalog.get(tool_name)
     if tool is None:
-        return _refused(approved_argv, f"tool {tool_name!r} is not a currently selected tool", limits)
+        return _not_run(approved_argv, f"tool {tool_name!r} is not a currently selected tool", limits,
+                        "failed_to_start")
     try:
         argv = tool.render_argv(arguments)
     except ArgumentsError as exc:
-        return _refused(approved_argv, f"arguments no longer valid: {exc.message}", limits)
+        return _not_run(approved_argv, f"arguments no longer valid: {exc.message}", limits, "failed_to_start")
     if argv != list(approved_argv):
-        return _refused(approved_argv, "the command line differs from the one approved; not run", limits)
-    return await execute_tool(tool, argv, limits, environments=environments)
+        return _not_run(approved_argv, "the command line differs from the one approved; not run", limits,
+                        "failed_to_start")
+    try:
+        snapshot = await binaries.open(tool.settings.binary)
+    except BinaryUnavailable as exc:
+        return _not_run(approved_argv, f"cannot read the binary: {exc.strerror}", limits, "failed_to_start")
+    try:
+        if snapshot.digest != approved_digest:
+            return _not_run(
+                approved_argv,
+                f"the binary changed since approval (approved {short(approved_digest)}, now"
+                f" {short(snapshot.digest)}); not run",
+                limits, "refused",
+            )
+        return await execute_tool(tool, argv, limits, environments=environments, executable_fd=snapshot.fd)
+    finally:
+        os.close(snapshot.fd)

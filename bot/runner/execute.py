@@ -28,6 +28,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
@@ -163,8 +164,15 @@ async def run_argv(
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
     secret_values: Iterable[str] = (),
     redact_patterns: Iterable[str] = (),
+    executable_fd: int | None = None,
+    run_as: tuple[int, int] | None = None,
 ) -> CallResult:
     """Execute ``argv`` (no shell) and return its sanitized result; never raises for a tool's failure.
+
+    With ``executable_fd`` the process image comes from that descriptor (a sealed copy whose digest was
+    checked, see ``binary.py``) while ``argv[0]`` stays the configured path. ``run_as`` (uid, gid) starts the
+    tool under another user with no supplementary groups; the runner must be allowed to switch (root or
+    CAP_SETUID/CAP_SETGID), otherwise the call fails to start.
 
     ``env`` should come from ``bot.fisk.environment.scrub_environment`` and ``secret_values`` from its
     ``removed_values.values()`` so a credential the tool got some other way is still redacted. If the caller
@@ -178,6 +186,11 @@ async def run_argv(
     if not argv:
         return CallResult(status="failed_to_start", argv_display=display, error="empty argv")
     capture = OutputCapture.for_output_limit(output_limit)
+    extra: dict[str, Any] = {}
+    if executable_fd is not None:
+        extra.update(executable=f"/proc/self/fd/{executable_fd}", pass_fds=(executable_fd,))
+    if run_as is not None:
+        extra.update(user=run_as[0], group=run_as[1], extra_groups=[])
     try:
         process = subprocess.Popen(
             argv,
@@ -187,6 +200,7 @@ async def run_argv(
             env=env,
             cwd=cwd,
             start_new_session=True,
+            **extra,
         )
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return CallResult(

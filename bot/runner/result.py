@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-CallStatus = Literal["finished", "timed_out", "failed_to_start"]
+CallStatus = Literal["finished", "timed_out", "failed_to_start", "refused"]
 
 
 class CallResult(BaseModel):

@@ -38,7 +38,8 @@ from bot.streams import text as _text
 log = logging.getLogger(__name__)
 
 GROUP = "slack"
-_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted}
+_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
+                  CallState.refused}
 _NOTE_STATES = {CallState.denied, CallState.expired}
 
 

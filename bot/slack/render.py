@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
+from bot.fisk.digest import short
 from bot.slack.mrkdwn import CHUNK, code_block, escape, hard_split, markdown_to_mrkdwn, split_mrkdwn
 from bot.tools.catalog import Catalog
 
@@ -33,6 +34,7 @@ _RUN_SUFFIX = {
     CallState.timed_out: " · timed out",
     CallState.failed_to_start: " · failed to start",
     CallState.interrupted: " · interrupted",
+    CallState.refused: " · refused by the runner",
 }
 _CLOSED_LINE = {
     CallState.auto_approved: ":white_check_mark: Approved automatically",
@@ -167,7 +169,7 @@ def render_approval_card(record: CallRecord, policy: ApprovalPolicy, *, mention:
         blocks.append({"type": "actions", "block_id": f"fisk_call:{record.id}"[:255], "elements": buttons})
     else:
         blocks.append(section(decision_line(record)))
-    blocks.append(context(f"call `{escape(record.id)}`"))
+    blocks.append(context(f"call `{escape(record.id)}` · binary sha256 `{short(record.binary_digest)}`"))
     text = f"{'Approval needed' if awaiting else 'Tool call'}: {escape(record.tool)} ({record.state.value})"
     return text, blocks
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -117,15 +118,32 @@ class Catalog:
         return Catalog(select_tools(list(self), include, exclude), self.denied, self.apps.values())
 
 
+@dataclass(frozen=True)
+class LoadedApplication:
+    """An application model with the provenance of its bytes: the binary's digest, the JSON's hash."""
+
+    model: ApplicationModel
+    binary_digest: str
+    model_hash: str
+
+
 def build_catalog(
-    specs: Sequence[AppSpec], load: Callable[[AppSettings], ApplicationModel]
+    specs: Sequence[AppSpec], load: Callable[[AppSettings], ApplicationModel | LoadedApplication]
 ) -> Catalog:
     """Introspect each application with ``load`` and select its tools; duplicate final names are an error."""
     selected: dict[str, Tool] = {}
     denied: set[str] = set()
     apps = []
-    for index, spec in enumerate(specs):
-        app = load(spec.settings)
+    for index, original in enumerate(specs):
+        loaded = load(original.settings)
+        spec = original
+        if isinstance(loaded, LoadedApplication):
+            settings = dataclasses.replace(
+                original.settings, binary_digest=loaded.binary_digest, model_hash=loaded.model_hash
+            )
+            spec = dataclasses.replace(original, settings=settings)
+            loaded = loaded.model
+        app = loaded
         apps.append(app)
         label = f"applications[{index}] ({spec.settings.binary})"
         tools = application_tools(app, spec, label)

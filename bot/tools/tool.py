@@ -26,6 +26,8 @@ class AppSettings:
     working_dir: str | None = None
     env: dict[str, str] = field(default_factory=dict)
     max_concurrency: int = 4
+    binary_digest: str = ""  # sha256 of the bytes that were introspected (what a decision is signed over)
+    model_hash: str = ""  # sha256 of the introspection JSON the tools were built from
 
 
 @dataclass(frozen=True)

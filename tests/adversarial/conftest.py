@@ -19,20 +19,24 @@ import pytest
 from redis.asyncio import Redis
 
 from bot.approvals.audit import AuditEntry, read_audit
+from bot.approvals.decisions import DecisionVerifier
+from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
-from bot.runner.call import ExecutionLimits, execute_approved_call
+from bot.runner.binary import BinarySnapshots
+from bot.runner.call import ExecutionLimits
 from bot.tools.catalog import Catalog
 from tests.agent import harness as agent_harness
 from tests.agent.conftest import fake  # noqa: F401  (fixtures)
 from tests.slack.conftest import catalog, harness, policy, poster, settings, slack, store  # noqa: F401
+from tests.support import decision_keys
 from tests.support.fisk_app import make_script
 from tests.support.waiting import wait_for
 
 COUNTING_OPSCTL = """
 import json, os, sys
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = {here!r}  # not __file__: the runner executes a sealed copy, whose name is /proc/self/fd/N
 args = sys.argv[1:]
 if args == ["--fisk-introspect"]:
     with open({fixture!r}, "rb") as f:
@@ -87,7 +91,8 @@ class CountingApp:
 @pytest.fixture
 def counted(tmp_path: Path, fixtures_dir: Path) -> CountingApp:
     fixture = str(fixtures_dir / "opsctl.introspect.json")
-    return CountingApp(make_script(tmp_path / "bin", "opsctl", COUNTING_OPSCTL.format(fixture=fixture)))
+    body = COUNTING_OPSCTL.format(fixture=fixture, here=str(tmp_path / "bin"))
+    return CountingApp(make_script(tmp_path / "bin", "opsctl", body))
 
 
 @pytest.fixture
@@ -97,13 +102,15 @@ def counted_catalog(counted: CountingApp) -> Catalog:
 
 
 def approved_call_executor(
-    tools: Catalog, limits: ExecutionLimits | None = None
+    tools: Catalog, limits: ExecutionLimits | None = None, verifier: DecisionVerifier | None = None
 ) -> Callable[[CallRecord], Awaitable[dict[str, Any]]]:
-    """The production executor path (``roles.make_executor`` without metrics): re-check, then run."""
+    """The production executor path (``roles.make_executor`` without metrics): verify the signed decision,
+    re-check, then run from a sealed copy of the binary."""
+    checks = verifier or decision_keys.verifier()
+    binaries = BinarySnapshots()
 
     async def execute(record: CallRecord) -> dict[str, Any]:
-        result = await execute_approved_call(tools, record.tool, record.arguments, record.argv,
-                                             limits or ExecutionLimits())
+        result = await execute_decided_call(record, tools, limits or ExecutionLimits(), checks, binaries)
         return result.model_dump(mode="json")
 
     return execute

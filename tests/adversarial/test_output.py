@@ -15,6 +15,7 @@ from typing import Any
 
 from bot.agent import bus
 from bot.approvals.records import CallRecord, CallState, Proposal
+from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ExecutionLimits, execute_approved_call
 from bot.tools.catalog import Catalog
 from tests.adversarial.conftest import CountingApp
@@ -45,7 +46,7 @@ async def approved_and_run(harness: Harness, start: Callable[[], Awaitable[None]
     tool = catalog.get("service_status")
     assert tool is not None
     proposal = Proposal(tool=tool.name, app=tool.app, arguments=arguments, argv=tool.render_argv(arguments),
-                        tags=list(tool.tags))
+                        tags=list(tool.tags), binary_digest=tool.settings.binary_digest)
     (record,) = await harness.store.propose(CONV, [proposal], harness.front.deps.policy, "UREQ")
     await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
     await start()
@@ -108,7 +109,7 @@ async def test_200_mb_through_the_approved_call_path_is_bounded(counted: Countin
     tracemalloc.start()
     try:
         result = await execute_approved_call(counted_catalog, tool.name, '{"service": "web"}', argv,
-                                             ExecutionLimits())
+                                             ExecutionLimits(), BinarySnapshots(), tool.settings.binary_digest)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -129,7 +130,8 @@ async def test_approval_card_shows_invisible_characters_in_arguments(
     assert tool is not None
     arguments = json.dumps({"service": "web\u202e--force\u202c", "grep": ["a\u200bb", "x\ny"],
                             "level": "\x1b[2Kinfo <!channel>"})
-    proposal = Proposal(tool=tool.name, app=tool.app, arguments=arguments, argv=tool.render_argv(arguments))
+    proposal = Proposal(tool=tool.name, app=tool.app, arguments=arguments, argv=tool.render_argv(arguments),
+                        binary_digest=tool.settings.binary_digest)
     (record,) = await harness.store.propose(CONV, [proposal], harness.front.deps.policy, "UREQ")
     await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
     await poster()

@@ -21,6 +21,7 @@ from bot.runner import run_argv
 from bot.tools.catalog import Catalog
 from bot.tools.selection import Rule
 from bot.wiring import load_catalog
+from tests.support import decision_keys
 
 SMALL = Rule.build(tools=["^service_", "^auth_user_list$"])
 
@@ -41,7 +42,7 @@ def settings(**overrides: Any) -> AgentSettings:
 def build_agent(redis: Redis, base_url: str, catalog: Catalog, agent_settings: AgentSettings,
                 policy: ApprovalPolicy | None = None) -> Agent:
     client = make_client(agent_settings, api_key="test-key", base_url=base_url)
-    store = CallStore(redis, heartbeat_ttl=2.0)
+    store = CallStore(redis, heartbeat_ttl=2.0, signer=decision_keys.signer())
     return Agent(redis, store, catalog, policy or ApprovalPolicy(), ModelClient(client, agent_settings),
                  agent_settings)
 

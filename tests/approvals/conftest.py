@@ -8,11 +8,12 @@ from redis.asyncio import Redis
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import Proposal
 from bot.approvals.store import CallStore
+from tests.support import decision_keys
 
 
 @pytest.fixture
 def store(redis: Redis) -> CallStore:
-    return CallStore(redis, heartbeat_ttl=1.0)
+    return CallStore(redis, heartbeat_ttl=1.0, signer=decision_keys.signer())
 
 
 @pytest.fixture

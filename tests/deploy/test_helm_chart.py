@@ -288,6 +288,27 @@ def test_rendered_config_is_accepted_by_the_app(chart, values):
     parse_config(config, "configmap config.yaml")
 
 
+def test_private_decision_key_only_where_decisions_are_made(chart):
+    """slack and agent pods mount the signing key, runner pods only the public keys (README threat model)."""
+    for values, expected in (
+        (None, {"slack": {"decision-key"}, "agent": {"decision-key"}, "runner": {"decision-public"}}),
+        ({"roles": {"mode": "combined"}}, {"combined": {"decision-key", "decision-public"}}),
+    ):
+        objects = render(chart, values)
+        for role, deployment in deployments(objects).items():
+            volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+            assert {"decision-key", "decision-public"} & set(volumes) == expected[role], role
+            mounts = {m["name"] for m in container(deployment)["volumeMounts"]}
+            assert {"decision-key", "decision-public"} & mounts == expected[role], role
+        if "slack" in expected:
+            spec = deployments(objects)["slack"]["spec"]["template"]["spec"]
+            key = next(v for v in spec["volumes"] if v["name"] == "decision-key")
+            assert key["secret"]["secretName"] == f"{FULLNAME}-decision-key"
+    config = yaml.safe_load(render(chart)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    assert config["decisions"]["signing_key_file"] == "/etc/fisk-chatops/decision-key/signing.key"
+    assert config["decisions"]["public_key_files"] == ["/etc/fisk-chatops/decision-public"]
+
+
 # --- combined mode ---------------------------------------------------------------------------------------------
 
 

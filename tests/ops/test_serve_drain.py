@@ -17,7 +17,9 @@ import redis.asyncio
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState, Proposal
 from bot.approvals.store import CallStore
+from bot.fisk.digest import file_digest
 from tests.ops.test_serve_roles import Role
+from tests.support import decision_keys
 from tests.support.fake_slack import FakeSlack
 from tests.support.fisk_app import make_script
 from tests.support.redis_server import free_port
@@ -42,18 +44,20 @@ async def test_sigterm_mid_call_interrupts_it_and_it_never_runs_again(
     runs = tmp_path / "runs.log"
     app = slow_app(tmp_path, fixtures_dir, runs)
     config = tmp_path / "config.yaml"
-    config.write_text(json.dumps({"applications": [{"binary": str(app)}], "shutdown_grace_seconds": 1}))
+    config.write_text(json.dumps({"applications": [{"binary": str(app)}], "shutdown_grace_seconds": 1,
+                                  "decisions": decision_keys.write_key_files(tmp_path / "keys")}))
     logs = tmp_path / "logs"
     logs.mkdir()
     env = {**os.environ, "REDIS_URL": redis_url}
     client = redis.asyncio.Redis.from_url(redis_url)
-    store = CallStore(client)
+    store = CallStore(client, signer=decision_keys.signer())
     policy = ApprovalPolicy()
     runner = await asyncio.to_thread(Role("runner", config, env, logs).start)
     try:
         argv = [str(app), "service", "status"]
         [call] = await store.propose("console:drain", [Proposal(tool="service_status", app="opsctl",
-                                                                arguments="{}", argv=argv)], policy, "U1")
+                                                                arguments="{}", argv=argv,
+                                                                binary_digest=file_digest(app))], policy, "U1")
         await store.approve(call.id, "U2", [], policy, argv_hash=call.argv_hash)
         await wait_for(lambda: runs.exists(), timeout=30)
         assert (await store.get(call.id)).state == CallState.running
@@ -76,7 +80,8 @@ async def test_sigterm_mid_call_interrupts_it_and_it_never_runs_again(
 def test_sigterm_ends_serve_while_socket_mode_cannot_connect(tmp_path: Path, opsctl: Path, redis_url: str) -> None:
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps({"applications": [{"binary": str(opsctl)}], "shutdown_grace_seconds": 1,
-                                  "approval": {"approvers": {"users": ["UAPPROVER"]}}}))
+                                  "approval": {"approvers": {"users": ["UAPPROVER"]}},
+                                  "decisions": decision_keys.write_key_files(tmp_path / "keys")}))
     health = free_port()
     with FakeSlack() as slack:
         slack.on("apps.connections.open", {"ok": True, "url": f"ws://127.0.0.1:{free_port()}/link"})  # refused

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
+from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.redis_server import free_port
 
@@ -21,10 +24,13 @@ def serve(config: Path, *args: str, env: dict[str, str]) -> subprocess.Completed
                            *args], capture_output=True, text=True, timeout=60, env={**base, **env}, cwd=ROOT)
 
 
-def write_config(tmp_path: Path, opsctl: Path) -> Path:
+def write_config(tmp_path: Path, opsctl: Path, keys: bool = False) -> Path:
     config = tmp_path / "c.yaml"
-    config.write_text(f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n"
-                      "approval: {approvers: {users: [UAPPROVER]}}\n")
+    data: dict[str, Any] = {"applications": [{"binary": str(opsctl)}], "redis": {"state_dir": str(tmp_path / "state")},
+                            "approval": {"approvers": {"users": ["UAPPROVER"]}}}
+    if keys:
+        data["decisions"] = decision_keys.write_key_files(tmp_path / "keys")
+    config.write_text(json.dumps(data))
     return config
 
 
@@ -70,7 +76,7 @@ def test_every_missing_credential_in_one_line(tmp_path: Path, opsctl: Path) -> N
 
 def test_wrong_anthropic_key_stops_start_naming_url_and_status(tmp_path: Path, opsctl: Path, redis_url: str) -> None:
     with FakeAnthropic(api_key="the-right-key") as model:
-        result = serve(write_config(tmp_path, opsctl), "--role", "agent", env={
+        result = serve(write_config(tmp_path, opsctl, keys=True), "--role", "agent", env={
             "REDIS_URL": redis_url, "ANTHROPIC_API_KEY": "a-revoked-key",
             "ANTHROPIC_BASE_URL": model.base_url})
     assert result.returncode == 2
@@ -81,7 +87,7 @@ def test_wrong_anthropic_key_stops_start_naming_url_and_status(tmp_path: Path, o
 
 
 def test_slack_api_url_without_api_path(tmp_path: Path, opsctl: Path) -> None:
-    result = serve(write_config(tmp_path, opsctl), "--role", "slack", env={
+    result = serve(write_config(tmp_path, opsctl, keys=True), "--role", "slack", env={
         "REDIS_URL": "redis://127.0.0.1:1", "SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1",
         "SLACK_API_URL": "http://127.0.0.1:1/"})
     assert result.returncode == 2
@@ -90,8 +96,17 @@ def test_slack_api_url_without_api_path(tmp_path: Path, opsctl: Path) -> None:
 
 
 def test_malformed_redis_url(tmp_path: Path, opsctl: Path) -> None:
-    result = serve(write_config(tmp_path, opsctl), "--role", "runner", env={"REDIS_URL": "localhost:6379"})
+    result = serve(write_config(tmp_path, opsctl, keys=True), "--role", "runner",
+                   env={"REDIS_URL": "localhost:6379"})
     assert result.returncode == 2
     (line,) = error_lines(result)
     assert "the Redis URL (REDIS_URL or redis.url) 'localhost:6379' is malformed" in line
     assert "cannot reach" not in line
+
+
+def test_split_roles_need_their_decision_keys(tmp_path: Path, opsctl: Path) -> None:
+    env = {"REDIS_URL": "redis://127.0.0.1:1", "ANTHROPIC_API_KEY": "k"}
+    runner = serve(write_config(tmp_path, opsctl), "--role", "runner", env=env)
+    assert runner.returncode == 2 and "decisions.public_key_files is not set" in runner.stderr
+    agent = serve(write_config(tmp_path, opsctl), "--role", "agent", env=env)
+    assert agent.returncode == 2 and "decisions.signing_key_file is not set" in agent.stderr

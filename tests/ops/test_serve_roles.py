@@ -18,6 +18,7 @@ import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic, text_reply, tool_use_reply
 from tests.support.fake_slack import FakeSlack, sign_slack_request
 from tests.support.redis_server import free_port
@@ -96,6 +97,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     config = tmp_path / "config.yaml"
     config.write_text(json.dumps({
         "applications": [{"binary": str(opsctl)}],
+        "decisions": decision_keys.write_key_files(tmp_path / "keys"),
         "approval": {"approvers": {"users": ["UAPPROVER"]}},
         "agent": {"reclaim_after_seconds": 1, "lock_ttl_seconds": 3},
         "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port, "reclaim_idle_seconds": 1,

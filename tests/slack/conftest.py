@@ -25,6 +25,7 @@ from bot.fisk.introspect import parse_application
 from bot.slack import SlackFrontEnd, SlackSettings
 from bot.tools.catalog import AppSpec, Catalog, build_catalog
 from bot.tools.tool import AppSettings
+from tests.support import decision_keys
 from tests.support.fake_slack import FakeSlack, sign_slack_request
 from tests.support.waiting import wait_for
 
@@ -52,7 +53,7 @@ def policy() -> ApprovalPolicy:
 
 @pytest.fixture
 def store(redis: Redis) -> CallStore:
-    return CallStore(redis)
+    return CallStore(redis, signer=decision_keys.signer())
 
 
 @pytest.fixture

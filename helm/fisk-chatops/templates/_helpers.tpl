@@ -91,6 +91,9 @@ Included by the ConfigMap, which is always rendered.
 {{- if not (or $external $internal) -}}
 {{- fail "redis: no Redis configured. The embedded Redis the app starts without REDIS_URL cannot be shared by pods in Kubernetes: set redis.external.url, or redis.external.existingSecret (with redis.external.key), or redis.internal.enabled=true (trials)" -}}
 {{- end -}}
+{{- if hasKey .Values.config "decisions" -}}
+{{- fail "config.decisions: set the chart values decisionKeys.* instead; the chart mounts the keys and writes the paths" -}}
+{{- end -}}
 {{- if and (kindIs "map" .Values.config.redis) (hasKey .Values.config.redis "url") -}}
 {{- fail "config.redis.url: do not put the Redis URL in the configuration; set redis.external.url or redis.external.existingSecret" -}}
 {{- end -}}
@@ -187,9 +190,18 @@ Included by the ConfigMap, which is always rendered.
 {{- end }}
 {{- end -}}
 
+{{- define "fisk-chatops.signingSecretName" -}}
+{{- default (printf "%s-decision-key" (include "fisk-chatops.fullname" .)) .Values.decisionKeys.signingSecret -}}
+{{- end -}}
+
+{{- define "fisk-chatops.publicSecretName" -}}
+{{- default (printf "%s-decision-public" (include "fisk-chatops.fullname" .)) .Values.decisionKeys.publicSecret -}}
+{{- end -}}
+
 {{/* The application configuration: values.config plus the Slack connection settings owned by chart values. */}}
 {{- define "fisk-chatops.config" -}}
 {{- $config := deepCopy .Values.config -}}
+{{- $_ := set $config "decisions" (dict "signing_key_file" "/etc/fisk-chatops/decision-key/signing.key" "public_key_files" (list "/etc/fisk-chatops/decision-public") "valid_seconds" .Values.decisionKeys.validSeconds) -}}
 {{- $slack := dict -}}
 {{- if kindIs "map" $config.slack -}}
 {{- $slack = $config.slack -}}

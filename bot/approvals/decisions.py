@@ -1,0 +1,312 @@
+"""Signed decisions: Redis is storage, not authority (DESIGN.md invariant 8).
+
+The role that decides (the Slack front end on an Approve click, the agent when the policy auto-approves)
+signs a *decision token* with an Ed25519 private key. The token names everything that makes the decision:
+call id, tool, application, argv hash, binary digest, command-model hash, approvers, verdict, when it was
+signed, when it stops being valid, and the key id. Runners hold only public keys: a call whose token is
+missing, does not verify, names another call or another command line, has expired, or was already executed
+by this runner is refused and never runs. Whoever can write Redis can therefore change states and queue
+entries at will, but cannot mint a token, and a genuine token copied onto another call or onto rewritten
+argv does not match what the runner recomputes from the record.
+
+Token format: ``base64url(claims JSON) "." base64url(signature)``; the signature covers a fixed domain
+prefix plus the claims bytes, so a signature made for anything else never verifies as a decision.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from bot.approvals.records import CallRecord, hash_argv
+
+_DOMAIN = b"fisk-chatops decision v1\n"
+#: The verdicts a token may carry; nothing else lets a call run.
+VERDICTS = frozenset({"approved", "auto_approved"})
+PRIVATE_KEY_FILE = "decision-signing.key"
+PUBLIC_KEY_FILE = "decision-signing.pub"
+
+
+class DecisionKeyError(ValueError):
+    """A key file is missing, unreadable or not an Ed25519 key; the message names the file."""
+
+
+class DecisionRefused(Exception):
+    """The call's decision does not verify; ``reason`` is one short line for the audit trail and the card."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class DecisionClaims:
+    """What a decision token asserts."""
+
+    call_id: str
+    tool: str
+    app: str
+    argv_hash: str
+    binary_digest: str
+    model_hash: str
+    approvers: tuple[str, ...]
+    verdict: str
+    signed_at: float
+    expires_at: float
+    key_id: str
+
+    def encode(self) -> bytes:
+        """Canonical bytes (sorted keys, no spaces): the same claims always sign to the same message."""
+        data = asdict(self)
+        data["approvers"] = list(self.approvers)
+        return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> DecisionClaims:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise ValueError("claims are not an object")
+        return cls(
+            call_id=str(data["call_id"]), tool=str(data["tool"]), app=str(data["app"]),
+            argv_hash=str(data["argv_hash"]), binary_digest=str(data["binary_digest"]),
+            model_hash=str(data["model_hash"]), approvers=tuple(str(a) for a in data["approvers"]),
+            verdict=str(data["verdict"]), signed_at=float(data["signed_at"]),
+            expires_at=float(data["expires_at"]), key_id=str(data["key_id"]),
+        )
+
+
+def key_id_of(public_key: Ed25519PublicKey) -> str:
+    """A short, stable name for a public key (first 16 hex digits of the sha256 of its raw bytes)."""
+    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return hashlib.sha256(raw).hexdigest()[:16]
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class DecisionSigner:
+    """Held only by the roles that decide. ``sign`` is called at the point the decision is made."""
+
+    def __init__(self, private_key: Ed25519PrivateKey, *, valid_seconds: float = 3600.0) -> None:
+        self._key = private_key
+        self.key_id = key_id_of(private_key.public_key())
+        self.valid_seconds = valid_seconds
+
+    @property
+    def public_key(self) -> Ed25519PublicKey:
+        return self._key.public_key()
+
+    def sign(
+        self,
+        *,
+        call_id: str,
+        tool: str,
+        app: str,
+        argv_hash: str,
+        binary_digest: str,
+        model_hash: str,
+        approvers: Sequence[str],
+        verdict: str,
+        now: float,
+    ) -> str:
+        """A token for one decision; it stops being valid ``valid_seconds`` after ``now``."""
+        if verdict not in VERDICTS:
+            raise ValueError(f"not a verdict that lets a call run: {verdict!r}")
+        claims = DecisionClaims(
+            call_id=call_id, tool=tool, app=app, argv_hash=argv_hash, binary_digest=binary_digest,
+            model_hash=model_hash, approvers=tuple(approvers), verdict=verdict, signed_at=now,
+            expires_at=now + self.valid_seconds, key_id=self.key_id,
+        )
+        payload = claims.encode()
+        return f"{_b64(payload)}.{_b64(self._key.sign(_DOMAIN + payload))}"
+
+
+class DecisionVerifier:
+    """Held by runners: public keys only (several, so keys can rotate), plus this runner's replay memory.
+
+    ``check`` refuses a token that does not verify or does not match the record; ``consume`` additionally
+    remembers the call id until its token expires, so the same genuine decision never executes twice here
+    even if Redis is rewritten to queue the call again.
+    """
+
+    def __init__(
+        self, public_keys: Iterable[Ed25519PublicKey], *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.keys = {key_id_of(k): k for k in public_keys}
+        if not self.keys:
+            raise DecisionKeyError("no decision public key: a runner needs at least one to verify decisions")
+        self._clock = clock
+        self._used: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    def check(self, record: CallRecord) -> DecisionClaims:
+        """The verified claims of ``record``'s decision, or ``DecisionRefused`` saying why not."""
+        token = record.signed_decision
+        if not token:
+            raise DecisionRefused("no signed decision")
+        head, sep, tail = token.partition(".")
+        try:
+            if not sep:
+                raise ValueError("not a token")
+            payload, signature = _unb64(head), _unb64(tail)
+            claims = DecisionClaims.decode(payload)
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            raise DecisionRefused("malformed decision token") from None
+        key = self.keys.get(claims.key_id)
+        if key is None:
+            raise DecisionRefused(f"decision signed by unknown key {claims.key_id[:16]!r}")
+        try:
+            key.verify(signature, _DOMAIN + payload)
+        except InvalidSignature:
+            raise DecisionRefused("decision signature does not verify") from None
+        _match(claims, record)
+        if self._clock() > claims.expires_at:
+            raise DecisionRefused("decision expired before execution")
+        return claims
+
+    def consume(self, record: CallRecord) -> DecisionClaims:
+        """``check``, then remember the call so a replay of the same decision is refused."""
+        claims = self.check(record)
+        now = self._clock()
+        with self._lock:
+            for call_id in [c for c, until in self._used.items() if until < now]:
+                del self._used[call_id]
+            if claims.call_id in self._used:
+                raise DecisionRefused("decision already executed (replay)")
+            self._used[claims.call_id] = claims.expires_at
+        return claims
+
+
+def _match(claims: DecisionClaims, record: CallRecord) -> None:
+    """The token must be about this call and this command line (recomputed, not read from the record)."""
+    if claims.call_id != record.id:
+        raise DecisionRefused("decision was signed for another call")
+    if claims.verdict not in VERDICTS or not claims.approvers:
+        raise DecisionRefused(f"decision verdict {claims.verdict!r} does not allow running")
+    if claims.tool != record.tool or claims.app != record.app:
+        raise DecisionRefused("decision was signed for another tool")
+    if claims.argv_hash != hash_argv(record.argv):
+        raise DecisionRefused("command line differs from the one approved")
+    if not claims.binary_digest or claims.binary_digest != record.binary_digest:
+        raise DecisionRefused("binary digest differs from the one approved")
+
+
+# ---------------------------------------------------------------- keys
+
+
+def generate_private_key() -> Ed25519PrivateKey:
+    return Ed25519PrivateKey.generate()
+
+
+def private_pem(key: Ed25519PrivateKey) -> bytes:
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+
+
+def public_pem(key: Ed25519PublicKey) -> bytes:
+    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+
+
+def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
+    """An Ed25519 private key from a PEM (PKCS#8) file."""
+    data = _read(path)
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as exc:
+        raise DecisionKeyError(f"{path}: not a PEM private key ({exc})") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise DecisionKeyError(f"{path}: not an Ed25519 key")
+    return key
+
+
+def load_public_keys(paths: Iterable[str | os.PathLike[str]]) -> list[Ed25519PublicKey]:
+    """Every Ed25519 public key in ``paths``: a file may hold several PEM blocks, a directory (a mounted
+    Kubernetes Secret) contributes each of its regular files."""
+    keys: list[Ed25519PublicKey] = []
+    for path in paths:
+        p = Path(path)
+        files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")) if p.is_dir() else [p]
+        for file in files:
+            keys += _public_keys_in(file)
+    return keys
+
+
+def _public_keys_in(file: Path) -> list[Ed25519PublicKey]:
+    data = _read(file)
+    marker = b"-----BEGIN PUBLIC KEY-----"
+    blocks = [marker + part for part in data.split(marker)[1:]]
+    if not blocks:
+        raise DecisionKeyError(f"{file}: no PEM public key in it")
+    keys = []
+    for block in blocks:
+        try:
+            key = serialization.load_pem_public_key(block)
+        except (ValueError, TypeError) as exc:
+            raise DecisionKeyError(f"{file}: not a PEM public key ({exc})") from None
+        if not isinstance(key, Ed25519PublicKey):
+            raise DecisionKeyError(f"{file}: not an Ed25519 key")
+        keys.append(key)
+    return keys
+
+
+def _read(path: str | os.PathLike[str]) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise DecisionKeyError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def ensure_key_pair(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The single-process default: a key pair kept in ``directory`` (private key mode 0600), made once."""
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    private, public = folder / PRIVATE_KEY_FILE, folder / PUBLIC_KEY_FILE
+    if not private.exists():
+        key = generate_private_key()
+        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(private_pem(key))
+        public.write_bytes(public_pem(key.public_key()))
+    elif not public.exists():
+        public.write_bytes(public_pem(load_private_key(private).public_key()))
+    return private, public
+
+
+def signer_and_verifier(
+    signing_key_file: str | None,
+    public_key_files: Sequence[str],
+    *,
+    valid_seconds: float,
+    keep_in: str | os.PathLike[str] | None,
+) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
+    """What a process gets from its settings; ``keep_in`` (the state directory) makes a missing pair there."""
+    if not signing_key_file and not public_key_files and keep_in is not None:
+        private, public = ensure_key_pair(keep_in)
+        signing_key_file, public_key_files = str(private), [str(public)]
+    signer = (
+        DecisionSigner(load_private_key(signing_key_file), valid_seconds=valid_seconds) if signing_key_file else None
+    )
+    keys = load_public_keys(public_key_files)
+    if signer is not None and not keys:
+        keys = [signer.public_key]
+    verifier = DecisionVerifier(keys) if keys else None
+    return signer, verifier
+

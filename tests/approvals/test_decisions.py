@@ -1,0 +1,139 @@
+"""Signed decisions: the store signs where the decision is made, the verifier refuses anything else."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from redis.asyncio import Redis
+
+from bot.approvals.decisions import (
+    DecisionKeyError,
+    DecisionRefused,
+    DecisionSigner,
+    DecisionVerifier,
+    ensure_key_pair,
+    load_private_key,
+    load_public_keys,
+    public_pem,
+    signer_and_verifier,
+)
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallRecord, CallState
+from bot.approvals.store import CallStore
+from tests.approvals.conftest import proposal
+from tests.support import decision_keys
+
+DIGEST = "ab" * 32
+
+
+def signed_proposal(tags: list[str] | None = None):  # type: ignore[no-untyped-def]
+    p = proposal(tags=tags)
+    return p.model_copy(update={"binary_digest": DIGEST, "model_hash": "cd" * 32})
+
+
+async def approved(store: CallStore, policy: ApprovalPolicy) -> CallRecord:
+    [call] = await store.propose("conv", [signed_proposal()], policy, "UREQ")
+    return await store.approve(call.id, "UAPP", [], policy, argv_hash=call.argv_hash)
+
+
+async def test_a_click_is_signed_for_the_call_and_its_approver(store: CallStore, policy: ApprovalPolicy) -> None:
+    record = await approved(store, policy)
+    claims = decision_keys.verifier().check(record)
+    assert (claims.call_id, claims.approvers, claims.verdict) == (record.id, ("UAPP",), "approved")
+    assert claims.binary_digest == DIGEST and claims.argv_hash == record.argv_hash
+
+
+async def test_a_policy_auto_approval_is_signed_by_the_proposing_store(store: CallStore) -> None:
+    policy = ApprovalPolicy(auto_approve={"tools": ["^opsctl_status$"]})
+    [call] = await store.propose("conv", [signed_proposal()], policy, "UREQ")
+    assert call.state == CallState.auto_approved
+    claims = decision_keys.verifier().check(call)
+    assert claims.verdict == "auto_approved" and claims.approvers == ("policy",)
+
+
+async def test_two_person_decision_names_both_even_when_the_clicks_race(redis: Redis) -> None:
+    policy = ApprovalPolicy(two_person_tags=["prod"])
+    stores = [CallStore(redis, signer=decision_keys.signer()) for _ in range(2)]
+    [call] = await stores[0].propose("conv", [signed_proposal(tags=["prod"])], policy, "UREQ")
+    await asyncio.gather(stores[0].approve(call.id, "UA", [], policy), stores[1].approve(call.id, "UB", [], policy))
+    record = await stores[0].get(call.id)
+    assert record.state == CallState.approved
+    claims = decision_keys.verifier().check(record)
+    assert sorted(claims.approvers) == ["UA", "UB"]
+
+
+async def test_a_store_without_a_key_records_decisions_no_runner_accepts(redis: Redis, policy: ApprovalPolicy) -> None:
+    record = await approved(CallStore(redis), policy)
+    assert record.state == CallState.approved and record.signed_decision == ""
+    with pytest.raises(DecisionRefused, match="no signed decision"):
+        decision_keys.verifier().check(record)
+
+
+async def test_the_verifier_refuses_every_mismatch(store: CallStore, policy: ApprovalPolicy) -> None:
+    record = await approved(store, policy)
+    other = await approved(store, policy)
+    verifier = decision_keys.verifier()
+    cases = {
+        "another call": record.model_copy(update={"signed_decision": other.signed_decision}),
+        "command line differs": record.model_copy(update={"argv": [*record.argv, "--force"]}),
+        "binary digest differs": record.model_copy(update={"binary_digest": "ef" * 32}),
+        "another tool": record.model_copy(update={"tool": "opsctl_restart"}),
+        "malformed": record.model_copy(update={"signed_decision": "garbage"}),
+        "does not verify": record.model_copy(
+            update={"signed_decision": record.signed_decision[:-4] + ("AAAA" if not record.signed_decision.endswith(
+                "AAAA") else "BBBB")}
+        ),
+    }
+    for what, forged in cases.items():
+        with pytest.raises(DecisionRefused) as caught:
+            verifier.check(forged)
+        assert what in caught.value.reason, (what, caught.value.reason)
+
+
+async def test_unknown_key_expiry_and_replay_are_refused(store: CallStore, policy: ApprovalPolicy) -> None:
+    record = await approved(store, policy)
+    with pytest.raises(DecisionRefused, match="unknown key"):
+        DecisionVerifier([Ed25519PrivateKey.generate().public_key()]).check(record)
+    later = DecisionVerifier([decision_keys.TEST_KEY.public_key()], clock=lambda: 1e12)
+    with pytest.raises(DecisionRefused, match="expired"):
+        later.check(record)
+    verifier = decision_keys.verifier()
+    verifier.consume(record)
+    with pytest.raises(DecisionRefused, match="replay"):
+        verifier.consume(record)
+
+
+async def test_rotation_accepts_old_and_new_keys(redis: Redis, policy: ApprovalPolicy, tmp_path: Path) -> None:
+    old, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    keys = tmp_path / "public"
+    keys.mkdir()
+    (keys / "old.pub").write_bytes(public_pem(old.public_key()))
+    (keys / "new.pub").write_bytes(public_pem(new.public_key()))
+    verifier = DecisionVerifier(load_public_keys([keys]))
+    for key in (old, new):
+        record = await approved(CallStore(redis, signer=DecisionSigner(key)), policy)
+        assert verifier.check(record).key_id == DecisionSigner(key).key_id
+
+
+def test_single_process_default_keeps_a_private_pair(tmp_path: Path) -> None:
+    signer, verifier = signer_and_verifier(None, [], valid_seconds=60, keep_in=tmp_path / "keys")
+    assert signer is not None and verifier is not None and signer.key_id in verifier.keys
+    private, public = ensure_key_pair(tmp_path / "keys")
+    assert stat.S_IMODE(os.stat(private).st_mode) == 0o600
+    assert DecisionSigner(load_private_key(private)).key_id == signer.key_id  # kept, not regenerated
+    runner_only, checks = signer_and_verifier(None, [str(public)], valid_seconds=60, keep_in=None)
+    assert runner_only is None and checks is not None
+
+
+def test_bad_key_files_are_named(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.pub"
+    junk.write_text("not a key")
+    with pytest.raises(DecisionKeyError, match="junk.pub: no PEM public key"):
+        load_public_keys([junk])
+    with pytest.raises(DecisionKeyError, match="missing.key: cannot read"):
+        load_private_key(tmp_path / "missing.key")
