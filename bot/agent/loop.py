@@ -34,7 +34,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.fisk.environment import scrub_environment
 from bot.logcontext import log_context
-from bot.sanitize import build_redactor, strip_controls
+from bot.sanitize import build_redactor, clean_model_text
 from bot.tools.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -354,7 +354,7 @@ class Agent:
 
     async def _reply(self, conversation: str, turn_id: str, kind: str, text: str) -> None:
         # The model's text gets what tool output gets: no terminal or bidi controls, no known secrets.
-        text = self._redactor.redact(strip_controls(text))[0]
+        text = await clean_model_text(self._redactor, text)
         await self._publish("reply", conversation, {"turn": turn_id, "text": text, "kind": kind})
 
     async def _publish(self, kind: bus.OutboxKind, conversation: str, data: dict[str, Any]) -> None:

@@ -224,7 +224,9 @@ async def run_argv(
         child.close()
     exit_code = child.returncode
     status: CallStatus = "timed_out" if timed_out else "finished"
-    sanitized = sanitize_captured(capture.captured(), redactor, output_limit)
+    # Off the event loop: up to two capped halves of output to clean must not stall heartbeats, Slack acks or
+    # other calls (issue #11). Redaction is linear, but a megabyte cap still costs tens of milliseconds.
+    sanitized = await asyncio.to_thread(sanitize_captured, capture.captured(), redactor, output_limit)
     return CallResult(
         status=status,
         exit_code=exit_code,

@@ -6,6 +6,7 @@ Knows nothing of Slack, Redis, subprocesses or the model (DESIGN.md package tabl
 from bot.sanitize.argv import redact_argv
 from bot.sanitize.cap import DEFAULT_OUTPUT_LIMIT, Captured, SanitizedOutput, sanitize_captured, sanitize_output
 from bot.sanitize.controls import strip_controls
+from bot.sanitize.offload import clean_model_text, clean_text
 from bot.sanitize.redact import Redactor, build_redactor, redact
 
 __all__ = [
@@ -14,6 +15,8 @@ __all__ = [
     "Redactor",
     "SanitizedOutput",
     "build_redactor",
+    "clean_model_text",
+    "clean_text",
     "redact",
     "redact_argv",
     "sanitize_captured",
