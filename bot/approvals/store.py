@@ -212,13 +212,17 @@ class CallStore:
         policy: ApprovalPolicy,
         argv_hash: str | None = None,
         reason: str = "",
+        known: CallRecord | None = None,
     ) -> CallRecord:
         """Record ``user``'s approval; the call becomes ``approved`` (and is enqueued) once enough approved.
 
         With a two-person tag the first approval is recorded (audited as awaiting -> awaiting) and the call
-        stays awaiting until a second, distinct approver clicks.
+        stays awaiting until a second, distinct approver clicks. ``known``: this call's record as the caller
+        already read it (a click handler does), to save a read; only what never changes after proposal
+        (requester, tags, argv hash, binary digest) is relied on: the script re-checks state and expiry, and
+        answers ``resign`` when the approvers so far differ from the copy's.
         """
-        record = await self.get(call_id)
+        record = await self._immutable_view(call_id, known)
         policy.check_approver(record, user, groups)
         if argv_hash is not None and argv_hash != record.argv_hash:
             raise ArgvMismatch(f"call {call_id}: the approved command line differs from the stored one")
@@ -258,10 +262,12 @@ class CallStore:
         return result
 
     async def deny(
-        self, call_id: str, user: str, groups: Iterable[str], policy: ApprovalPolicy, reason: str = ""
+        self, call_id: str, user: str, groups: Iterable[str], policy: ApprovalPolicy, reason: str = "",
+        known: CallRecord | None = None,
     ) -> CallRecord:
-        """Deny an awaiting call. Approvers may deny; so may the requester (withdrawing one's own call)."""
-        record = await self.get(call_id)
+        """Deny an awaiting call. Approvers may deny; so may the requester (withdrawing one's own call).
+        ``known`` as for ``approve``."""
+        record = await self._immutable_view(call_id, known)
         if user != record.requester:
             policy.check_approver(record, user, groups)
         result = await self._close_call(
@@ -416,6 +422,12 @@ class CallStore:
             binary_digest=record.binary_digest, model_hash=record.model_hash, approvers=approvers,
             verdict=CallState.approved.value, now=now,
         )
+
+    async def _immutable_view(self, call_id: str, known: CallRecord | None) -> CallRecord:
+        """A record to take the fixed fields from: the caller's copy of this call, else read now."""
+        if known is not None and known.id == call_id:
+            return known
+        return await self.get(call_id)
 
     async def _close_call(
         self,

@@ -250,9 +250,9 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     approve = action.get("action_id") == APPROVE_ACTION
     try:
         if approve:
-            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash)
+            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record)
         else:
-            record = await deps.store.deny(call_id, user, groups, deps.policy)
+            record = await deps.store.deny(call_id, user, groups, deps.policy, known=record)
     except NotAuthorized as exc:
         await tell(f"You may not {'approve' if approve else 'deny'} this call: {exc.reason}. Nothing was changed.")
         return "refused"

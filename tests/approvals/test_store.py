@@ -354,3 +354,25 @@ async def test_human_decision_wait_reads_only_what_the_metric_needs(redis: Redis
     assert await store.human_decision_wait(rec.id) is None  # the policy decided: no human wait
     assert await store.human_decision_wait("0-unknown") is None
     assert await store.human_decision_wait("not an id") is None
+
+
+async def test_approve_with_a_known_record_still_checks_everything_that_can_change(
+        store: CallStore, redis: Redis) -> None:
+    """A click handler passes the record it read; approvers and tags come from it, but state, argv hash and
+    who already approved are re-checked in the script, and another call's record is never taken."""
+    policy = ApprovalPolicy.model_validate({"approvers": {"users": ["U_APP", "U_BOSS"]},
+                                            "per_tag": {"prod": {"users": ["U_BOSS"]}}})
+    first = await awaiting(store, policy)
+    restricted = await awaiting(store, policy, tags=["prod"])
+    stale = await store.get(first)
+    with pytest.raises(NotAuthorized):
+        await store.approve(first, "U_OTHER", [], policy, known=stale)
+    with pytest.raises(NotAuthorized):  # first's record says "no tags", but it is not this call's record
+        await store.approve(restricted, "U_APP", [], policy, known=stale)
+    with pytest.raises(ArgvMismatch):
+        await store.approve(first, "U_APP", [], policy, argv_hash=hash_argv(["other"]), known=stale)
+    await store.deny(first, "U_APP", [], policy, known=stale)
+    with pytest.raises(InvalidTransition):  # the copy says awaiting; Redis says denied
+        await store.approve(first, "U_APP", [], policy, known=stale)
+    approved = await store.approve(restricted, "U_BOSS", [], policy, known=await store.get(restricted))
+    assert approved.state is CallState.approved
