@@ -45,6 +45,7 @@ def environment(slack: FakeSlack, model: FakeAnthropic) -> dict[str, str]:
 def write_config(tmp_path: Path, opsctl: Path) -> Path:
     config = tmp_path / "c.yaml"
     config.write_text(f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n"
+        "approval: {approvers: {users: [UAPPROVER]}}\n"
                       "slack: {mode: http, http_host: 127.0.0.1, http_port: 0}\nshutdown_grace_seconds: 1\n")
     return config
 

@@ -46,6 +46,7 @@ def write_config(tmp_path: Path, opsctl: Path, slack_port: int) -> Path:
     config = tmp_path / "c.yaml"
     config.write_text(
         f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n"
+        "approval: {approvers: {users: [UAPPROVER]}}\n"
         f"slack: {{mode: http, http_host: 127.0.0.1, http_port: {slack_port}}}\n"
         "approval: {approvers: {users: [UAPPROVER]}}\n"
     )
