@@ -55,7 +55,8 @@ def server_pid(tmp_path: Path, process: subprocess.Popen[bytes], timeout: float 
     embedded = EmbeddedRedis(tmp_path / "state")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        assert process.poll() is None, "the process exited early"
+        log = tmp_path / "serve.log"
+        assert process.poll() is None, "exited early: " + (log.read_text()[-3000:] if log.exists() else "")
         if os.path.exists(embedded.socket_path):
             try:
                 with redis.Redis(unix_socket_path=embedded.socket_path) as client:
@@ -88,7 +89,7 @@ def test_serve_takes_its_redis_along(tmp_path: Path, opsctl: Path, fakes: tuple[
     process = subprocess.Popen(
         [sys.executable, "-m", "bot.cli", "serve", "--config", str(write_config(tmp_path, opsctl)),
          "--health-host", "127.0.0.1", "--health-port", str(health)],
-        env=environment(*fakes), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=environment(*fakes), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=(tmp_path / "serve.log").open("wb"),
     )  # fmt: skip
     try:
         pid = server_pid(tmp_path, process)
