@@ -17,6 +17,8 @@ from aiohttp import web
 from redis.asyncio import Redis
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger import get_bolt_logger
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.response import BoltResponse
 
 from bot.approvals.errors import PolicyError
@@ -38,6 +40,18 @@ if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
 log = logging.getLogger(__name__)
+
+
+class _TokenSkippedFilter(logging.Filter):
+    """bolt warns "As you gave `client` as well, `token` will be unused." whenever SLACK_BOT_TOKEN is in the
+    environment and a client is passed (it reads the variable itself). We pass our client on purpose (base URL,
+    retry handlers, metrics) and it holds that same token: the warning is noise in every slack process."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+get_bolt_logger(AsyncApp).addFilter(_TokenSkippedFilter())
 
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from aiohttp import web
 from pydantic import ValidationError
@@ -66,6 +68,14 @@ async def test_api_url_answering_a_web_page_is_named(redis: Redis, catalog: Cata
     finally:
         await runner.cleanup()
     assert str(caught.value).startswith(f"{url}auth.test did not answer like the Slack Web API (HTTP {status}); ")
+
+
+async def test_bolt_token_warning_is_not_logged(redis: Redis, catalog: Catalog, monkeypatch: pytest.MonkeyPatch,
+                                                caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")  # what bolt reads on its own, next to our client
+    with caplog.at_level(logging.DEBUG):
+        front(redis, catalog, bot_token="xoxb-1", app_token="xapp-1").build_app()
+    assert "will be unused" not in caplog.text
 
 
 def test_rate_limit_retry_handler_installed(redis: Redis, catalog: Catalog) -> None:
