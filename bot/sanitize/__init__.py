@@ -3,9 +3,9 @@
 Knows nothing of Slack, Redis, subprocesses or the model (DESIGN.md package table): pure functions over text.
 """
 
-from bot.sanitize.argv import redact_argv
+from bot.sanitize.argv import display_command_line, redact_argv
 from bot.sanitize.cap import DEFAULT_OUTPUT_LIMIT, Captured, SanitizedOutput, sanitize_captured, sanitize_output
-from bot.sanitize.controls import strip_controls
+from bot.sanitize.controls import reveal_invisible, strip_controls
 from bot.sanitize.offload import clean_model_text, clean_text
 from bot.sanitize.redact import Redactor, build_redactor, redact
 
@@ -17,8 +17,10 @@ __all__ = [
     "build_redactor",
     "clean_model_text",
     "clean_text",
+    "display_command_line",
     "redact",
     "redact_argv",
+    "reveal_invisible",
     "sanitize_captured",
     "sanitize_output",
     "strip_controls",

@@ -9,6 +9,7 @@ backtracks and each character is looked at a bounded number of times.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _CONTROLS = re.compile(
     # CSI (colors, cursor moves, erase); an unfinished one at the end of the text goes too.
@@ -27,3 +28,30 @@ _CONTROLS = re.compile(
 def strip_controls(text: str) -> str:
     """Remove terminal control sequences and control characters, keeping newlines and tabs."""
     return _CONTROLS.sub("", text)
+
+
+# Characters that draw nothing (or look like a plain space) although Unicode files them under a visible
+# category: Hangul fillers (Lo), the braille blank (So), the Mongolian vowel separator, and the like.
+_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u17b4\u17b5\u034f\u2061\u2062\u2063\u2064")
+# Categories that never show as themselves in a code block: controls and formats (bidi overrides, zero-width
+# characters, tag characters), separators other than the plain space, combining and enclosing marks (they
+# stack on the previous character; variation selectors are Mn), unassigned, private-use and surrogates.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cn", "Co", "Cs", "Zl", "Zp", "Zs", "Mn", "Me"})
+
+
+def _escape(char: str) -> str:
+    if char == " " or (unicodedata.category(char) not in _INVISIBLE_CATEGORIES and char not in _BLANK_LOOKING):
+        return char
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def reveal_invisible(text: str) -> tuple[str, bool]:
+    """``text`` with every character that would not show as itself written as an escape, and whether any was.
+
+    For approval cards, where what a person reads must be what runs: a right-to-left override, a zero-width
+    space, a Hangul filler that looks like nothing, a combining mark that changes the letter before it, or a
+    newline that looks like a second command. (Legitimate accented text written with combining marks is shown
+    escaped too: on a card, exactness beats prettiness.)"""
+    shown = "".join(_escape(c) for c in text)
+    return shown, shown != text

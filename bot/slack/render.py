@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import unicodedata
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.fisk.digest import short
+from bot.sanitize import display_command_line, reveal_invisible
 from bot.slack.mrkdwn import CHUNK, code_block, escape, hard_split, markdown_to_mrkdwn, split_mrkdwn
 from bot.tools.catalog import Catalog
 
@@ -65,21 +65,10 @@ def command_line(argv: Sequence[str]) -> str:
     return shlex.join(argv)
 
 
-def _shown(char: str) -> str:
-    """A control, format (bidi overrides, zero-width) or line-separator character as a visible escape."""
-    if unicodedata.category(char) not in ("Cc", "Cf", "Zl", "Zp"):
-        return char
-    code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
 def reveal(text: str) -> tuple[str, bool]:
-    """``text`` with every invisible or control character (newlines too) written as an escape, and whether
-    any was: on an approval card what the human reads must be what runs, so nothing may reorder, hide or break
-    the command line (a right-to-left override, a zero-width space, a newline that looks like a second
-    command)."""
-    shown = "".join(_shown(c) for c in text)
-    return shown, shown != text
+    """``text`` with every invisible or control character written as an escape, and whether any was (see
+    ``bot.sanitize.reveal_invisible``): on an approval card what the human reads must be what runs."""
+    return reveal_invisible(text)
 
 
 def button_value(record: CallRecord) -> str:
@@ -126,11 +115,12 @@ def who_may_approve(record: CallRecord, policy: ApprovalPolicy, mention: bool = 
 
 
 def _command_blocks(argv: Sequence[str], budget: int) -> tuple[Blocks, bool]:
-    """The exact command line, split across as many sections as needed; (blocks, shown in full)."""
-    text, revealed = reveal(command_line(argv))
+    """The command line (secrets redacted, nothing else changed), split across as many sections as needed;
+    (blocks, shown in full)."""
+    text, revealed = display_command_line(argv)  # secrets as fingerprinted markers, invisibles escaped
     chunks = hard_split(escape(text), CHUNK - 10)
     note = [context(":warning: The command contains invisible or control characters, shown as escapes"
-                    " (\\n, \\x1b, \\u202e...). Check them before approving.")] if revealed else []
+                    " (\\n, \\x1b, \\u202e, \\u3164...). Check them before approving.")] if revealed else []
     if len(chunks) + len(note) > budget:
         return [section(code_block(c)) for c in chunks[: budget - 1 - len(note)]] + note, False
     return [section(code_block(c)) for c in chunks] + note, True

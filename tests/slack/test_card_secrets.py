@@ -1,0 +1,66 @@
+"""Approval cards never show a secret the model put in an argument, and show every invisible character.
+
+Issue #11: the card showed ``postgres://admin:Sup3rS3cret@...`` and an ``xoxb-`` token raw, and let Hangul
+fillers, the braille blank, combining marks and variation selectors through unescaped. The card shows a
+marker with the kind and a short fingerprint instead of each secret; what runs, and the argv hash a click is
+bound to, are unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from bot.sanitize import display_command_line
+from tests.slack.conftest import CHANNEL, Harness
+from tests.slack.test_approvals import buttons, card_for, card_text
+
+DB_PASSWORD = "Sup3rS3cret"
+SLACK_TOKEN = "xox" + "b-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+OTHER_TOKEN = "xox" + "b-9999999999-9999999999999-ZyXwVuTsRqPoNmLkJiHgFeDc"
+INVISIBLES = ["\u3164", "\u115f", "\u2800", "\ufe0f", "\u0301", "\u200b", "\u202e", "\u00a0", "\U000e0041"]
+
+
+async def test_card_redacts_secrets_with_fingerprints_and_keeps_the_argv_hash(harness: Harness, poster) -> None:
+    argv = ["opsctl", "db", "query", f"--dsn=postgres://admin:{DB_PASSWORD}@db.internal:5432/app",
+            f"--notify-token={SLACK_TOKEN}", "--password", "hunter2hunter2", "--label", "nightly"]
+    record = await card_for(harness, poster, argv)
+    assert record.argv == argv  # what runs is untouched
+    text = card_text(harness, record)
+    for secret in (DB_PASSWORD, SLACK_TOKEN, "hunter2hunter2"):
+        assert secret not in text
+    assert re.search(r"postgres://admin:\[REDACTED:url_password#[0-9a-f]{6}\]@db\.internal:5432/app", text)
+    assert re.search(r"--notify-token=\[REDACTED:slack_token#[0-9a-f]{6}\]", text)
+    assert re.search(r"--password '?\[REDACTED:flag_value#[0-9a-f]{6}\]", text)
+    assert "--label nightly" in text
+    values = [json.loads(str(b["value"])) for b in buttons(harness, record)]
+    assert values == [{"call": record.id, "argv": record.argv_hash}] * 2
+
+
+async def test_card_escapes_every_invisible_character_with_the_warning(harness: Harness, poster) -> None:
+    argv = ["opsctl", "service", "restart", *[f"web{c}1" for c in INVISIBLES]]
+    record = await card_for(harness, poster, argv)
+    blocks = harness.slack.message(CHANNEL, record.meta["slack_ts"])["blocks"]
+    shown = " ".join(b["text"]["text"] for b in blocks if "text" in b) + json.dumps(blocks, ensure_ascii=False)
+    for char in INVISIBLES:
+        assert char not in shown, hex(ord(char))
+    for escape in ("\\u3164", "\\u115f", "\\u2800", "\\ufe0f", "\\u0301", "\\u200b", "\\u202e", "\\xa0",
+                   "\\U000e0041"):
+        assert escape in shown, escape
+    assert "invisible or control characters" in shown
+    assert record.argv == argv
+
+
+def test_two_different_secrets_get_different_fingerprints_and_the_same_secret_the_same() -> None:
+    shown, revealed = display_command_line(["notify", f"--token={SLACK_TOKEN}", f"--backup-token={OTHER_TOKEN}",
+                                            f"--again={SLACK_TOKEN}"])
+    prints = re.findall(r"\[REDACTED:slack_token#([0-9a-f]{6})\]", shown)
+    assert len(prints) == 3 and prints[0] != prints[1] and prints[0] == prints[2]
+    assert not revealed
+
+
+def test_command_line_display_covers_curl_user_and_mysql_password() -> None:
+    shown, _ = display_command_line(["curl", "-u", "deploy:Pa55word!", "https://example.com/"])
+    assert "Pa55word!" not in shown and "deploy:[REDACTED:basic_auth#" in shown
+    shown, _ = display_command_line(["mysql", "-u", "root", "-pS3cretPw", "app"])
+    assert "S3cretPw" not in shown and "-p[REDACTED:password#" in shown
