@@ -54,6 +54,9 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False)
 
 
+QUIET_LIBRARIES = ("httpx", "httpx2", "httpcore", "httpcore2")
+
+
 def configure_logging(level: str = "INFO", json_logs: bool = True, sensitive_env_vars: Iterable[str] = ()) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if json_logs:
@@ -63,3 +66,7 @@ def configure_logging(level: str = "INFO", json_logs: bool = True, sensitive_env
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
+    # HTTP client libraries log every request at INFO ("HTTP Request: GET .../v1/models"): noise at our INFO
+    quiet = max(logging.WARNING, root.level)
+    for name in QUIET_LIBRARIES:
+        logging.getLogger(name).setLevel(quiet)

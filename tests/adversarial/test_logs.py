@@ -129,3 +129,24 @@ def test_formatter_redacts_operator_named_sensitive_variables(monkeypatch: pytes
     finally:
         root.handlers[:] = saved[1]
         root.setLevel(saved[0])
+
+
+def test_http_client_request_lines_are_not_logged_at_info() -> None:
+    from bot.logs import configure_logging
+
+    root = logging.getLogger()
+    saved = root.level, root.handlers[:]
+    try:
+        configure_logging("INFO")
+        stream = io.StringIO()
+        root.handlers[0].setStream(stream)  # type: ignore[attr-defined]
+        logging.getLogger("httpx2").info('HTTP Request: GET http://x/v1/models "HTTP/1.1 200 OK"')
+        logging.getLogger("httpx2").warning("a real problem")
+        logging.getLogger("bot.roles").info("serving")
+        assert "HTTP Request" not in stream.getvalue()
+        assert "a real problem" in stream.getvalue() and "serving" in stream.getvalue()
+    finally:
+        root.handlers[:] = saved[1]
+        root.setLevel(saved[0])
+        for name in ("httpx", "httpx2", "httpcore", "httpcore2"):
+            logging.getLogger(name).setLevel(logging.NOTSET)
