@@ -26,6 +26,19 @@ FULLNAME = "rel-fisk-chatops"
 CRDS = {("monitoring.coreos.com/v1", "ServiceMonitor")}
 
 EXTERNAL_SECRET = {"internal": {"enabled": False}, "external": {"existingSecret": "redis-creds", "key": "url"}}
+# Every install must name its approvers (the chart refuses otherwise, as the slack role would at start-up);
+# render(), notes() and lint() add this unless a test's values say something about approval.
+APPROVERS = {"config": {"approval": {"approvers": {"users": ["U0APPROVER"]}}}}
+
+
+def with_approvers(values: dict[str, Any] | None) -> dict[str, Any]:
+    merged = copy.deepcopy(values or {})
+    config = merged.setdefault("config", {})
+    if "approval" not in config:
+        config["approval"] = copy.deepcopy(APPROVERS["config"]["approval"])
+    return merged
+
+
 SECRET_VALUES = ("xoxb-trial-bot-token", "xapp-trial-app-token", "trial-signing-secret", "sk-ant-trial-key")
 
 Manifest = dict[str, Any]
@@ -39,7 +52,7 @@ def chart():
 
 def render(chart: helm.Chart, values: dict[str, Any] | None = None) -> dict[tuple[str, str], Manifest]:
     """Render like `helm template rel CHART -n ops -f values`; objects keyed by (kind, name)."""
-    files = chart.render(copy.deepcopy(values or {}), name=RELEASE, namespace=NAMESPACE, is_install=True)
+    files = chart.render(with_approvers(values), name=RELEASE, namespace=NAMESPACE, is_install=True)
     objects: dict[tuple[str, str], Manifest] = {}
     for path, text in files.items():
         if path.endswith("NOTES.txt"):
@@ -53,7 +66,7 @@ def render(chart: helm.Chart, values: dict[str, Any] | None = None) -> dict[tupl
 
 
 def notes(chart: helm.Chart, values: dict[str, Any] | None = None) -> str:
-    files = chart.render(copy.deepcopy(values or {}), name=RELEASE, namespace=NAMESPACE, is_install=True)
+    files = chart.render(with_approvers(values), name=RELEASE, namespace=NAMESPACE, is_install=True)
     return next(text for path, text in files.items() if path.endswith("NOTES.txt"))
 
 
@@ -124,7 +137,8 @@ def test_versions_and_metadata(chart):
     ids=["defaults", "combined", "external-http-hpa-monitor"],
 )
 def test_lint_passes_strict(values):
-    report = helm.lint(CHART, values, strict=True, kube_version=f"v{KUBE_VERSION}", namespace=NAMESPACE)
+    report = helm.lint(CHART, with_approvers(values), strict=True, kube_version=f"v{KUBE_VERSION}",
+                       namespace=NAMESPACE)
     problems = [m for m in report["messages"] if m["severity"] >= 2]  # 2 warning, 3 error
     assert report["errors"] == [] and problems == [], json.dumps(report, indent=1)
 
@@ -274,18 +288,27 @@ def test_notes_tell_the_next_steps(chart):
 @pytest.mark.parametrize(
     "values",
     [None, {"slack": {"mode": "http"}, "config": {"slack": {"allowed_channels": ["C1"]},
-                                                    "approval": {"approvers": {"users": ["U1"]}}}}],
-    ids=["defaults", "http-with-slack-and-approval-settings"],
+                                                    "approval": {"approvers": {"users": ["U1"]}}}},
+     {"config": {"approval": {"anyone_may_approve": True},
+                 "slack": {"direct_messages": "allowed_users", "allowed_users": ["U1"],
+                           "direct_message_tools": {"include": {"tags": ["impact:ro"]}},
+                           "rate_limit": {"window_seconds": 30, "per_user": 5, "per_channel": 0}}}}],
+    ids=["defaults", "http-with-slack-and-approval-settings", "anyone-may-approve-and-slack-access"],
 )
 def test_rendered_config_is_accepted_by_the_app(chart, values):
-    """The ConfigMap is parsed by the app's own configuration model (extra keys forbidden)."""
+    """The ConfigMap is parsed by the app's own configuration model (extra keys forbidden), and passes the slack
+    role's start-up check of the approval policy."""
     from bot.config import Config, parse_config
+    from bot.slack.app import slack_policy
     from bot.slack.settings import SlackSettings
 
     config = yaml.safe_load(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
     if "slack" not in Config.model_fields:  # until the Config model embeds the slack: section itself
         SlackSettings.model_validate(config.pop("slack"))
-    parse_config(config, "configmap config.yaml")
+    parsed = parse_config(config, "configmap config.yaml")
+    assert slack_policy(parsed.approval).forbid_self_approval is True
+    if values and "direct_messages" in str(values):
+        assert parsed.slack.direct_message_access == "allowed_users" and parsed.slack.rate_limit.per_user == 5
 
 
 def test_private_decision_key_only_where_decisions_are_made(chart):
@@ -477,11 +500,16 @@ def test_trial_secret_is_created_only_on_request(chart):
         ({"secrets": {"create": True}}, "secrets.create=true needs secrets.values.slackBotToken"),
         ({"roles": {"mode": "combined", "runner": {"autoscaling": {"enabled": True}}}},
          "applies to roles.mode=split only"),
+        ({}, "config.approval: name who may approve calls"),
+        ({"config": {"approval": {"approvers": {"users": [], "groups": []}, "anyone_may_approve": False}}},
+         "or set config.approval.anyone_may_approve=true"),
+        ({"config": {"slack": {"direct_messages": "anyone"}}}, "/config/slack/direct_messages"),
     ],
     ids=["replicas-negative", "replicas-string", "mode-enum", "slack-mode-enum", "redis-url-scheme",
          "unknown-key", "relative-binary", "no-redis", "both-redis", "url-and-secret", "url-in-config",
          "slack-mode-in-config", "slack-port-in-config",
-         "token-without-create", "create-without-token", "hpa-in-combined"],
+         "token-without-create", "create-without-token", "hpa-in-combined", "no-approvers",
+         "empty-approvers", "direct-messages-enum"],
 )
 def test_bad_values_fail_clearly(chart, values, message):
     assert message in render_error(chart, values)

@@ -130,6 +130,12 @@ Included by the ConfigMap, which is always rendered.
 {{- if and .Values.roles.runner.autoscaling.enabled (lt (int .Values.roles.runner.autoscaling.maxReplicas) (int .Values.roles.runner.autoscaling.minReplicas)) -}}
 {{- fail "roles.runner.autoscaling: maxReplicas must be >= minReplicas" -}}
 {{- end -}}
+{{- /* the slack role refuses to start with nobody named as approver: say so at install, not in a crash loop */ -}}
+{{- $approval := default dict .Values.config.approval -}}
+{{- $approvers := default dict $approval.approvers -}}
+{{- if not (or $approvers.users $approvers.groups $approval.anyone_may_approve) -}}
+{{- fail "config.approval: name who may approve calls (config.approval.approvers.users / .groups: Slack user or user-group ids), or set config.approval.anyone_may_approve=true to let anyone who sees a card approve it; the slack role refuses to start otherwise" -}}
+{{- end -}}
 {{- end -}}
 
 {{/* REDIS_URL for the app containers. */}}
