@@ -155,17 +155,23 @@ async def test_a_direct_message_asking_for_a_narrowed_tool_never_gets_it(harness
             catalog, front.settings, channel_of_conversation(conv) or "")
         stop = asyncio.Event()
         worker = asyncio.create_task(AgentWorker(harness.redis, agent, block_seconds=0.05).run(stop))
+        conversation = f"slack:{DM}:1800.000001"
+
+        async def answered() -> list[str]:
+            return agent_harness.replies(await agent_harness.outbox(harness.redis, conversation))
+
         try:
             await harness.event(dm_event("please restart web", "1800.000001"), event_id="EvDM1")
-            await wait_for(lambda: len(model.message_requests) >= 2, timeout=10)
+            assert await wait_for(answered, timeout=15) == ["I cannot restart it from here."]
         finally:
             stop.set()
-            await asyncio.wait_for(worker, 10)
+            _done, late = await asyncio.wait({worker}, timeout=12)  # the worker lets its handler finish
+            for task in late:
+                task.cancel()
         offered = {tool.get("name") for tool in model.message_requests[0]["tools"]}
         assert "service_status" in offered and "service_restart" not in offered
         (result,) = agent_harness.tool_results(model.message_requests[1])
         assert "Unknown tool 'service_restart'" in json.dumps(result)
-    conversation = f"slack:{DM}:1800.000001"
     assert await harness.store.pending(conversation) == []
     assert await harness.redis.xlen(harness.store.keys.run_stream(0)) == 0
 
@@ -266,3 +272,16 @@ def test_anyone_may_approve_beside_listed_approvers_is_a_contradiction() -> None
 
     with pytest.raises(ConfigError, match="anyone_may_approve: true contradicts"):
         parse_config({"approval": {"anyone_may_approve": True, "approvers": {"users": ["U1"]}}})
+
+
+def test_the_example_config_says_what_to_set() -> None:
+    """The example leaves approvers for the operator to name: Slack refuses it with the setting to write."""
+    from bot.config import load_config
+    from bot.slack.client import SlackStartupError
+
+    example = ROOT / "config" / "fisk-chatops.yaml"
+    config = load_config(example)
+    with pytest.raises(SlackStartupError, match="approval.anyone_may_approve: true"):
+        slack_policy(config.approval)
+    assert "SET THIS BEFORE RUNNING WITH SLACK" in example.read_text()
+    assert config.slack.rate_limit.per_user > 0 and config.slack.direct_message_access == "everyone"
