@@ -207,6 +207,7 @@ async def test_finished_calls_are_reaped_and_start_no_thread(tmp_path: Path) -> 
     during = {t.name for t in threading.enumerate() if t.ident not in before}
     results = await asyncio.gather(*tasks)
     assert during == set()
+    assert {t.name for t in threading.enumerate() if t.ident not in before} == set()  # small output: inline
     for result in results:
         assert result.status == "finished" and result.exit_code == 0
         assert _reaped(int(result.output.split()[0]))

@@ -88,7 +88,9 @@ class BinarySnapshots:
         """
         async with self._lock:
             try:
-                key = identity(await asyncio.to_thread(os.stat, path))
+                # inline: a stat costs microseconds, a hop to a worker thread more (and far more on a loaded
+                # host); the copy below reads the whole file and stays in a thread
+                key = identity(os.stat(path))
             except OSError as exc:
                 raise BinaryUnavailable(exc.errno, f"{exc.strerror}: {path}") from None
             known = self._by_path.get(path)

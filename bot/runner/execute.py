@@ -33,6 +33,7 @@ from typing import Any
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
+from bot.sanitize.offload import INLINE_LIMIT
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
 DRAIN_GRACE = 1.0
@@ -224,9 +225,14 @@ async def run_argv(
         child.close()
     exit_code = child.returncode
     status: CallStatus = "timed_out" if timed_out else "finished"
-    # Off the event loop: up to two capped halves of output to clean must not stall heartbeats, Slack acks or
+    # Large output is cleaned off the event loop: two capped halves must not stall heartbeats, Slack acks or
     # other calls (issue #11). Redaction is linear, but a megabyte cap still costs tens of milliseconds.
-    sanitized = await asyncio.to_thread(sanitize_captured, capture.captured(), redactor, output_limit)
+    # Small output (most calls) is cleaned inline: a thread hop would cost more than the cleaning.
+    captured = capture.captured()
+    if len(captured.head) + len(captured.tail) <= INLINE_LIMIT:
+        sanitized = sanitize_captured(captured, redactor, output_limit)
+    else:
+        sanitized = await asyncio.to_thread(sanitize_captured, captured, redactor, output_limit)
     return CallResult(
         status=status,
         exit_code=exit_code,
