@@ -8,7 +8,9 @@ The rate limit counts in Redis (fixed windows of ``rate_limit.window_seconds``),
 role shares one count. Keys (prefix ``fc:slack`` by default, one key per operation):
 
 * ``<p>:rate:user:<user>:<window>`` and ``<p>:rate:chan:<channel>:<window>``: requests counted in a window;
-* ``<p>:rate:noted:<user>:<window>``: the user was told once in this window that they are being limited.
+* ``<p>:rate:noted:<user>:<window>``: the user was told once in this window that they are being limited;
+* ``<p>:rate:req:<request id>``: the decision for one recorded request ("1" admitted, "0" refused), so the intake
+  worker retrying the handling of that request does not count it twice.
 """
 
 from __future__ import annotations
@@ -65,8 +67,24 @@ class RateLimiter:
         self.prefix = settings.key_prefix
         self.clock = clock
 
-    async def admit(self, channel: str, user: str) -> Admission:
-        """Count one request by ``user`` in ``channel``; refuse it when either limit is used up."""
+    async def admit(self, channel: str, user: str, request_id: str | None = None) -> Admission:
+        """Count one request by ``user`` in ``channel``; refuse it when either limit is used up.
+
+        With ``request_id`` (the intake entry) a second call for the same request repeats the first decision
+        without counting again (and without a second note)."""
+        limits = self.settings.rate_limit
+        ttl = limits.window_seconds * 2
+        if request_id is None:
+            return await self._decide(channel, user)
+        key = f"{self.prefix}:rate:req:{request_id}"
+        earlier = await self.redis.get(key)
+        if earlier is not None:
+            return Admission(earlier in (b"1", "1"))
+        admission = await self._decide(channel, user)
+        await self.redis.set(key, "1" if admission.allowed else "0", ex=ttl)
+        return admission
+
+    async def _decide(self, channel: str, user: str) -> Admission:
         limits = self.settings.rate_limit
         window = int(self.clock() // limits.window_seconds)
         ttl = limits.window_seconds * 2

@@ -193,7 +193,7 @@ async def handle_event(deps: SlackDeps, body: dict[str, Any], *, request_id: str
     text = clean_text(event.get("text") or "", deps.bot_user_id)
     stopping = conversation is not None and text.lower() in _STOP_WORDS
     if not stopping:
-        admission = await deps.limiter.admit(channel, user)
+        admission = await deps.limiter.admit(channel, user, request_id)
         if not admission.allowed:
             if admission.note:
                 await api.ephemeral(deps.client, channel, user, admission.note, thread_ts=thread_ts)

@@ -23,9 +23,9 @@ from bot.agent.worker import AgentWorker
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import catalog_for_channel, channel_of_conversation
-from bot.slack.access import RateLimiter
+from bot.slack.access import Admission, RateLimiter
 from bot.slack.app import REPLAY_WINDOW_SECONDS, SIGNATURE_MAX_SKEW_SECONDS, slack_policy
-from bot.slack.settings import ChannelTools, RateLimit
+from bot.slack.settings import ChannelTools, RateLimit, SlackSettings
 from tests.adversarial.test_slack_side import CONV_A, refused_and_unchanged, with_card
 from tests.agent import harness as agent_harness
 from tests.slack.conftest import CHANNEL, Harness, wait_for
@@ -222,6 +222,17 @@ async def test_channel_rate_limit_counts_every_user(harness: Harness) -> None:
     await wait_for(lambda: len(harness.slack.calls_to("chat.postMessage")) == 2)
     await asyncio.sleep(0.2)
     assert len(harness.slack.calls_to("chat.postMessage")) == 2
+
+
+async def test_a_retried_handling_of_one_request_counts_once(redis: Redis) -> None:
+    """The intake worker may handle one recorded request twice (a transient failure): one count, one decision."""
+    settings = SlackSettings(rate_limit=RateLimit(per_user=1, per_channel=0))
+    limiter = RateLimiter(redis, settings, clock=lambda: 5_000_000.0)
+    assert (await limiter.admit(CHANNEL, "U1", "entry-1")).allowed
+    assert (await limiter.admit(CHANNEL, "U1", "entry-1")).allowed  # not counted again
+    refused = await limiter.admit(CHANNEL, "U1", "entry-2")
+    assert not refused.allowed and refused.note
+    assert await limiter.admit(CHANNEL, "U1", "entry-2") == Admission(False)  # same decision, no second note
 
 
 # ---------------------------------------------------------------- replay memory covers the whole window
