@@ -93,7 +93,11 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
         check="not_placeholder",
     ),
-    Detector("bearer", r"(?i:\bbearer\s{1,4})(?P<v>[A-Za-z0-9._~+/=-]{8,256})", check="generated"),
+    Detector(
+        "bearer",
+        r"(?i:\bbearer\s{1,4})(?P<v>[A-Za-z0-9._~+/-]{8,256}={0,2})(?:[^A-Za-z0-9=]|$)",
+        check="generated",
+    ),
     Detector(
         "url_password",
         # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped,
@@ -121,6 +125,13 @@ CONTEXT: tuple[Detector, ...] = (
         "password",
         # .pgpass lines: hostname:port:database:username:password
         r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:(?P<v>[^\s]{1,256})(?m:$)",
+    ),
+    Detector(
+        "env_value",
+        # A container's environment in a manifest: "- name: DB_PASSWORD" then "value: ..." (YAML or JSON).
+        rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
+        rf"[ \t]{{0,4}}\n[ \t]{{0,64}}\"?value\"?[ \t]{{0,4}}:[ \t]{{0,4}}(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="env_pair",
     ),
     Detector(
         "assignment",

@@ -40,7 +40,7 @@ _PRIVATE_KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?--
 _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LINE_START = re.compile(rb"[ \t\-{,\[]*")
-_FIXED_LENGTH_KINDS = frozenset({"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key"})
+_FIXED_LENGTH_KINDS = frozenset({"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer"})
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
 
@@ -120,17 +120,23 @@ def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes
     if check == "not_placeholder":
         return None if shapes.trivial(shown) else detector.kind
     if check == "generated":
-        return detector.kind if shapes.generated(shown) else None
+        return detector.kind if shapes.generated(shown.rstrip("=")) else None
     if check == "url_password":
         return detector.kind if shapes.accept_url_password(shown) else None
     text = match.string
     name_start, name_end = match.span(f"b{index}_name")
+    if check == "env_pair":
+        return shapes.accept_assignment(text[name_start:name_end].decode("utf-8", "replace"), "=", shown, True)
     line_start = text.rfind(b"\n", 0, name_start) + 1
     at_line_start = _LINE_START.fullmatch(text, line_start, name_start) is not None
     name = text[name_start:name_end].decode("utf-8", "replace")
     if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
         return None  # "credentials:" opening a YAML mapping, its first key on the next line
-    return shapes.accept_assignment(name, match.group(f"b{index}_sep").decode(), shown, at_line_start)
+    value_end = match.end(f"b{index}_v")
+    line_end = text.find(b"\n", value_end)
+    rest = text[value_end : len(text) if line_end < 0 else line_end].strip()
+    sentence = bool(rest) and not rest.startswith((b"#", b",", b"}", b"]", b";")) and not shown.startswith(("\"", "'"))
+    return shapes.accept_assignment(name, match.group(f"b{index}_sep").decode(), shown, at_line_start, sentence)
 
 
 def _value_span(data: bytes, match: re.Match[bytes], index: int, detector: Detector) -> tuple[int, int]:

@@ -31,6 +31,11 @@ _DESCRIBING_WORDS = _word_set(
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
     "hints length_min length_max complexity history attempts retries fingerprint fingerprints"
 )
+_LOOKUP_KEY_WORDS = _word_set(
+    "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
+    "map message event hash range composite unique natural surrogate join dict json redis bucket kv registry "
+    "search cursor page idempotence correlation trace request"
+)
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw")
 _KEY_WORDS = (
     "apikey", "accesskey", "privatekey", "secretkey", "masterkey", "signingkey", "encryptionkey", "appkey",
@@ -43,7 +48,7 @@ _TRIVIAL_VALUES = _word_set(
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
-_PLACEHOLDER = re.compile(r"\[REDACTED|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Z_][A-Z0-9_]*$")
+_PLACEHOLDER = re.compile(r"\[REDACTED|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Z_][A-Z0-9_]*$")
 
 
 def _words(name: str) -> list[str]:
@@ -55,6 +60,8 @@ def name_kind(name: str) -> tuple[str, bool] | None:
     words = _words(name)
     if not words or words[-1] in _DESCRIBING_WORDS or "public" in words:
         return None
+    if len(words) >= 2 and words[-1] in ("key", "keys") and words[-2] in _LOOKUP_KEY_WORDS:
+        return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
     if len(words) == 1 and words[0] in ("pwd", "oldpwd", "key", "keys"):
         return None  # the shell's working directory, and "key" alone (prose: "key=value pairs")
     for word in reversed(words):
@@ -101,18 +108,21 @@ def generated(value: str) -> bool:
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
 
 
-def accept_assignment(name: str, separator: str, value: str, at_line_start: bool) -> str | None:
+def accept_assignment(
+    name: str, separator: str, value: str, at_line_start: bool, sentence: bool = False
+) -> str | None:
     """The kind of a ``name = value`` candidate when it is a secret, else None.
 
     A password-like name takes any non-trivial value in ``NAME=value``, a YAML/JSON key or a line's first
-    key; after a ``:`` in the middle of a line (prose: "the password: see the vault") the value must look
-    generated too."""
+    key; after a ``:`` in the middle of a line (prose: "the password: see the vault"), or when more words
+    follow the value on its line ("Password: see the team vault"), the value must look generated too."""
     found = name_kind(name)
     if found is None or trivial(value):
         return None
     kind, password_like = found
     bare = value.strip("\"'")
-    if password_like and (separator == "=" or at_line_start or name.startswith(("\"", "'"))):
+    structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
+    if password_like and structured and not (separator == ":" and sentence):
         return None if bare.startswith(("/", "./", "~/")) else kind
     return kind if generated(value) else None
 
