@@ -135,7 +135,7 @@ def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes
     value_end = match.end(f"b{index}_v")
     line_end = text.find(b"\n", value_end)
     rest = text[value_end : len(text) if line_end < 0 else line_end].strip()
-    sentence = bool(rest) and not rest.startswith((b"#", b",", b"}", b"]", b";")) and not shown.startswith(("\"", "'"))
+    sentence = rest[:1].isalpha() and not shown.startswith(("\"", "'"))  # more words follow: prose
     return shapes.accept_assignment(name, match.group(f"b{index}_sep").decode(), shown, at_line_start, sentence)
 
 
