@@ -15,6 +15,7 @@ from bot.incidents.store import IncidentStore
 from bot.incidents.timeline import build_timeline, render_markdown, zone
 
 WORDS = ("timeline", "summary")
+MATERIAL_LIMIT = 150_000  # characters of timeline sent for a summary (the agent caps it too)
 _PERMALINK = re.compile(r"/archives/([A-Z0-9]+)/p(\d{10})(\d{6})")
 _TS = re.compile(r"^(\d{10}\.\d{6})$")
 
@@ -48,5 +49,8 @@ async def summary_command(redis: Redis, conversation: str, user: str) -> str:
     timeline = await build_timeline(redis, IncidentStore(redis), conversation)
     if not timeline.entries:
         return "Nothing is recorded for that thread (yet): nothing to summarize."
-    await bus.submit_summary(redis, conversation, user, render_markdown(timeline))
+    material = render_markdown(timeline)
+    if len(material) > MATERIAL_LIMIT:  # the latest events matter most for a status
+        material = "[… earlier events cut …]\n" + material[-MATERIAL_LIMIT:]
+    await bus.submit_summary(redis, conversation, user, material)
     return "Asking the assistant for a summary; it will be posted in the thread."

@@ -39,11 +39,16 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
         await calls.finish(record.id, "r1", {"status": "finished", "exit_code": 0, "output": output,
                                              "duration_seconds": 0.25})
         await bus.publish_outbox(redis, "reply", CONV, {"turn": "t", "text": "db-3 answers.", "kind": "answer"})
+        [later_call] = await calls.propose(CONV, [Proposal(tool="db_backup", app="opsctl", arguments="{}",
+                                                           argv=["/bin/opsctl", "db", "backup"])],
+                                           ApprovalPolicy(), "UREQ")
+        await bus.submit_stop(redis, CONV, "UREQ")
+        await calls.cancel(later_call.id, actor="UREQ", reason="conversation stopped by UREQ")
         await bus.publish_outbox(redis, "reply", "slack:C0OTHER:1.1", {"turn": "t", "text": "other", "kind": "answer"})
 
         async def complete() -> bool:
             entries = await read_timeline(redis, incidents, CONV)
-            return len(entries) == 6  # message, proposed, approved, running, finished, answer
+            return len(entries) == 9  # message, proposed, approved, running, finished, answer, proposed, stop, cancel
         await wait_for(complete, timeout=10)
     finally:
         stop.set()
@@ -52,7 +57,7 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
     # the recorder handled an entry twice (a crash before its ack): the export shows it once
     inbox_id, fields = (await redis.xrange(bus.INBOX))[0]
     await recorder.record(bus.INBOX, inbox_id.decode(), {k.decode(): v.decode() for k, v in fields.items()})
-    assert len(await read_timeline(redis, incidents, CONV)) == 6
+    assert len(await read_timeline(redis, incidents, CONV)) == 9
     assert 3500 < await redis.ttl(incidents.timeline_key(CONV)) <= 3600
 
     # the call record, the audit trail and the bus streams expire long before the timeline
@@ -60,7 +65,9 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
     timeline = await build_timeline(redis, incidents, CONV)
     document = render_markdown(timeline, zone("America/New_York"))
     for part in ("**Message** from UREQ", "**Approved**: `db_query`", "by UAPPROVER: looks safe",
-                 "exit code 0 after 0.2", "db-3 answers.", "America/New_York", "/bin/opsctl db query --password"):
+                 "exit code 0 after 0.2", "db-3 answers.", "**Stop** requested by UREQ",
+                 "**Cancelled**: `db_backup`", "by UREQ: conversation stopped by UREQ", "America/New_York",
+                 "/bin/opsctl db query --password"):
         assert part in document, part
     assert TOKEN not in document and "hunter2" not in document and "other" not in document
     assert "````\nrow 1\n```\nnot the end" in document  # a fence longer than any backtick run inside
