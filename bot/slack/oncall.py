@@ -25,6 +25,8 @@ async def oncall_command(deps: SlackDeps, body: dict[str, Any], word: str, argum
     channel, user = str(body.get("channel_id") or ""), str(body.get("user_id") or "")
     named = commands.thread_argument(argument, channel)
     if named is not None:
+        if named[0] != channel:  # the upload or summary lands in that thread: ask from where it is seen
+            return "Run this in the channel of that thread."
         conversation: str | None = conversation_key(*named)
     elif body.get("thread_ts"):
         conversation = conversation_key(channel, str(body["thread_ts"]))
