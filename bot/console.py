@@ -22,6 +22,8 @@ from bot.approvals.errors import ApprovalError
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.config import Config, Secrets
+from bot.fisk.environment import is_credential_name
+from bot.hardening import harden
 from bot.roles import Core, agent_worker, check_model_access, instance_name, require_model_credentials, runner_worker
 
 HELP = "Type a request. Approve or deny each proposed command with y/n. 'stop' cancels pending calls; /quit exits."
@@ -189,6 +191,7 @@ def _stdin_line() -> str | None:
 async def run_console(config: Config) -> None:
     secrets = Secrets()
     require_model_credentials(secrets, "the console")
+    harden(lambda name: is_credential_name(name, config.sensitive_env_vars))  # the console runs tools too
     core = await Core.open(config, {"slack", "agent", "runner"}, secrets)
     try:
         await check_model_access(core)

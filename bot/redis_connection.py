@@ -35,6 +35,7 @@ import ctypes
 import fcntl
 import hashlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -212,13 +213,20 @@ def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
     return preexec
 
 
-def _ping_unix(path: str, timeout: float = 1.0) -> bool:
+def _ping_unix(path: str, timeout: float = 1.0, password: str = "") -> bool:
+    auth = f"*2\r\n$4\r\nAUTH\r\n${len(password)}\r\n{password}\r\n".encode() if password else b""
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(path)
-            s.sendall(b"PING\r\n")
-            return s.recv(16).startswith(b"+PONG")
+            s.sendall(auth + b"PING\r\n")
+            reply = b""
+            while b"\r\n+PONG" not in b"\r\n" + reply and b"-" not in reply[:1] and len(reply) < 256:
+                chunk = s.recv(64)
+                if not chunk:
+                    break
+                reply += chunk
+            return b"+PONG" in reply
     except OSError:
         return False
 
@@ -242,8 +250,26 @@ class EmbeddedRedis:
         return self.process is not None
 
     @property
+    def password(self) -> str:
+        """The server's password, made once and kept in ``<state_dir>/redis/password`` (mode 0600), so a tool
+        that finds the socket still cannot use it without reading the bot's state directory."""
+        path = self.directory / "password"
+        try:
+            return path.read_text().strip()
+        except FileNotFoundError:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            secret = secrets.token_urlsafe(32)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                return path.read_text().strip()
+            with os.fdopen(fd, "w") as out:
+                out.write(secret)
+            return secret
+
+    @property
     def url(self) -> str:
-        return f"unix://{self.socket_path}"
+        return f"unix://{self.socket_path}?password={self.password}"
 
     @property
     def log_path(self) -> Path:
@@ -255,15 +281,21 @@ class EmbeddedRedis:
         with open(self.directory / "start.lock", "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                if _ping_unix(self.socket_path):
+                if _ping_unix(self.socket_path, password=self.password):
                     return
                 self._spawn(timeout)
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _spawn(self, timeout: float) -> None:
+        # The password goes in a 0600 file, not on the command line (which every local user can read).
+        auth = self.directory / "auth.conf"
+        fd = os.open(auth, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(f"requirepass {self.password}\n")
         args = [
             self.binary or redis_server_binary(),
+            str(auth),
             "--port", "0",
             "--unixsocket", self.socket_path,
             "--unixsocketperm", "700",
@@ -293,7 +325,7 @@ class EmbeddedRedis:
                     f"the embedded Redis exited at startup (data in {self.directory}): "
                     f"{(stderr.strip() or self._log_tail()) or 'no output'}"
                 )
-            if _ping_unix(self.socket_path, timeout=0.5):
+            if _ping_unix(self.socket_path, timeout=0.5, password=self.password):
                 return
             time.sleep(0.02)
         self.stop()

@@ -26,6 +26,8 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from bot.config import Config, ConfigError, Secrets
+from bot.fisk.environment import is_credential_name
+from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
 from bot.redis_connection import RedisHandle, connect_redis
@@ -315,6 +317,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
         slack_policy(config.approval)  # refuse before Redis or Slack are touched: one line naming the setting
     secrets = Secrets()
     check_credentials(config, roles, secrets)
+    harden(lambda name: is_credential_name(name, config.sensitive_env_vars))
     core = await Core.open(config, roles, secrets)
     health = HealthServer(health_host, health_port, collectors=[queue_collector(core), pool_collector(core)])
 
@@ -350,6 +353,10 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
         tasks.append(asyncio.create_task(watch_binaries(core, stop)))
+        if not roles & DECIDING_ROLES:
+            # A runner has connected and built its child environments: it needs no credential from the
+            # environment any more (its Redis client keeps the URL it connected with).
+            drop_credentials(lambda name: is_credential_name(name, config.sensitive_env_vars))
         log.info("serving roles %s; health on port %s", ",".join(sorted(roles)), health.port)
         done, _ = await asyncio.wait([*tasks, asyncio.create_task(stop.wait())],
                                      return_when=asyncio.FIRST_COMPLETED)
