@@ -59,7 +59,7 @@ def server_pid(tmp_path: Path, process: subprocess.Popen[bytes], timeout: float 
         assert process.poll() is None, "exited early: " + (log.read_text()[-3000:] if log.exists() else "")
         if os.path.exists(embedded.socket_path):
             try:
-                with redis.Redis(unix_socket_path=embedded.socket_path) as client:
+                with redis.Redis.from_url(embedded.url) as client:  # the URL carries the password
                     return int(client.info("server")["process_id"])
             except redis.ConnectionError:
                 pass
