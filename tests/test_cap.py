@@ -130,3 +130,31 @@ def test_head_and_tail_are_a_prefix_and_a_suffix_and_account_for_every_byte(
     raw = coloured(random.Random(seed), size, density)[:size]
     result = run_through_cap(raw, limit, chunk)
     assert_accounts_for_every_byte(raw, result, limit)
+
+
+ANTHROPIC_KEY = "sk-" + "ant-api03-" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-" * 2 + "AAAAAAAAAAAAAAAAAAAAAAAAA"
+
+
+@settings(max_examples=200, deadline=None)
+@given(offset=st.integers(-200, 200), glue=st.sampled_from(["", "x" * 3000, "=" * 5000, "/" * 70000]),
+       lines=st.booleans())
+def test_the_gap_never_shows_part_of_a_secret(offset: int, glue: str, lines: bool) -> None:
+    """A secret straddling the gap between the captured head and tail, with no whitespace near it (or none at
+    all for tens of KB), never survives in part: no 8 characters of it are shown. (Old code: cut at whitespace
+    only within 1 KiB, so a key glued to 3 KB of text kept its first half.)"""
+    limit = 8192
+    capture_head = limit + 4096
+    # Colour-heavy filler shrinks tenfold when cleaned, so the head and tail are shown up to the gap itself.
+    colour = "\x1b[38;5;208m\x1b[1m\x1b[48;2;10;20;30m"
+    filler = (f"{colour}ordinary line{colour}\n" if lines else f"{colour}word{colour} ") * 2000
+    # (the reset ends any escape sequence the slice cut, so none can swallow the key's first character)
+    before = filler[: capture_head + offset - len(glue) // 2 - 4] + "\x1b[0m"
+    raw = (before + glue[: len(glue) // 2] + ANTHROPIC_KEY + glue[len(glue) // 2 :] + filler * 3).encode()
+    result = run_through_cap(raw, limit)
+    assert result.truncated
+    for start in range(0, len(ANTHROPIC_KEY) - 8):
+        assert ANTHROPIC_KEY[start : start + 8] not in result.text, (offset, len(glue))
+    head, omitted, tail = split_shown(result)
+    whole = clean(raw)
+    assert whole.startswith(head) and whole.endswith(tail)
+    assert len(head.encode()) + omitted + len(tail.encode()) == len(raw)

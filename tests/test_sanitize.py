@@ -228,11 +228,18 @@ def test_gap_never_shows_part_of_a_straddling_secret_or_private_key() -> None:
     assert "bytes omitted" in result.text
 
 
-def test_gap_drops_a_token_cut_at_the_edge() -> None:
+def test_gap_drops_the_partial_line_or_token_at_the_edge() -> None:
+    """At the gap the partial line is dropped (a quoted value may hold spaces); on a line longer than the
+    guard, the partial token."""
     head = b"start\nsome text " + GHP[:12].encode()
-    tail = JWT[-10:].encode() + b" end\n"
+    tail = JWT[-10:].encode() + b" end\nlast\n"
     result = sanitize_captured(Captured(head=head, tail=tail, total_bytes=9999), build_redactor(), 65536)
-    assert result.text.startswith("start\nsome text ") and result.text.endswith(" end\n")
+    assert result.text.startswith("start\n\n") and result.text.endswith("\nlast\n")
+    assert GHP[:12] not in result.text and JWT[-10:] not in result.text and "some text" not in result.text
+    long_line = b"word " * 2000
+    head, tail = long_line + b"some text " + GHP[:12].encode(), JWT[-10:].encode() + b" end " + long_line
+    result = sanitize_captured(Captured(head=head, tail=tail, total_bytes=99999), build_redactor(), 65536)
+    assert "some text \n" in result.text and "\n end word" in result.text
     assert GHP[:12] not in result.text and JWT[-10:] not in result.text
 
 

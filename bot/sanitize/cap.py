@@ -16,9 +16,11 @@ from bot.sanitize.controls import strip_controls
 from bot.sanitize.redact import MARKER, Redactor, build_redactor
 
 DEFAULT_OUTPUT_LIMIT = 65536
-# At the gap between head and tail the raw bytes are cut at whitespace within this distance, so a token that
-# straddles the gap (a secret, a UTF-8 character, an escape sequence) is dropped rather than shown in part.
-EDGE_TOKEN_LIMIT = 1024
+# At the gap between head and tail the raw bytes are cut at a line end within this distance, else at the
+# nearest whitespace however far: a token that straddles the gap (a secret, a UTF-8 character, an escape
+# sequence) is dropped whole rather than shown in part, whatever its length (issue #11: a 109-character key
+# with no whitespace near the gap kept 65 characters under the old 1 KiB window).
+LINE_GUARD = 4096
 
 _PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -73,15 +75,25 @@ def _split_budget(budget: int, head_size: int, tail_size: int) -> tuple[int, int
 
 
 def _cut_head_at_space(data: bytes) -> bytes:
-    window = data[-EDGE_TOKEN_LIMIT:]
-    cut = max(window.rfind(b" "), window.rfind(b"\n"), window.rfind(b"\t"))
-    return data if cut < 0 else data[: len(data) - len(window) + cut + 1]
+    """The head up to the end of its last whole token: the partial token at the gap is dropped however long.
+
+    A whole line is preferred when one ends within ``LINE_GUARD`` bytes of the gap (a quoted value may hold
+    spaces); otherwise the last whitespace, wherever it is. No whitespace at all: nothing of the head is shown,
+    since it may all be one secret."""
+    newline = data.rfind(b"\n")
+    if newline >= 0 and len(data) - newline <= LINE_GUARD:
+        return data[: newline + 1]
+    cut = max(data.rfind(b" "), data.rfind(b"\t"), newline)
+    return data[: cut + 1]
 
 
 def _cut_tail_at_space(data: bytes) -> bytes:
-    window = data[:EDGE_TOKEN_LIMIT]
-    found = [i for i in (window.find(b" "), window.find(b"\n"), window.find(b"\t")) if i >= 0]
-    return data[min(found) :] if found else data
+    """The tail from the start of its first whole token (the mirror of ``_cut_head_at_space``)."""
+    newline = data.find(b"\n")
+    if 0 <= newline < LINE_GUARD:
+        return data[newline:]
+    found = [i for i in (data.find(b" "), data.find(b"\t"), newline) if i >= 0]
+    return data[min(found) :] if found else b""
 
 
 def _redact_orphan_pem_end(text: str) -> tuple[str, int]:

@@ -24,7 +24,11 @@ from dataclasses import dataclass
 VALUE_BOUND = 256
 # RE2 refuses repetitions over 1000; every bound here is VALUE_BOUND or less, plus fixed context.
 
-_B = r"(?:^|[^A-Za-z0-9_-])"  # a token starts at the text's start or after a character not part of tokens
+# A token starts at the text's start or after a character not part of tokens. Prefixes distinctive enough to
+# never occur inside ordinary words (xoxb-, sk-ant-, ghp_, github_pat_, glpat-) need no boundary, so a token
+# glued to the text before it is still found.
+_B = r"(?:^|[^A-Za-z0-9_-])"
+_ANY = r"(?:[^A-Za-z0-9_-])?"  # optional, so these start as early as a bounded detector would (leftmost wins)
 _GITLAB = "glpat|glrt|gldt|glptt|glsoat|gloas|glcbt|glimt|glagent|glffct|glft"
 # A URL's user: plain characters, possibly with the marker of a token redacted by the first pass.
 _USER = r"[^\s:/@\"'<>\[\]]{0,64}"
@@ -43,13 +47,13 @@ class Detector:
 
 TOKENS: tuple[Detector, ...] = (
     Detector("slack_webhook", r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256})"),
-    Detector("slack_token", _B + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
-    Detector("slack_token", _B + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
-    Detector("anthropic_key", _B + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
+    Detector("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
+    Detector("slack_token", _ANY + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
+    Detector("anthropic_key", _ANY + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
     Detector("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})"),
-    Detector("github_token", _B + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
-    Detector("github_token", _B + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
-    Detector("gitlab_token", _B + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
+    Detector("github_token", _ANY + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
+    Detector("github_token", _ANY + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
+    Detector("gitlab_token", _ANY + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
     Detector("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     Detector("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
