@@ -234,7 +234,9 @@ async def test_100_mb_of_output_keeps_head_and_tail_in_bounded_memory(tmp_path: 
     assert result.status == "finished" and result.exit_code == 0
     assert result.total_bytes == expected_total
     assert result.truncated
-    assert result.output.startswith("FIRST-LINE\nxxx") and result.output.endswith("xxx\nLAST-LINE\n")
+    # the 100 MB line is one token cut by the gap: it is dropped whole, never shown in part (issue #11)
+    assert result.output.startswith("FIRST-LINE\n") and result.output.endswith("\nLAST-LINE\n")
+    assert "xxx" not in result.output
     assert len(result.output.encode()) <= 65536
     omitted = int(re.search(r"\n… \[(\d+) bytes omitted\] …\n", result.output).group(1))  # type: ignore[union-attr]
     assert omitted > expected_total - 65536

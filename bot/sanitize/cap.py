@@ -21,6 +21,7 @@ DEFAULT_OUTPUT_LIMIT = 65536
 # sequence) is dropped whole rather than shown in part, whatever its length (issue #11: a 109-character key
 # with no whitespace near the gap kept 65 characters under the old 1 KiB window).
 LINE_GUARD = 4096
+_DELIMITERS = (b" ", b"\t", b"\n", b'"', b"'", b",", b"{", b"}", b"<", b">")
 
 _PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -78,13 +79,13 @@ def _cut_head_at_space(data: bytes) -> bytes:
     """The head up to the end of its last whole token: the partial token at the gap is dropped however long.
 
     A whole line is preferred when one ends within ``LINE_GUARD`` bytes of the gap (a quoted value may hold
-    spaces); otherwise the last whitespace, wherever it is. No whitespace at all: nothing of the head is shown,
+    spaces); otherwise the last delimiter no detected secret contains unquoted (whitespace, quotes, JSON
+    punctuation: minified JSON keeps its shape), wherever it is. None at all: nothing of the head is shown,
     since it may all be one secret."""
     newline = data.rfind(b"\n")
     if newline >= 0 and len(data) - newline <= LINE_GUARD:
         return data[: newline + 1]
-    cut = max(data.rfind(b" "), data.rfind(b"\t"), newline)
-    return data[: cut + 1]
+    return data[: max(data.rfind(d) for d in _DELIMITERS) + 1]
 
 
 def _cut_tail_at_space(data: bytes) -> bytes:
@@ -92,7 +93,7 @@ def _cut_tail_at_space(data: bytes) -> bytes:
     newline = data.find(b"\n")
     if 0 <= newline < LINE_GUARD:
         return data[newline:]
-    found = [i for i in (data.find(b" "), data.find(b"\t"), newline) if i >= 0]
+    found = [i for i in (data.find(d) for d in _DELIMITERS) if i >= 0]
     return data[min(found) :] if found else b""
 
 
