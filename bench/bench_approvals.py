@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import sys
@@ -31,12 +30,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redis.asyncio import Redis  # noqa: E402
 
-from bench.support import TOOL, RedisProcess, Role, build_tool, median_ms, pct, started_at, wait_until  # noqa: E402
+from bench.support import (  # noqa: E402
+    APPROVER,
+    RedisProcess,
+    Role,
+    build_tool,
+    median_ms,
+    pct,
+    signer,
+    started_at,
+    tool_proposal,
+    wait_until,
+    write_config,
+)
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
-from bot.approvals.records import Proposal  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
 
-APPROVER = "UAPPROVER"
 POLICY = ApprovalPolicy.model_validate({"approvers": {"users": [APPROVER]}})
 
 
@@ -44,8 +53,8 @@ class Bench:
     def __init__(self, work: Path, redis_url: str, binary: Path) -> None:
         self.work, self.url = work, redis_url
         self.redis = Redis.from_url(redis_url)
-        self.store = CallStore(self.redis)
-        self.proposal = Proposal(tool=TOOL, app="opsctl", arguments="{}", argv=[str(binary), "auth", "user", "list"])
+        self.store = CallStore(self.redis, signer=signer(work))
+        self.proposal = tool_proposal(binary)
         self.completions = self.store.keys.completions_stream(0)
         self.seq = 0
 
@@ -123,13 +132,7 @@ async def main(args: argparse.Namespace) -> None:
         work = Path(tmp)
         binary = build_tool(work / "bin")
         server = RedisProcess(work / "redis")
-        config = work / "config.yaml"
-        config.write_text(json.dumps({
-            "applications": [{"binary": str(binary), "max_concurrency": args.concurrency}],
-            "approval": {"approvers": {"users": [APPROVER]}},
-            "shutdown_grace_seconds": 5,
-            "log_level": "WARNING",
-        }))
+        config = write_config(work, binary, max_concurrency=args.concurrency)
         bench = Bench(work, server.url, binary)
         roles: list[Role] = []
         try:

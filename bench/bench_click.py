@@ -26,8 +26,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
 
-from bench.bench_approvals import APPROVER, POLICY, Bench  # noqa: E402
-from bench.support import RedisProcess, Role, build_tool, median_ms, pct, started_at, wait_until  # noqa: E402
+from bench.bench_approvals import POLICY, Bench  # noqa: E402
+from bench.support import (  # noqa: E402
+    APPROVER,
+    RedisProcess,
+    Role,
+    build_tool,
+    median_ms,
+    pct,
+    started_at,
+    wait_until,
+    write_config,
+)
 from tests.support.fake_slack import FakeSlack, sign_slack_request  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
@@ -82,14 +92,8 @@ async def main(args: argparse.Namespace) -> None:
         binary = build_tool(work / "bin")
         server = RedisProcess(work / "redis")
         port = free_port()
-        config = work / "config.yaml"
-        config.write_text(json.dumps({
-            "applications": [{"binary": str(binary)}],
-            "approval": {"approvers": {"users": [APPROVER]}},
-            "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": port, "usergroup_cache_seconds": 0},
-            "shutdown_grace_seconds": 5,
-            "log_level": "WARNING",
-        }))
+        config = write_config(work, binary, slack={"mode": "http", "http_host": "127.0.0.1", "http_port": port,
+                                                    "usergroup_cache_seconds": 0})
         env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
                "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url}
         roles = [Role("slack", "slack", config, env, work / "logs"), Role("runner", "runner", config, env,

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -38,9 +37,19 @@ import redis as sync_redis  # noqa: E402
 from rq import Queue  # noqa: E402
 from rq.registry import FinishedJobRegistry  # noqa: E402
 
-from bench.bench_approvals import APPROVER, Bench, start_runners  # noqa: E402
+from bench.bench_approvals import Bench, start_runners  # noqa: E402
 from bench.rq_job import run_tool  # noqa: E402
-from bench.support import ROOT, RedisProcess, Role, build_tool, median_ms, pct, started_at, wait_until  # noqa: E402
+from bench.support import (  # noqa: E402
+    ROOT,
+    RedisProcess,
+    Role,
+    build_tool,
+    median_ms,
+    pct,
+    started_at,
+    wait_until,
+    write_config,
+)
 
 RQ_CLASSES = {"RQ Worker": "rq.worker.Worker", "RQ SimpleWorker": "rq.worker.SimpleWorker"}
 
@@ -122,11 +131,7 @@ async def main(args: argparse.Namespace) -> None:
         server = RedisProcess(work / "redis")
         configs = {}
         for concurrency in (16, 1):
-            configs[concurrency] = work / f"config-{concurrency}.yaml"
-            configs[concurrency].write_text(json.dumps({
-                "applications": [{"binary": str(binary), "max_concurrency": concurrency}],
-                "approval": {"approvers": {"users": [APPROVER]}}, "shutdown_grace_seconds": 5, "log_level": "WARNING",
-            }))
+            configs[concurrency] = write_config(work, binary, f"config-{concurrency}.yaml", max_concurrency=concurrency)
         ours = Bench(work, server.url, binary)
         connection = sync_redis.Redis.from_url(server.url)
         roles: list[Role] = []

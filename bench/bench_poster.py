@@ -30,22 +30,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redis.asyncio import Redis  # noqa: E402
 
-from bench.support import TOOL, RedisProcess, Role, build_tool, wait_until  # noqa: E402
+from bench.support import (  # noqa: E402
+    APPROVER,
+    RedisProcess,
+    Role,
+    build_tool,
+    signer,
+    tool_proposal,
+    wait_until,
+    write_config,
+)
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
 from bot.approvals.records import Proposal  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
-APPROVER = "UAPPROVER"
 CHANNEL = "C0BENCH"
 POLICY = ApprovalPolicy.model_validate({"approvers": {"users": [APPROVER]}})
 
 
-async def drive(store: CallStore, binary: Path, calls: int, threads: int, tag: str) -> dict[str, list[str]]:
+async def drive(store: CallStore, proposal: Proposal, calls: int, threads: int, tag: str) -> dict[str, list[str]]:
     """``calls`` finished calls spread over ``threads`` Slack threads; returns each thread's calls in the order
     they finished."""
-    proposal = Proposal(tool=TOOL, app="opsctl", arguments="{}", argv=[str(binary), "auth", "user", "list"])
     order: dict[str, list[str]] = defaultdict(list)
     per_thread = max(1, calls // threads)
     records = []
@@ -90,19 +97,14 @@ async def run(args: argparse.Namespace) -> None:
         work = Path(tmp)
         binary = build_tool(work / "bin")
         server = RedisProcess(work / "redis")
-        config = work / "config.yaml"
-        config.write_text(json.dumps({
-            "applications": [{"binary": str(binary)}],
-            "approval": {"approvers": {"users": [APPROVER]}},
-            "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": free_port(), **args.slack},
-            "shutdown_grace_seconds": 5,
-            "log_level": "WARNING",
-        }))
+        config = write_config(work, binary, slack={"mode": "http", "http_host": "127.0.0.1", "http_port": free_port(),
+                                                    **args.slack})
+        proposal = tool_proposal(binary)
         env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
                "SLACK_SIGNING_SECRET": "bench-secret", "SLACK_API_URL": slack.api_url}
         role = Role("slack", "slack", config, env, work / "logs")
         redis = Redis.from_url(server.url)
-        store = CallStore(redis)
+        store = CallStore(redis, signer=signer(work))
         try:
             wait_until(role.ready, 90, "slack role ready", 0.2)
             results = ResultLog(slack)
@@ -111,7 +113,7 @@ async def run(args: argparse.Namespace) -> None:
                 before = len(results.posts)
                 os.kill(role.process.pid, signal.SIGSTOP)
                 try:
-                    order = await drive(store, binary, calls, min(args.threads, calls), f"{round_:02d}")
+                    order = await drive(store, proposal, calls, min(args.threads, calls), f"{round_:02d}")
                 finally:
                     t0 = time.monotonic()
                     os.kill(role.process.pid, signal.SIGCONT)

@@ -9,6 +9,7 @@ prints ``started <CLOCK_MONOTONIC seconds>`` -- the moment the child was running
 
 from __future__ import annotations
 
+import json
 import shutil
 import signal
 import statistics
@@ -25,6 +26,9 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
+from bot.approvals.decisions import DecisionSigner, ensure_key_pair, load_private_key  # noqa: E402
+from bot.approvals.records import Proposal  # noqa: E402
+from bot.fisk.introspect import introspect_with_digest  # noqa: E402
 from tests.support.redis_server import free_port, redis_server_binary  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "fisk" / "opsctl.introspect.json"
@@ -70,6 +74,39 @@ def build_tool(directory: Path, name: str = "opsctl") -> Path:
     binary = directory / name
     subprocess.run([compiler, "-O2", f'-DFIXTURE="{FIXTURE}"', "-o", str(binary), str(source)], check=True)
     return binary
+
+
+APPROVER = "UAPPROVER"
+
+
+def write_config(work: Path, binary: Path, name: str = "config.yaml", max_concurrency: int = 4,
+                 **sections: object) -> Path:
+    """A configuration for ``serve --role`` processes: the bench tool, one approver, a decision key pair (the
+    runners verify every approval with its public key; ``signer`` signs as the slack role would)."""
+    private, public = ensure_key_pair(work / "keys")
+    config = work / name
+    config.write_text(json.dumps({
+        "applications": [{"binary": str(binary), "max_concurrency": max_concurrency}],
+        "approval": {"approvers": {"users": [APPROVER]}},
+        "decisions": {"signing_key_file": str(private), "public_key_files": [str(public)]},
+        "shutdown_grace_seconds": 5,
+        "log_level": "WARNING",
+        **sections,
+    }))
+    return config
+
+
+def signer(work: Path) -> DecisionSigner:
+    """Signs approvals with the key ``write_config`` made, as the slack role does."""
+    private, _ = ensure_key_pair(work / "keys")
+    return DecisionSigner(load_private_key(private))
+
+
+def tool_proposal(binary: Path) -> Proposal:
+    """The bench's call as the agent proposes it: with the digest of the binary and of its introspection."""
+    _, digest, model_hash = introspect_with_digest(str(binary))
+    return Proposal(tool=TOOL, app="opsctl", arguments="{}", argv=[str(binary), "auth", "user", "list"],
+                    binary_digest=digest, model_hash=model_hash)
 
 
 def started_at(output: str) -> float:
