@@ -131,8 +131,8 @@ class Poster:
             if previous is not None:
                 await asyncio.wait({previous})  # its outcome is its own business; only the order matters here
             handled = await self._until_ok(lambda: self._handle_once(stream, entry_id, fields), stop_event)
-            if handled:
-                await self.deps.redis.xack(stream, GROUP, entry_id)
+            if handled:  # done and acknowledged together: a crash before this re-reads it as a retry
+                await self.deps.state.finish(stream, entry_id, GROUP)
         except asyncio.CancelledError:
             raise
         except Exception:  # left pending: read again by this replica after a restart or taken over by another
@@ -171,9 +171,9 @@ class Poster:
 
     async def _handle_once(self, stream: str, entry_id: str, fields: dict[str, str]) -> None:
         state = self.deps.state
-        if await state.done(stream, entry_id):
+        done, retry = await state.start(stream, entry_id)
+        if done:
             return
-        retry = await state.begin(stream, entry_id)
         if stream == bus.OUTBOX:
             try:
                 event = bus.BusEvent.from_fields(entry_id, fields)
@@ -183,7 +183,6 @@ class Poster:
                 await self.handle(event, retry=retry)
         elif fields.get("call_id"):
             await self.handle_completion(fields["call_id"], retry=retry)
-        await state.mark_done(stream, entry_id)
 
     # ---------------------------------------------------------------- events
 

@@ -121,15 +121,23 @@ class SlackState:
 
     # ------------------------------------------------------------ poster progress
 
-    async def done(self, stream: str, entry_id: str) -> bool:
-        return bool(await self.redis.exists(f"{self.prefix}:done:{stream}:{entry_id}"))
+    def _done_key(self, stream: str, entry_id: str) -> str:
+        return f"{self.prefix}:done:{stream}:{entry_id}"
 
-    async def begin(self, stream: str, entry_id: str) -> bool:
-        """Record that handling of an entry starts; True if an earlier attempt started and never finished
-        (a crash, ours or another replica's), so what it posted must be looked for before posting again."""
-        fresh = await self.redis.set(f"{self.prefix}:attempt:{stream}:{entry_id}", "1", nx=True,
-                                     ex=self.settings.event_dedupe_seconds)
-        return not fresh
+    async def start(self, stream: str, entry_id: str) -> tuple[bool, bool]:
+        """(already done, retry), in one round trip. Handling of an entry is recorded as started; retry is True
+        when an earlier attempt started and never finished (a crash, ours or another replica's), so what it
+        posted must be looked for before posting again."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.exists(self._done_key(stream, entry_id))
+            pipe.set(f"{self.prefix}:attempt:{stream}:{entry_id}", "1", nx=True, ex=self.settings.event_dedupe_seconds)
+            done, fresh = await pipe.execute()
+        return bool(done), not fresh
 
-    async def mark_done(self, stream: str, entry_id: str) -> None:
-        await self.redis.set(f"{self.prefix}:done:{stream}:{entry_id}", "1", ex=self.settings.event_dedupe_seconds)
+    async def finish(self, stream: str, entry_id: str, group: str) -> None:
+        """Record the entry as done and acknowledge it to the consumer group, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(self._done_key(stream, entry_id), "1", ex=self.settings.event_dedupe_seconds)
+            pipe.xack(stream, group, entry_id)
+            await pipe.execute()
+
