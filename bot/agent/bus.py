@@ -136,8 +136,8 @@ async def ack(redis: Redis, stream: str, group: str, event: BusEvent) -> None:
 #     already has a ``thread_ts`` (a redelivery).
 # * ``thread_post`` {"record": <hash key>, "key": <dedupe key>, "text": <str> | "", "card": {"text", "blocks"} |
 #                    null}
-#     in the thread of ``record`` (waits until ``thread_open`` wrote its ts), post ``text`` and/or replace the
-#     top-level message with ``card``.
+#     in the thread of ``record``, post ``text`` and/or replace the top-level message with ``card``; until
+#     ``thread_open`` has written the ts the event goes back to the end of the stream (``attempt`` counts).
 # * ``file`` {"filename", "title", "content", "comment"}    upload a file into the conversation's thread.
 
 

@@ -100,14 +100,14 @@ class Intake:
             n, state=state, route=route.name, deliveries=int(record.get("deliveries") or 1),
             opened_at=float(record.get("opened_at") or 0) or None, updated_at=float(record.get("updated_at") or 0),
         )  # fmt: skip
-        if applied.outcome == "new" or not record.get("thread_queued"):
-            # a crash between opening the incident and queueing its thread is repaired by the next delivery
+        if not record.get("thread_queued") and await self.store.claim_thread(applied.incident_id):
+            # one delivery queues the thread (replicas race here); a creator that died before claiming it is
+            # repaired by the next delivery
             await bus.publish_outbox(self.redis, "thread_open", f"incident:{applied.incident_id}", {
                 "record": key, "channel": route.channel, "text": text, "blocks": blocks,
                 "user": f"alert:{n.source}", "brief": render_brief(n, route.brief or self.settings.brief),
                 "meta": {"source": "alert", "incident": applied.incident_id, "route": route.name},
             })  # fmt: skip
-            await self.store.mark(applied.incident_id, thread_queued="1")
             if applied.outcome == "new":
                 return
         note = render_note(n, state, applied.previous_fingerprints)

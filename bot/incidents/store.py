@@ -129,6 +129,10 @@ class IncidentStore:
     async def mark(self, incident_id: str, **fields: str) -> None:
         await self.redis.hset(self.incident_key(incident_id), mapping=fields)  # type: ignore[arg-type]
 
+    async def claim_thread(self, incident_id: str) -> bool:
+        """True for the one delivery (of any replica) that queues the incident's thread_open."""
+        return bool(await self.redis.hsetnx(self.incident_key(incident_id), "thread_queued", "1"))
+
     async def events(self, incident_id: str) -> list[dict[str, Any]]:
         raw: Any = await self.redis.xrange(self.events_key(incident_id))
         return [json.loads(_text(fields[b"event"] if b"event" in fields else fields["event"])) for _i, fields in raw]

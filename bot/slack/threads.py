@@ -8,6 +8,7 @@ its metadata key in the channel's history instead of posting again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -22,8 +23,8 @@ from bot.streams import text as _text
 log = logging.getLogger(__name__)
 
 
-class ThreadNotOpenYet(TimeoutError):
-    """A post for a thread whose opening post has not been made yet: retried (the poster backs off)."""
+#: How often a post for a thread not opened yet goes back to the end of the outbox before it is given up.
+REQUEUE_LIMIT = 40
 
 
 async def _record(deps: SlackDeps, key: str) -> dict[str, str]:
@@ -71,7 +72,8 @@ async def post_in_thread(deps: SlackDeps, event: bus.BusEvent, *, retry: bool) -
         return  # expired, or the thread could never be opened: nothing to post into
     channel, ts = record.get("channel"), record.get("thread_ts")
     if not channel or not ts:
-        raise ThreadNotOpenYet(f"thread of {data.get('record')} is not open yet")
+        await _requeue(deps, event)
+        return
     card = data.get("card") or None
     if card:
         await api.update(deps.client, channel, ts, str(card.get("text") or ""), list(card.get("blocks") or []))
@@ -82,6 +84,17 @@ async def post_in_thread(deps: SlackDeps, event: bus.BusEvent, *, retry: bool) -
         if found is None:
             blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text[:2900]}}]
             await api.post(deps.client, channel, text[:3000], blocks, thread_ts=ts, key=key)
+
+
+async def _requeue(deps: SlackDeps, event: bus.BusEvent) -> None:
+    """The thread's opening post is not made yet (its ``thread_open`` may even be queued behind this entry, in
+    the same per-thread order): put the post back at the end of the outbox instead of blocking the thread."""
+    attempt = int(event.data.get("attempt") or 0) + 1
+    if attempt > REQUEUE_LIMIT:
+        log.error("poster: the thread of %s never opened; a post for it is dropped", event.data.get("record"))
+        return
+    await asyncio.sleep(min(2.0, 0.05 * attempt))
+    await bus.publish_outbox(deps.redis, "thread_post", event.conversation, {**event.data, "attempt": attempt})
 
 
 async def upload_file(deps: SlackDeps, event: bus.BusEvent) -> None:

@@ -4,9 +4,12 @@ per incident, update it on repeats and close it on resolution (PagerDuty here; A
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 from bot.agent import bus
+from bot.incidents.service import OnCall
+from bot.incidents.settings import IncidentSecrets, IncidentSettings
 from bot.incidents.store import IncidentStore
 from tests.incidents.conftest import CHECKOUT, WEB, Intake, replies, top_level
 from tests.incidents.payloads import (
@@ -116,3 +119,27 @@ async def test_pings_and_other_events_are_answered_without_effect(intake: Intake
     resolved_first = dumps(am_payload("resolved"))
     assert (await intake.post(AM, resolved_first, bearer()))[1]["status"] == "ignored"
     assert harness.slack.calls_to("chat.postMessage") == []
+
+
+async def test_two_replicas_receiving_one_incident_at_once_open_one_thread(
+    intake: Intake, harness: Harness, incident_settings: IncidentSettings,
+) -> None:
+    second = OnCall(harness.redis, harness.store, incident_settings, IncidentSecrets(pagerduty_secrets=(PD_SECRET,)))
+    port = await second.listen(host="127.0.0.1", port=0)
+    try:
+        urls = [intake.url, f"http://127.0.0.1:{port}"]
+
+        async def deliver(i: int) -> int:
+            body = dumps(pd_payload(event_id=f"burst-{i}"))
+            async with intake.session.post(urls[i % 2] + PD, data=body, headers=pd_headers(body, PD_SECRET)) as r:
+                return r.status
+
+        statuses = sorted(await asyncio.gather(*(deliver(i) for i in range(6))))
+        assert statuses == [200] * 5 + [201]
+        await wait_for(lambda: top_level(harness, CHECKOUT), timeout=10)
+        await asyncio.sleep(0.5)
+        assert len(top_level(harness, CHECKOUT)) == 1
+        thread_opens = [e for e in await intake.outbox() if e.kind == "thread_open"]
+        assert len(thread_opens) == 1
+    finally:
+        await second._runner.cleanup()  # type: ignore[union-attr]

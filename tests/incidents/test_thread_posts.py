@@ -52,3 +52,23 @@ async def test_refused_channel_is_recorded_and_later_posts_dropped(harness: Harn
                                                         "card": None}, id="2-0")
     await threads.post_in_thread(deps, post, retry=False)  # returns at once: nothing to post into
     assert len(harness.slack.calls_to("chat.postMessage")) == 1
+
+
+async def test_post_before_the_thread_is_open_goes_back_in_line(harness: Harness) -> None:
+    deps, redis = harness.front.deps, harness.redis
+    await redis.hset(RECORD, mapping={"channel": "C0WEB", "state": "open"})
+    post = bus.BusEvent("thread_post", "incident:abc", {"record": RECORD, "key": "k1", "text": "Resolved",
+                                                        "card": None}, id="5-0")
+    await threads.post_in_thread(deps, post, retry=False)
+    assert harness.slack.calls_to("chat.postMessage") == []
+    [(_id, fields)] = await redis.xrange(bus.OUTBOX)
+    requeued = bus.BusEvent.from_fields(_id, fields)
+    assert requeued.kind == "thread_post" and requeued.data["attempt"] == 1 and requeued.data["text"] == "Resolved"
+    await threads.open_thread(deps, _event("6-0"), retry=False)
+    await threads.post_in_thread(deps, requeued, retry=False)
+    ts = (await redis.hget(RECORD, "thread_ts")).decode()  # type: ignore[union-attr]
+    assert any(m.get("text") == "Resolved" for m in harness.slack.thread("C0WEB", ts))
+    gave_up = bus.BusEvent("thread_post", "incident:x", {"record": "fc:{inc}:incident:x", "attempt": 40}, id="7-0")
+    await redis.hset("fc:{inc}:incident:x", "channel", "C0WEB")
+    await threads.post_in_thread(deps, gave_up, retry=False)  # dropped with an error log, not requeued again
+    assert len(await redis.xrange(bus.OUTBOX)) == 1
