@@ -1,8 +1,12 @@
 """A terminal front end over the same core as Slack (agent, approval queue, runner), like Errbot's text backend.
 
 It runs every role in this process against the embedded Redis (or ``REDIS_URL``). The approval card becomes a
-prompt showing the exact command line; results and answers print in the terminal. The approver is the local
-user (``console:<login>``), so the approval policy applies exactly as in Slack.
+prompt showing the exact command line; results and answers print in the terminal (``console_view.py`` draws
+them). The approver is the local user (``console:<login>``), so the approval policy applies exactly as in Slack.
+
+Ctrl-C cancels what the console is waiting for (the model, a command, an approval: the turn is stopped and its
+pending calls cancelled) on the first press and quits cleanly on the second; SIGTERM quits cleanly. Input is read
+by a daemon thread, so quitting never waits for a line the user has not typed.
 """
 
 from __future__ import annotations
@@ -11,139 +15,189 @@ import asyncio
 import contextlib
 import getpass
 import shlex
+import signal
 import sys
+import threading
+import time
 import uuid
 from collections import deque
-from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
+
+from rich.text import Text
 
 from bot.agent import bus
 from bot.approvals.errors import ApprovalError
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.config import Config, Secrets
+from bot.console_view import ConsoleView, card_text, result_text
 from bot.fisk.environment import is_credential_name
 from bot.hardening import harden
 from bot.roles import Core, agent_worker, check_model_access, instance_name, require_model_credentials, runner_worker
 
-HELP = "Type a request. Approve or deny each proposed command with y/n. 'stop' cancels pending calls; /quit exits."
-OUTPUT_LINES = 60
+HELP = ("Type a request; approve or deny each proposed command with y/n. 'stop' or Ctrl-C cancels the request"
+        " (Ctrl-C twice quits); /quit exits.")
+YOU = Text("you> ", style="bold cyan")
 
 
-def render_card(record: CallRecord) -> str:
-    """The console's approval card: the exact command line, why approval is needed, and when it expires."""
-    return (
-        f"\n┌ approval needed: {record.tool} ({record.trigger})\n"
-        f"│ $ {shlex.join(record.argv)}\n"
-        f"└ expires {record.expires_at:%H:%M:%S} UTC. Approve? [y/N] "
-    )
+def read_lines(stream: TextIO, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str | None]) -> None:
+    """Feed ``lines`` from ``stream`` on a daemon thread (None at end of input)."""
 
+    def pump() -> None:
+        for line in iter(stream.readline, ""):
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+        loop.call_soon_threadsafe(lines.put_nowait, None)
 
-def render_result(record: CallRecord) -> str:
-    result: dict[str, Any] = record.result or {}
-    state = str(record.state)
-    if state in ("denied", "expired", "rejected"):
-        return f"\n[{record.tool}] {state}" + (f": {record.decision.reason}" if record.decision and
-                                               record.decision.reason else "")
-    head = f"\n[{record.tool}] {state}"
-    if result.get("exit_code") is not None:
-        head += f", exit code {result['exit_code']}"
-    if result.get("duration_seconds") is not None:
-        head += f", {float(result['duration_seconds']):.2f}s"
-    if result.get("error"):
-        head += f": {result['error']}"
-    lines = str(result.get("output", "")).splitlines()
-    if len(lines) > OUTPUT_LINES:
-        lines = [*lines[: OUTPUT_LINES // 2], f"… {len(lines) - OUTPUT_LINES} lines …", *lines[-OUTPUT_LINES // 2:]]
-    return "\n".join([head, *("  " + line for line in lines)])
+    threading.Thread(target=pump, name="console-input", daemon=True).start()
 
 
 class Console:
-    """One terminal conversation. ``read_line`` blocks for a line (None at end of input)."""
+    """One terminal conversation."""
 
-    def __init__(self, core: Core, *, read_line: Callable[[], str | None] | None = None,
-                 out: TextIO | None = None, user: str | None = None) -> None:
+    def __init__(self, core: Core, *, view: ConsoleView | None = None, user: str | None = None) -> None:
         self.core = core
-        self.read_line = read_line or _stdin_line
-        self.out = out or sys.stdout
+        self.view = view or ConsoleView()
         self.user = f"console:{user or getpass.getuser()}"
         self.conversation = f"console:{uuid.uuid4().hex[:12]}"
         self.awaiting: deque[CallRecord] = deque()
         self.seen_calls: set[str] = set()
+        self.running: dict[str, tuple[str, float]] = {}  # call id -> (tool, started), for the spinner
+        self.thinking_since: float | None = None  # the model is working on our turn since then
         self.turn_done = asyncio.Event()
         self.turn_done.set()
+        self.interrupted = False  # Ctrl-C pressed once: the next press quits
+        self.stop = asyncio.Event()
 
-    def say(self, text: str, end: str = "\n") -> None:
-        self.out.write(text + end)
-        self.out.flush()
-
-    async def run(self, stop: asyncio.Event) -> None:
-        self.say(HELP)
+    async def run(self, lines: asyncio.Queue[str | None] | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        if lines is None:
+            lines = asyncio.Queue()
+            read_lines(sys.stdin, loop, lines)
+        for sig, handler in ((signal.SIGINT, self.interrupt), (signal.SIGTERM, self.stop.set)):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, handler)
+        self.view.note(HELP)
         tasks = [
-            asyncio.create_task(agent_worker(self.core).run(stop)),
-            asyncio.create_task(runner_worker(self.core).run(stop)),
-            asyncio.create_task(self._outbox(stop)),
-            asyncio.create_task(self._completions(stop)),
+            asyncio.create_task(agent_worker(self.core).run(self.stop)),
+            asyncio.create_task(runner_worker(self.core).run(self.stop)),
+            asyncio.create_task(self._outbox()),
+            asyncio.create_task(self._completions()),
         ]
-        reader = asyncio.create_task(self._input(stop))
+        reader = asyncio.create_task(self._input(lines))
+        stopping = asyncio.create_task(self.stop.wait())
         try:
-            done, _ = await asyncio.wait([reader, *tasks], return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait([reader, stopping, *tasks], return_when=asyncio.FIRST_COMPLETED)
             for task in done:
-                if task is not reader and not task.cancelled() and task.exception() is not None:
-                    self.say(f"\nerror: {task.exception()}")  # a dead background task must not go unnoticed
+                if task in tasks and not task.cancelled() and task.exception() is not None:
+                    # a dead background task must not go unnoticed
+                    self.view.note(f"error: {task.exception()}", "bold red")
         finally:
-            stop.set()
-            reader.cancel()
+            self.stop.set()
+            self.view.close()
+            for task in (reader, stopping):
+                task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(sig)
 
-    async def _input(self, stop: asyncio.Event) -> None:
-        self.say("you> ", end="")
-        while not stop.is_set():
-            line = await asyncio.to_thread(self.read_line)
+    # -------------------------------------------------------------- the user's side
+
+    async def _input(self, lines: asyncio.Queue[str | None]) -> None:
+        self.view.show_prompt(YOU)
+        while not self.stop.is_set():
+            line = await lines.get()
+            self.view.close_prompt()
             if line is None:
-                await self._finish_turn(stop)
-                return
-            if line.strip() in ("/quit", "/exit"):
+                await self._finish_turn()
                 return
             text = line.strip()
+            if text in ("/quit", "/exit"):
+                return
+            self.interrupted = False
             if self.awaiting:
                 await self._decide(self.awaiting.popleft(), text)
             elif text.lower() == "stop":
                 await bus.submit_stop(self.core.redis.client, self.conversation, self.user)
             elif text:
                 self.turn_done.clear()
+                self.thinking_since = time.monotonic()
                 await bus.submit_user_message(self.core.redis.client, self.conversation, self.user, text)
-            if self.awaiting:
-                self.say(render_card(self.awaiting[0]), end="")
+            self._settle()
 
-    async def _finish_turn(self, stop: asyncio.Event, timeout: float = 300.0) -> None:
+    def interrupt(self) -> None:
+        """Ctrl-C: the first press cancels the current wait, the second quits."""
+        if self.interrupted:
+            self.view.note("bye")
+            self.stop.set()
+            return
+        self.interrupted = True
+        if not self.turn_done.is_set() or self.awaiting:
+            self.awaiting.clear()
+            self.view.close_prompt()
+            self.view.note("\nstopping: pending calls are cancelled (Ctrl-C again quits)", "yellow")
+            asyncio.get_running_loop().create_task(
+                bus.submit_stop(self.core.redis.client, self.conversation, self.user)
+            )
+        else:
+            self.view.close_prompt()
+            self.view.note("\n(Ctrl-C again quits; /quit too)", "yellow")
+            self.view.show_prompt(YOU)
+
+    async def _finish_turn(self, timeout: float = 300.0) -> None:
         """End of input (``echo question | fisk-chatops console``): wait for the answer, unless the turn needs
         an approval nobody is left to give."""
         deadline = asyncio.get_running_loop().time() + timeout
-        while not (self.turn_done.is_set() or self.awaiting or stop.is_set()):
+        while not (self.turn_done.is_set() or self.awaiting or self.stop.is_set()):
             if asyncio.get_running_loop().time() > deadline:
                 return
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.turn_done.wait(), 0.2)
         if self.awaiting:
-            self.say("\n(end of input: the approval prompt above was left unanswered; the call stays pending)")
+            self.view.note("(end of input: the approval prompt above was left unanswered; the call stays pending)")
 
     async def _decide(self, record: CallRecord, answer: str) -> None:
         store, policy = self.core.store, self.core.config.approval
         try:
             if answer.lower() in ("y", "yes"):
                 await store.approve(record.id, self.user, [], policy, argv_hash=record.argv_hash)
-                self.say(f"approved {record.tool}")
+                self.running[record.id] = (record.tool, time.monotonic())
+                self.view.note(f"approved {record.tool}", "green")
             else:
                 await store.deny(record.id, self.user, [], policy, reason="denied at the console")
-                self.say(f"denied {record.tool}")
+                self.view.note(f"denied {record.tool}", "red")
         except ApprovalError as exc:
-            self.say(f"not recorded: {exc}")
+            self.view.note(f"not recorded: {exc}", "red")
 
-    async def _outbox(self, stop: asyncio.Event) -> None:
+    # -------------------------------------------------------------- what is at the bottom of the screen
+
+    def _settle(self) -> None:
+        """Show what we wait for now: the next approval card, a spinner while the turn runs, or ``you>``."""
+        if self.stop.is_set():
+            return
+        if self.awaiting:
+            if self.view.prompt is None:
+                self.view.show_prompt(card_text(self.awaiting[0]))
+        elif not self.turn_done.is_set():
+            self.view.close_prompt()
+            self.view.spin(self._waiting_for)
+        elif self.view.prompt is None:
+            self.view.show_prompt(YOU)
+
+    def _waiting_for(self) -> tuple[str, float] | None:
+        if self.running:
+            tool, since = next(iter(self.running.values()))
+            return f"running {tool}", since
+        if self.thinking_since is not None:
+            return "thinking", self.thinking_since
+        return None
+
+    # -------------------------------------------------------------- the bot's side
+
+    async def _outbox(self) -> None:
         redis, group = self.core.redis.client, instance_name("console")
         await bus.ensure_group(redis, bus.OUTBOX, group)
-        while not stop.is_set():
+        while not self.stop.is_set():
             for event in await bus.read_group(self.core.redis.reader, bus.OUTBOX, group, "console"):
                 if event.conversation == self.conversation:
                     await self._show(event)
@@ -151,7 +205,7 @@ class Console:
 
     async def _show(self, event: bus.BusEvent) -> None:
         if event.kind == "reply":
-            self.say(f"\nbot> {event.data.get('text', '')}")
+            self.view.reply(str(event.data.get("text", "")), str(event.data.get("kind", "answer")))
         elif event.kind == "proposed":
             for call_id in event.data.get("call_ids", []):
                 if call_id in self.seen_calls:
@@ -159,33 +213,33 @@ class Console:
                 self.seen_calls.add(call_id)
                 record = await self.core.store.get(call_id)
                 if str(record.state) == "awaiting_approval":
-                    first = not self.awaiting
                     self.awaiting.append(record)
-                    if first:
-                        self.say(render_card(record), end="")
                 elif str(record.state) == "auto_approved":
-                    self.say(f"\nrunning {record.tool} (auto-approved: {record.trigger}): $ {shlex.join(record.argv)}")
+                    self.running[record.id] = (record.tool, time.monotonic())
+                    self.view.note(f"running {record.tool} (auto-approved: {record.trigger}): "
+                                   f"$ {shlex.join(record.argv)}", "cyan")
         elif event.kind == "idle" and event.data.get("state") == "done":
             self.turn_done.set()
-            if not self.awaiting:
-                self.say("you> ", end="")
+            self.thinking_since = None
+            self.running.clear()
+        self._settle()
 
-    async def _completions(self, stop: asyncio.Event) -> None:
+    async def _completions(self) -> None:
         consumer = CompletionConsumer(self.core.redis.client, instance_name("console"), "console",
                                       shards=self.core.config.redis.shards, start_id="$",
                                       reader=self.core.redis.reader)
-        async for event in consumer.events(stop):
+        async for event in consumer.events(self.stop):
             if event.conversation != self.conversation:
                 continue
             record = await self.core.store.get(event.call_id)
             # An expired or cancelled call is no longer waiting for an answer here.
+            if self.awaiting and self.awaiting[0].id == record.id:
+                self.view.close_prompt()
             self.awaiting = deque(r for r in self.awaiting if r.id != record.id)
-            self.say(render_result(record))
-
-
-def _stdin_line() -> str | None:
-    line = sys.stdin.readline()
-    return line if line else None
+            if self.running.pop(record.id, None) is not None and self.thinking_since is not None:
+                self.thinking_since = time.monotonic()  # the model reads the result now
+            self.view.emit(result_text(record))
+            self._settle()
 
 
 async def run_console(config: Config) -> None:
@@ -195,6 +249,6 @@ async def run_console(config: Config) -> None:
     core = await Core.open(config, {"slack", "agent", "runner"}, secrets)
     try:
         await check_model_access(core)
-        await Console(core).run(asyncio.Event())
+        await Console(core).run()
     finally:
         await core.close()

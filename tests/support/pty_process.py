@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
+import re
 import select
 import signal
+import struct
 import subprocess
+import termios
 import time
 from collections.abc import Sequence
 
+# what a terminal interprets instead of showing: CSI (colours, cursor moves, erase), OSC, two-byte escapes
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
 
 class PtyProcess:
-    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: str | None = None) -> None:
+    def __init__(self, argv: Sequence[str], env: dict[str, str], cwd: str | None = None, *,
+                 columns: int = 120, rows: int = 40) -> None:
         self.master, slave = pty.openpty()
+        self.columns = columns
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
         self.process = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
                                         start_new_session=True)
         os.close(slave)
-        self.screen = ""
+        self.raw = ""  # everything the process wrote, escape sequences included
+        self.screen = ""  # the same without escape sequences: the text a person reads
 
     def send(self, line: str) -> None:
         os.write(self.master, (line + "\n").encode())
@@ -40,7 +51,22 @@ class PtyProcess:
                     chunk = b""
                 if not chunk and self.process.poll() is not None:
                     raise AssertionError(f"process exited waiting for {text!r}; screen:\n{self.screen[-3000:]}")
-                self.screen += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+                self.raw += chunk.decode("utf-8", "replace").replace("\r\n", "\n")
+                self.screen = ANSI.sub("", self.raw)
+
+    def interrupt(self) -> None:
+        """What Ctrl-C does in a terminal: SIGINT to the foreground process group."""
+        os.killpg(self.process.pid, signal.SIGINT)
+
+    def rendered(self) -> list[str]:
+        """The lines a person sees on the terminal now (escape sequences applied by a real VT emulator:
+        erased lines are gone, overwritten lines show the new text), history included."""
+        import pyte
+
+        screen = pyte.Screen(self.columns, 5000)
+        stream = pyte.Stream(screen)
+        stream.feed(self.raw.replace("\n", "\r\n"))
+        return [line.rstrip() for line in screen.display][: screen.cursor.y + 1]
 
     def close(self) -> int:
         if self.process.poll() is None:
