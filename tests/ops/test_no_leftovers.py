@@ -98,7 +98,9 @@ def test_serve_takes_its_redis_along(tmp_path: Path, opsctl: Path, fakes: tuple[
             assert time.monotonic() < deadline and process.poll() is None, "serve never became ready"
             time.sleep(0.1)
         process.send_signal(sig)
-        process.wait(30)
+        started = time.monotonic()
+        process.wait(60)
+        print(f"{sig.name}: serve exited after {time.monotonic() - started:.1f}s")
         wait_gone(pid)
     finally:
         process.kill()
