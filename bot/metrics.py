@@ -58,3 +58,8 @@ DECISIONS_REFUSED = Counter(
     "Approved calls a runner refused to run, by cause (decision: signature missing, wrong, for another call,"
     " expired or replayed; binary: the binary changed since approval)", ["cause"], registry=REGISTRY,
 )
+STREAM_UNACKNOWLEDGED_AGE = Gauge(
+    "fisk_chatops_stream_oldest_unacknowledged_age_seconds", "Age of the oldest stream entry a consumer group"
+    " has not acknowledged (0: none). Such entries are never trimmed; this grows while a consumer is down",
+    ["stream"], registry=REGISTRY,
+)

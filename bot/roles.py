@@ -29,11 +29,19 @@ from bot.config import Config, ConfigError, Secrets
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
-from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, RUN_DURATION
+from bot.metrics import (
+    APPROVAL_WAIT,
+    CALLS_FINAL,
+    OLDEST_PENDING,
+    QUEUE_DEPTH,
+    RUN_DURATION,
+    STREAM_UNACKNOWLEDGED_AGE,
+)
 from bot.redis_connection import RedisHandle, connect_redis
 from bot.redis_pool import PoolSettings
 from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ChildEnvironments
+from bot.streams import entry_age_seconds, trim_acknowledged
 from bot.tools.catalog import Catalog
 from bot.wiring import CatalogSource, execution_limits
 
@@ -266,6 +274,22 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
             APPROVAL_WAIT.observe(waited)
 
 
+async def trim_bus_streams(core: Core, stop_event: asyncio.Event, interval: float = 30.0) -> None:
+    """Keep the inbox and outbox near their size cap without ever dropping an entry a consumer group has not
+    acknowledged, and publish each stream's unacknowledged count."""
+    from bot.agent.bus import INBOX, OUTBOX, STREAM_MAXLEN
+
+    while not stop_event.is_set():
+        for stream in (INBOX, OUTBOX):
+            try:
+                _, oldest = await trim_acknowledged(core.redis.client, stream, STREAM_MAXLEN)
+                STREAM_UNACKNOWLEDGED_AGE.labels(stream).set(entry_age_seconds(oldest, time.time()))
+            except Exception:
+                log.exception("trimming %s failed", stream)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop_event.wait(), interval)
+
+
 async def watch_binaries(core: Core, stop_event: asyncio.Event, interval: float = 2.0) -> None:
     """Re-introspect a binary that changed on disk, so new proposals use the upgraded tool (see CatalogSource)."""
     while not stop_event.is_set():
@@ -353,6 +377,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
         tasks.append(asyncio.create_task(watch_binaries(core, stop)))
+        tasks.append(asyncio.create_task(trim_bus_streams(core, stop)))
         if not roles & DECIDING_ROLES:
             # A runner has connected and built its child environments: it needs no credential from the
             # environment any more (its Redis client keeps the URL it connected with).

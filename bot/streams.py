@@ -23,3 +23,54 @@ async def ensure_group(redis: Redis, stream: str, group: str, start_id: str = "0
     except ResponseError as exc:
         if "BUSYGROUP" not in str(exc):  # the group exists already, which is the normal case
             raise
+
+
+def _id_key(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _after(entry_id: str) -> str:
+    """The smallest id greater than ``entry_id`` (the first entry a group has not been given yet)."""
+    ms, seq = _id_key(entry_id)
+    return f"{ms}-{seq + 1}"
+
+
+async def oldest_unacknowledged(redis: Redis, stream: str) -> str | None:
+    """The id of the oldest entry some consumer group still needs (pending, or not delivered to it yet);
+    None when every group has acknowledged everything, or no group reads the stream."""
+    floor: str | None = None
+    for group in await redis.xinfo_groups(stream):
+        candidate = _after(text(group["last-delivered-id"]))
+        if int(group["pending"]):
+            summary: Any = await redis.xpending(stream, text(group["name"]))
+            candidate = min(candidate, text(summary["min"]), key=_id_key)
+        if floor is None or _id_key(candidate) < _id_key(floor):
+            floor = candidate
+    if floor is None:
+        return None
+    first: Any = await redis.xrange(stream, floor, "+", count=1)
+    return text(first[0][0]) if first else None
+
+
+async def trim_acknowledged(redis: Redis, stream: str, keep: int) -> tuple[int, str | None]:
+    """Trim ``stream`` to about ``keep`` entries, but never an entry a consumer group has not acknowledged.
+
+    Returns (entries removed, id of the oldest unacknowledged entry or None). A long outage of a consumer
+    therefore grows the stream instead of losing what it has not handled; the age of that oldest entry is the
+    lag to alert on.
+    """
+    oldest = await oldest_unacknowledged(redis, stream)
+    if await redis.xlen(stream) <= keep:
+        return 0, oldest
+    newest: Any = await redis.xrevrange(stream, "+", "-", count=keep)
+    target = text(newest[-1][0])  # the oldest entry kept by the size cap
+    if oldest is not None and _id_key(oldest) < _id_key(target):
+        target = oldest
+    removed = int(await redis.xtrim(stream, minid=target, approximate=False))
+    return removed, oldest
+
+
+def entry_age_seconds(entry_id: str | None, now: float) -> float:
+    """Seconds since the entry was added (stream ids start with the milliseconds of their XADD); 0 for None."""
+    return max(0.0, now - _id_key(entry_id)[0] / 1000) if entry_id else 0.0

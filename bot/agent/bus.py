@@ -21,6 +21,8 @@ from bot.streams import ensure_group, text
 
 INBOX = "fc:{agent}:inbox"
 OUTBOX = "fc:{outbox}:events"
+#: Entries kept once every consumer group has acknowledged them (see ``bot.streams.trim_acknowledged``);
+#: XADD itself never trims, so an entry nobody has handled yet is never lost to a size cap.
 STREAM_MAXLEN = 100_000
 
 InboxKind = Literal["user_message", "stop", "summary"]
@@ -51,7 +53,7 @@ SUBMIT_DEDUPE_SECONDS = 86400
 _PUBLISH_ONCE = r"""
 local done = redis.call('GET', KEYS[2])
 if done then return done end
-local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', unpack(ARGV, 3))
+local id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))
 redis.call('SET', KEYS[2], id, 'EX', ARGV[2])
 return id
 """
@@ -65,7 +67,7 @@ async def publish(redis: Redis, stream: str, event: BusEvent, *, dedupe: str | N
         flat = [v for pair in event.fields().items() for v in pair]
         entry = await redis.eval(_PUBLISH_ONCE, 2, stream, marker, STREAM_MAXLEN, SUBMIT_DEDUPE_SECONDS, *flat)
     else:
-        entry = await redis.xadd(stream, event.fields(), maxlen=STREAM_MAXLEN, approximate=True)  # type: ignore[arg-type]
+        entry = await redis.xadd(stream, event.fields())  # type: ignore[arg-type]
     return entry.decode() if isinstance(entry, bytes) else str(entry)
 
 

@@ -140,14 +140,38 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     proc.wait()
 
 
+#: Deepest command nesting accepted. Real fisk applications nest a handful of levels; a tree thousands deep is
+#: hostile or broken, and every recursive walk over it (validation, tool listing) would overflow the stack.
+MAX_COMMAND_DEPTH = 64
+
+
+def _command_depth(raw: dict[str, object], limit: int) -> int:
+    """How deep ``commands`` nest (iteratively, so a hostile tree cannot overflow the stack); stops past ``limit``."""
+    deepest = 0
+    stack: list[tuple[object, int]] = [(raw, 0)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            break
+        children = node.get("commands") if isinstance(node, dict) else None
+        if isinstance(children, list):
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def parse_application(data: bytes | str, source: str = "introspection") -> ApplicationModel:
     """Parse introspection JSON, separating "not JSON" from "JSON but not a fisk application model"."""
     try:
         raw = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise IntrospectionNotJSON(f"{source}: output is not JSON ({exc})") from None
+    except RecursionError:
+        raise IntrospectionNotJSON(f"{source}: JSON nested too deeply to be an application model") from None
     if not isinstance(raw, dict) or "name" not in raw or not isinstance(raw.get("commands", []), list):
         raise NotAFiskModel(f"{source}: JSON is not a fisk application model (no name/commands)")
+    if _command_depth(raw, MAX_COMMAND_DEPTH) > MAX_COMMAND_DEPTH:
+        raise NotAFiskModel(f"{source}: commands nested more than {MAX_COMMAND_DEPTH} levels deep")
     try:
         return ApplicationModel.model_validate(raw)
     except ValidationError as exc:

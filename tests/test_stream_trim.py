@@ -1,0 +1,52 @@
+"""Streams are trimmed to their cap only below what every consumer group has acknowledged (issue 12, item 6)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from redis.asyncio import Redis
+
+from bot.agent import bus
+from bot.streams import ensure_group, entry_age_seconds, trim_acknowledged
+
+STREAM = "fc:{test}:stream"
+
+
+async def fill(redis: Redis, n: int) -> list[str]:
+    return [(await redis.xadd(STREAM, {"n": str(i)})).decode() for i in range(n)]
+
+
+async def consume(redis: Redis, group: str, count: int, ack: int) -> None:
+    reply: Any = await redis.xreadgroup(group, "c1", {STREAM: ">"}, count=count)
+    ids = [entry_id for entry_id, _ in reply[0][1]] if reply else []
+    if ack:
+        await redis.xack(STREAM, group, *ids[:ack])
+
+
+async def test_unacknowledged_and_undelivered_entries_survive_the_cap(redis: Redis) -> None:
+    await ensure_group(redis, STREAM, "fast")
+    await ensure_group(redis, STREAM, "slow")
+    ids = await fill(redis, 30)
+    await consume(redis, "fast", 30, 30)  # one group has everything
+    await consume(redis, "slow", 10, 5)  # the other: 5 acknowledged, 5 pending, 20 never delivered
+    removed, oldest = await trim_acknowledged(redis, STREAM, keep=3)
+    assert removed == 5 and oldest == ids[5]
+    assert 0 <= entry_age_seconds(oldest, time.time()) < 60
+    remaining = [e[0].decode() for e in await redis.xrange(STREAM)]
+    assert remaining == ids[5:]  # from the oldest pending entry on: nothing the slow group owes is gone
+    await consume(redis, "slow", 100, 0)
+    reply: Any = await redis.xpending_range(STREAM, "slow", "-", "+", 100)
+    await redis.xack(STREAM, "slow", *[p["message_id"] for p in reply])
+    assert await trim_acknowledged(redis, STREAM, keep=3) == (22, None)
+    assert [e[0].decode() for e in await redis.xrange(STREAM)] == ids[-3:]
+
+
+async def test_publish_never_trims_by_itself(redis: Redis) -> None:
+    stream = bus.OUTBOX
+    await ensure_group(redis, stream, "front")
+    for i in range(5):
+        await bus.publish(redis, stream, bus.BusEvent("reply", "c", {"i": i}))
+    assert await redis.xlen(stream) == 5
+    removed, oldest = await trim_acknowledged(redis, stream, keep=1)
+    assert removed == 0 and oldest is not None and await redis.xlen(stream) == 5  # all 5 owed to the group
