@@ -17,7 +17,8 @@ Choices:
   ``appendfsync always`` so an acknowledged write survives a crash of any process. The socket falls back to
   ``<tmp>/fisk-chatops-redis-<hash>.sock`` when the state path is too long for a unix socket name.
 - The async client's connections come from a bounded pool that waits for a free connection
-  (``bot/redis_pool.py``); blocking stream readers get their own pool (``readers``), sized by the caller.
+  (``bot/redis_pool.py``); blocking stream readers get their own pool (``readers``), sized by the caller, and
+  so do the few commands that must answer Slack within its 3 seconds (``acks``).
 - A second process (or handle) using the same ``state_dir`` reuses a server that answers PING on the socket
   instead of starting another; a file lock makes the check-and-start atomic. Only the handle that started the
   server stops it on ``close()`` (SIGTERM: Redis flushes the AOF and exits); a reusing process loses its
@@ -369,13 +370,20 @@ class RedisHandle:
     decode_responses: bool = False
     #: a client for blocking stream reads (XREADGROUP BLOCK) on its own pool; ``client`` when none was asked for
     readers: redis.asyncio.Redis | None = None
+    #: a client for the writes that must be made before Slack is answered, on connections background work
+    #: cannot take; ``client`` when none was asked for
+    acks: redis.asyncio.Redis | None = None
 
     @property
     def reader(self) -> redis.asyncio.Redis:
         return self.readers if self.readers is not None else self.client
 
+    @property
+    def acker(self) -> redis.asyncio.Redis:
+        return self.acks if self.acks is not None else self.client
+
     def pools(self) -> list[MeteredPool]:
-        found = [c.connection_pool for c in (self.client, self.readers) if c is not None]
+        found = [c.connection_pool for c in (self.client, self.readers, self.acks) if c is not None]
         return [p for p in found if isinstance(p, MeteredPool)]
 
     def collect_metrics(self) -> None:
@@ -387,8 +395,9 @@ class RedisHandle:
 
     async def close(self) -> None:
         try:
-            if self.readers is not None:
-                await self.readers.aclose(close_connection_pool=True)
+            for extra in (self.readers, self.acks):
+                if extra is not None:
+                    await extra.aclose(close_connection_pool=True)
             await self.client.aclose(close_connection_pool=True)
         finally:
             if self.embedded is not None:
@@ -479,12 +488,14 @@ async def connect_redis(
     decode_responses: bool = False,
     pool: PoolSettings | None = None,
     readers: int = 0,
+    acks: PoolSettings | None = None,
     client_name: str | None = None,
 ) -> RedisHandle:
     """Connect to ``url``, or start/reuse the embedded server in ``state_dir`` when ``url`` is None or empty.
 
     ``pool`` bounds the command connections (default ``PoolSettings()``); ``readers`` > 0 opens a second pool of
-    that many connections for blocking stream reads (``handle.reader``). ``client_name`` is set on every
+    that many connections for blocking stream reads (``handle.reader``); ``acks`` a third one for what must be
+    written before Slack is answered (``handle.acker``). ``client_name`` is set on every
     connection (``CLIENT SETNAME``), so ``CLIENT LIST`` shows whose connections they are.
 
     Raises :class:`RedisUnavailable` when no PING answers within ``timeout`` seconds."""
@@ -504,11 +515,12 @@ async def connect_redis(
             kwargs["client_name"] = client_name
         client = _pooled_client(effective, pool or PoolSettings(), kwargs)
         reader = (_pooled_client(effective, PoolSettings(readers, None, READERS), kwargs) if readers > 0 else None)
+        acker = _pooled_client(effective, acks, kwargs) if acks is not None else None
     except _PROBE_ERRORS as err:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
         raise _unavailable(effective, target, err) from None
-    return RedisHandle(client, target, embedded, effective, decode_responses, reader)
+    return RedisHandle(client, target, embedded, effective, decode_responses, reader, acker)
 
 
 def connect_redis_sync(

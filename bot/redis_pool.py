@@ -11,8 +11,12 @@ that turned into HTTP 500s and lost requests. Here every process has two pools:
   they get their own pool sized to the number of reading loops the process runs. They never starve commands
   and commands never delay them.
 
-So a process never holds more than ``max_connections + readers`` connections, and the number does not grow
-with open conversations. ``pool_kwargs`` is the one place that turns settings into redis-py pool arguments, so
+* ``acks`` (slack role only, ``ACK_CONNECTIONS``): the writes that must be made before Slack is answered (recording
+  a request, the rate-limit check) have connections of their own, so a busy agent or poster can never make an
+  acknowledgement miss Slack's 3 seconds.
+
+So a process never holds more than ``max_connections + readers (+ acks)`` connections, and the number does not
+grow with open conversations. ``pool_kwargs`` is the one place that turns settings into redis-py pool arguments, so
 a client factory for another deployment mode (Sentinel, Cluster) can build its pools the same way.
 
 Metrics (label ``pool``): connections in use and idle, tasks waiting for a connection, and waits that timed out.
@@ -32,6 +36,11 @@ __all__ = ["MeteredPool", "PoolSettings", "collect_pool_metrics", "pool_kwargs"]
 
 COMMANDS = "commands"
 READERS = "readers"
+ACKS = "acks"
+
+
+ACK_CONNECTIONS = 2  # one record takes well under a millisecond: two connections take thousands a second
+ACK_TIMEOUT_SECONDS = 2.0  # Slack wants its answer within 3 s; a refusal it can act on beats a timeout
 
 
 @dataclass(frozen=True)

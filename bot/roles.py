@@ -38,7 +38,7 @@ from bot.metrics import (
     STREAM_UNACKNOWLEDGED_AGE,
 )
 from bot.redis_connection import RedisHandle, connect_redis
-from bot.redis_pool import PoolSettings
+from bot.redis_pool import ACK_CONNECTIONS, ACK_TIMEOUT_SECONDS, ACKS, PoolSettings
 from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ChildEnvironments
 from bot.streams import entry_age_seconds, trim_acknowledged
@@ -110,6 +110,18 @@ def pool_settings(config: Config) -> PoolSettings:
     return PoolSettings(config.redis.max_connections, config.redis.pool_timeout_seconds)
 
 
+def ack_pool(roles: set[str]) -> PoolSettings | None:
+    """The slack role's reserved connections for what is written before Slack is answered (None otherwise)."""
+    return PoolSettings(ACK_CONNECTIONS, ACK_TIMEOUT_SECONDS, ACKS) if "slack" in roles else None
+
+
+def connection_bound(config: Config, roles: set[str]) -> int:
+    """The most Redis connections a process with ``roles`` opens: commands + blocking readers + acks."""
+    acks = ack_pool(roles)
+    readers = reader_loops(roles, config.redis.shards)
+    return config.redis.max_connections + readers + (acks.max_connections if acks else 0)
+
+
 def instance_name(role: str) -> str:
     return f"{role}-{socket.gethostname()}-{os.getpid()}"
 
@@ -173,7 +185,8 @@ class Core:
         catalogs = await asyncio.to_thread(CatalogSource, config)
         handle = await connect_redis(
             url, state_dir=config.redis.state_dir, pool=pool_settings(config),
-            readers=reader_loops(roles, config.redis.shards), client_name="fisk-chatops." + "-".join(sorted(roles)),
+            readers=reader_loops(roles, config.redis.shards), acks=ack_pool(roles),
+            client_name="fisk-chatops." + "-".join(sorted(roles)),
         )
         store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds,
                           shards=config.redis.shards, signer=signer)
@@ -236,6 +249,7 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
         core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,
         catalog=core.catalog, bot_token=s.slack_bot_token, app_token=s.slack_app_token,
         signing_secret=s.slack_signing_secret, api_url=s.slack_api_url, reader=core.redis.reader,
+        acker=core.redis.acker,
     )
 
 

@@ -26,6 +26,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
 from bot.listen import start_site
 from bot.slack import client as api
+from bot.slack.access import RateLimiter
 from bot.slack.intake import COMMAND_ANSWER, Intake, admit
 from bot.slack.intake import REPLAY_WINDOW_SECONDS as REPLAY_WINDOW_SECONDS
 from bot.slack.intake import SIGNATURE_MAX_SKEW_SECONDS as SIGNATURE_MAX_SKEW_SECONDS
@@ -78,6 +79,7 @@ class SlackFrontEnd:
         signing_secret: str | None = None,
         api_url: str | None = None,
         reader: Redis | None = None,
+        acker: Redis | None = None,
     ) -> None:
         policy = slack_policy(policy)
         api.check_tokens(settings.mode, bot_token, app_token, signing_secret)
@@ -87,7 +89,9 @@ class SlackFrontEnd:
         self.client = api.make_client(str(bot_token), api.api_base_url(settings, api_url))
         self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
         self.poster = Poster(self.deps, reader=reader)
-        self.intake = Intake(redis, settings)
+        # what is written before Slack is answered goes through connections background work cannot take
+        self.intake = Intake(acker or redis, settings)
+        self.deps.limiter = RateLimiter(acker or redis, settings)
         self.intake_worker = IntakeWorker(self.deps, self.intake, reader=reader)
         self._app: AsyncApp | None = None
         self._socket: AsyncSocketModeHandler | None = None

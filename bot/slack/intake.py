@@ -30,6 +30,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
+from bot.redis_pool import ACK_TIMEOUT_SECONDS
 from bot.slack.interactions import SlackDeps, command_ack, event_ignored
 from bot.slack.settings import SlackSettings
 from bot.streams import text as _text
@@ -37,7 +38,7 @@ from bot.streams import text as _text
 log = logging.getLogger(__name__)
 
 RequestKind = Literal["command", "event", "action"]
-RECORD_TIMEOUT_SECONDS = 2.0  # Slack wants its answer within 3 s; a refusal it can act on beats a timeout
+RECORD_TIMEOUT_SECONDS = ACK_TIMEOUT_SECONDS
 # slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
 # request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
 # long (plus a minute of margin), or a replay inside the gap would pass.

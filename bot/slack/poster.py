@@ -274,6 +274,8 @@ class Poster:
         await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
 
     async def working(self, conversation: str, on: bool) -> None:
+        if not self.deps.settings.working_reaction:
+            return  # the operator turned the reaction off (it costs two Web API calls per turn)
         info = await self.deps.state.thread_info(conversation)
         channel, name = info.get("channel"), self.deps.settings.working_reaction
         if not channel:
