@@ -20,6 +20,7 @@ from bot.redis_connection import connect_redis
 from bot.redis_pool import PoolSettings
 from bot.slack.intake import COULD_NOT_START
 from bot.slack.settings import SlackSettings
+from bot.streams import ensure_group
 from bot.tools.catalog import Catalog
 from tests.slack.conftest import CHANNEL, Harness, make_front, serving, wait_for
 from tests.support.fake_slack import FakeSlack
@@ -143,6 +144,7 @@ async def _taken_over(harness: Harness) -> None:
     stream = harness.front.intake.stream
     body = {"command": "/fisk", "text": "disk full on db-2", "user_id": "UREQ", "channel_id": CHANNEL,
             "response_url": harness.slack.response_url("dead")}
+    await ensure_group(harness.redis, stream, "intake")  # the live worker may not have created it yet
     async with harness.redis.pipeline(transaction=True) as pipe:  # recorded and read by the dead replica at once
         pipe.xadd(stream, {"kind": "command", "body": json.dumps(body)})
         pipe.xreadgroup("intake", "dead-replica", {stream: ">"}, count=10)
