@@ -81,22 +81,23 @@ async def test_failed_to_start_is_a_result_with_reason(tmp_path: Path, kind: str
     target = tmp_path / "tool"
     cwd = None
     if kind == "missing":
-        expected = "No such file or directory"
+        expected = "was not found"
     elif kind == "not_executable":
         target.write_text("#!/bin/sh\necho hi\n")
-        expected = "Permission denied"
+        expected = "is not executable"
     elif kind == "exec_format":
         target.write_bytes(b"\x00\x01garbage, no shebang\n")
         target.chmod(0o755)
-        expected = "Exec format error"
+        expected = "is not a program this machine can run"
     else:
         target = Path("/bin/true")
         cwd = str(tmp_path / "no-such-dir")
-        expected = "No such file or directory"
+        expected = "working directory"
     result = await _run([str(target), "x"], cwd=cwd)
     assert result.status == "failed_to_start" and result.exit_code is None
     assert result.error is not None and expected in result.error
     assert (cwd or str(target)) in result.error
+    assert "errno" not in result.error.lower() and "Error" not in result.error  # a sentence, not an OS error name
     assert result.output == "" and result.argv_display == [str(target), "x"]
 
 
@@ -340,4 +341,5 @@ async def test_result_is_json_serializable(opsctl: Path) -> None:
         "redactions",
         "argv_display",
         "error",
+        "stopped_by",
     }

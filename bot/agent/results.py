@@ -8,12 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.approvals.describe import own_reason
 from bot.approvals.records import CallRecord, CallState
 
 REFUSED = (
     "The operator refused this call ({how}). Do not retry it and do not try to work around it with other"
     " tools or arguments; tell the user what you wanted to run and why, and ask how to proceed."
 )
+
+
+def _their_reason(record: CallRecord) -> str:
+    """The denier's own words, when they gave any (the default reason is just "denied by <user>")."""
+    reason = own_reason(record)
+    return f" Their reason, in their words: {reason}" if reason else ""
 
 
 def result_block(tool_use_id: str, content: str, is_error: bool = False) -> dict[str, Any]:
@@ -39,9 +46,7 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         return result_block(tool_use_id, "\n".join(lines))
     if state == CallState.denied:
         who = record.decision.actor if record.decision else "operator"
-        how = f"denied by {who}"
-        # the store records "denied by U1" when the denier gave no reason: say it once
-        return result_block(tool_use_id, REFUSED.format(how=how + (f": {reason}" if reason and reason != how else "")))
+        return result_block(tool_use_id, REFUSED.format(how=f"denied by {who}") + _their_reason(record))
     if state == CallState.expired:
         return result_block(tool_use_id, REFUSED.format(how="nobody approved it before the approval expired"))
     if state == CallState.timed_out:
@@ -57,6 +62,14 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         return result_block(tool_use_id, "The runner refused to run this call (its approval or its binary did"
                             f" not verify), so nothing ran: {result.get('error') or reason}. Do not retry it.",
                             True)
+    if state == CallState.cancelled:
+        who = record.cancel.actor if record.cancel else "an operator"
+        output = result.get("output") or ""
+        if record.started_at is None:
+            return result_block(tool_use_id, REFUSED.format(how=f"{who} cancelled it before it started; it never ran"))
+        return result_block(tool_use_id, f"{who} stopped this call while it ran ({result.get('stopped_by') or 'signal'}"
+                            " to its processes); it may have done part of its work. Do not run it again unless"
+                            " the user asks." + (f" Output before it was stopped:\n{output}" if output else ""))
     if state == CallState.rejected:
         return result_block(tool_use_id, f"The call was rejected: {reason or 'not allowed'}", True)
     return result_block(tool_use_id, f"The call ended in state {state.value}.", True)

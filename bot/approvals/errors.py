@@ -35,6 +35,14 @@ class AlreadyApproved(InvalidTransition):
         self.user = user
 
 
+class AlreadyCancelling(InvalidTransition):
+    """Someone already asked to stop this running call; the runner is stopping it."""
+
+    def __init__(self, user: str) -> None:
+        super().__init__("running", f"{user} has already asked to stop this call")
+        self.user = user
+
+
 class NotAuthorized(ApprovalError):
     """The user may not approve (or deny) this call under the configured policy."""
 

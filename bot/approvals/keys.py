@@ -78,3 +78,7 @@ class Keys:
 
     def completions_stream(self, shard: int) -> str:
         return self.base(shard) + "completions"
+
+    def progress_stream(self, shard: int) -> str:
+        """Non-terminal transitions a front end shows as they happen (approved, running, stop requested)."""
+        return self.base(shard) + "progress"

@@ -35,6 +35,7 @@ class CallState(StrEnum):
     timed_out = "timed_out"
     failed_to_start = "failed_to_start"
     interrupted = "interrupted"
+    cancelled = "cancelled"
     rejected = "rejected"
     refused = "refused"
 
@@ -51,14 +52,17 @@ TERMINAL_STATES: frozenset[CallState] = frozenset(
         CallState.timed_out,
         CallState.failed_to_start,
         CallState.interrupted,
+        CallState.cancelled,
         CallState.rejected,
         CallState.refused,
     }
 )
 
-#: The statuses a runner may report in ``finish`` (the executor's ``result["status"]``).
+#: The statuses a runner may report in ``finish`` (the executor's ``result["status"]``). ``cancelled`` only
+#: when a human asked to stop the call and the runner's signal, not the tool itself, ended it.
 RESULT_STATUSES: frozenset[CallState] = frozenset(
-    {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.refused}
+    {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.refused,
+     CallState.cancelled}
 )
 
 
@@ -131,6 +135,8 @@ class CallRecord(BaseModel):
     approvals_needed: int = 1
     decision: Decision | None = None
     runner: str | None = None
+    started_at: datetime | None = Field(default=None, description="when a runner claimed it (running since)")
+    cancel: Decision | None = Field(default=None, description="who asked to stop it while running, and when")
     result: dict[str, Any] | None = None
     tool_use_id: str | None = None
     binary_digest: str = ""
@@ -169,6 +175,8 @@ class CallRecord(BaseModel):
             approvals_needed=int(fields.get("approvals_needed") or 1),
             decision=_decision(fields.get("decision") or ""),
             runner=fields.get("runner") or None,
+            started_at=from_epoch(fields["started_at"]) if fields.get("started_at") else None,
+            cancel=_decision(fields.get("cancel") or ""),
             result=json.loads(fields["result"]) if fields.get("result") else None,
             tool_use_id=fields.get("tool_use_id") or None,
             binary_digest=fields.get("binary_digest", ""),

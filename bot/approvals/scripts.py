@@ -20,7 +20,9 @@ local now = ARGV[2]
 local retention = tonumber(ARGV[3])
 local minid = ARGV[4]
 local TERMINAL = {denied=true, expired=true, finished=true, timed_out=true, failed_to_start=true,
-                  interrupted=true, rejected=true, refused=true}
+                  interrupted=true, cancelled=true, rejected=true, refused=true}
+-- non-terminal states a front end shows on the call's card as they happen (the progress stream)
+local PROGRESS = {approved=true, auto_approved=true, running=true}
 
 local function keep(key)
   redis.call('EXPIRE', key, retention)
@@ -32,6 +34,11 @@ local function audit(id, from, to, actor, reason)
   redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
              'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
              'command', c[3] or '', 'requester', c[4] or '')
+end
+
+local function progress(id, conv, state)
+  redis.call('XADD', base .. 'progress', 'MINID', '~', minid, '*', 'call_id', id, 'conversation', conv,
+             'state', state, 'at', now)
 end
 
 local function decide(key, actor, reason)
@@ -61,6 +68,9 @@ local function move(key, id, from, to, actor, reason)
                'app', redis.call('HGET', key, 'app'))
   end
   audit(id, from, to, actor, reason)
+  if PROGRESS[to] then
+    progress(id, conv, to)
+  end
   if TERMINAL[to] then
     redis.call('SREM', open, id)
     local left = redis.call('SCARD', open)
@@ -179,18 +189,48 @@ local id = ARGV[5]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 if state ~= 'approved' and state ~= 'auto_approved' then return {'invalid', state} end
-redis.call('HSET', key, 'runner', ARGV[6])
+redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now)
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
 move(key, id, state, 'running', 'runner:' .. ARGV[6], 'claimed')
 return {'ok', redis.call('HGETALL', key)}
 """
 
-# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] runner id, 6 ttl ms. Returns 1 if still ours and running.
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[1] runner id, 2 ttl ms. Returns 1 if still ours and running, 2 if
+# so and a human asked to stop it (the runner then signals the process), 0 if no longer ours.
 HEARTBEAT = r"""
 if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
 if redis.call('HGET', KEYS[1], 'runner') ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local cancel = redis.call('HGET', KEYS[1], 'cancel')
+if cancel and cancel ~= '' then return 2 end
 return 1
+"""
+
+# KEYS[1] = call; ARGV[5] id, 6 user, 7 reason. The one place a stop request meets the call's own progress, so
+# a cancel racing the call's end has exactly one outcome: approved but not claimed -> cancelled now (it never
+# runs: the claim refuses it); running -> the request is recorded and the owning runner stops the process
+# (its FINISH then says whether the stop or the tool's own exit came first); anything else -> 'invalid' with
+# the state the call reached first.
+CANCEL = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+local request = cjson.encode({actor=ARGV[6], at=now, reason=ARGV[7]})
+if state == 'approved' or state == 'auto_approved' then
+  redis.call('HSET', key, 'cancel', request, 'result',
+             cjson.encode({status='cancelled', error='cancelled before it started; it never ran'}))
+  move(key, id, state, 'cancelled', ARGV[6], ARGV[7])
+  return {'ok', redis.call('HGETALL', key)}
+end
+if state ~= 'running' then return {'invalid', state} end
+local earlier = redis.call('HGET', key, 'cancel')
+if earlier and earlier ~= '' then return {'already', cjson.decode(earlier).actor} end
+redis.call('HSET', key, 'cancel', request, 'updated_at', now)
+audit(id, state, state, ARGV[6], 'cancel requested: ' .. ARGV[7])
+progress(id, redis.call('HGET', key, 'conversation'), state)
+keep(key)
+return {'ok', redis.call('HGETALL', key)}
 """
 
 # KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason
@@ -201,7 +241,19 @@ local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then return {'invalid', state} end
 redis.call('HSET', key, 'result', ARGV[8])
-move(key, id, state, ARGV[7], 'runner:' .. ARGV[6], ARGV[9])
+local actor, reason = 'runner:' .. ARGV[6], ARGV[9]
+local cancel = redis.call('HGET', key, 'cancel')
+if cancel and cancel ~= '' then
+  local who = cjson.decode(cancel).actor
+  if ARGV[7] == 'cancelled' then
+    actor, reason = who, 'stopped at the request of ' .. who .. ' (' .. ARGV[9] .. ')'
+  else
+    reason = reason .. '; the stop requested by ' .. who .. ' came after the call had ended'
+  end
+elseif ARGV[7] == 'cancelled' then
+  return {'invalid', 'not_cancelled'}
+end
+move(key, id, state, ARGV[7], actor, reason)
 return {'ok', redis.call('HGETALL', key)}
 """
 

@@ -26,7 +26,13 @@ from redis.asyncio import Redis
 
 from bot.approvals import scripts
 from bot.approvals.decisions import DecisionSigner
-from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition
+from bot.approvals.errors import (
+    AlreadyApproved,
+    AlreadyCancelling,
+    ArgvMismatch,
+    CallNotFound,
+    InvalidTransition,
+)
 from bot.approvals.keys import Keys
 from bot.approvals.policy import DENY_TAG, ApprovalPolicy
 from bot.approvals.records import (
@@ -72,6 +78,7 @@ class CallStore:
         self._finish = redis.register_script(scripts.FINISH)
         self._interrupt = redis.register_script(scripts.INTERRUPT)
         self._set_meta = redis.register_script(scripts.SET_META)
+        self._cancel_running = redis.register_script(scripts.CANCEL)
 
     # ---------------------------------------------------------------- creation
 
@@ -287,6 +294,30 @@ class CallStore:
             call_id, actor, reason or "cancelled", _CLOSABLE_BY_CANCEL, CallState.denied, "any"
         )
 
+    async def request_cancel(
+        self, call_id: str, user: str, groups: Iterable[str], policy: ApprovalPolicy, reason: str = ""
+    ) -> CallRecord:
+        """A human asks to stop a call that was approved: allowed to its requester and to anyone who may
+        approve it. Not started yet -> ``cancelled`` at once (it never runs); running -> the request is
+        recorded (``record.cancel``) and the owning runner stops the process group, then reports ``cancelled``
+        (or the state the call reached on its own first). Anything else raises ``InvalidTransition`` with the
+        state the call got to first, so the front end can say truthfully what happened."""
+        record = await self.get(call_id)
+        if user != record.requester:
+            policy.check_approver(record, user, groups)
+        now = self._clock()
+        reply = await self._cancel_running(
+            keys=[self.keys.call(call_id)],
+            args=[*self._common(self.keys.shard_of_call(call_id), now), call_id, user,
+                  reason or f"cancelled by {user}"],
+        )
+        if _text(reply[0]) == "already":
+            raise AlreadyCancelling(_text(reply[1]))
+        result = _unwrap(reply, call_id)
+        log.info("call %s (%s): stop requested by %s, now %s", call_id, result.tool, user, result.state,
+                 extra={"call_id": call_id, "conversation": result.conversation, "user": user})
+        return result
+
     async def expire_due(self, now: datetime | None = None) -> list[CallRecord]:
         """Sweeper: close every awaiting call whose ``expires_at`` has passed as ``expired``."""
         moment = to_epoch(now) if now is not None else self._clock()
@@ -326,11 +357,16 @@ class CallStore:
 
     async def heartbeat(self, call_id: str, runner_id: str, ttl: float | None = None) -> bool:
         """Refresh the running call's heartbeat; False if the call is no longer running for this runner."""
+        return await self.beat(call_id, runner_id, ttl) != "gone"
+
+    async def beat(self, call_id: str, runner_id: str, ttl: float | None = None) -> str:
+        """Refresh the heartbeat: ``"running"``, ``"stop"`` (still ours, and a human asked to stop it) or
+        ``"gone"`` (no longer running for this runner)."""
         ttl_ms = int((ttl or self.heartbeat_ttl) * 1000)
-        ok = await self._heartbeat(
+        status = await self._heartbeat(
             keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)], args=[runner_id, ttl_ms]
         )
-        return bool(ok)
+        return {1: "running", 2: "stop"}.get(int(status), "gone")
 
     async def finish(self, call_id: str, runner_id: str, result: dict[str, Any]) -> CallRecord:
         """Store the result; ``result["status"]`` (finished, timed_out, failed_to_start) is the new state."""

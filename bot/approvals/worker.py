@@ -9,6 +9,11 @@ at-most-once because the only way to start executing is the atomic ``claim`` (ap
   refreshed; when it expires (``stale_after``) the recovery loop marks the call ``interrupted`` (outcome
   unknown) and nobody re-runs it. A reclaimed entry for such a call fails to claim and is just acked.
 
+A human's stop request (Cancel) reaches the owning runner through its heartbeat: the heartbeat script answers
+"stop" and the worker sets the call's stop event, which the executor (``run_argv`` through ``STOP_REQUEST``)
+turns into SIGTERM then SIGKILL of the tool's process group; the executor's result says whether the stop or the
+tool's own exit came first, and that is what ``finish`` records.
+
 If the injected executor raises, the call is marked ``interrupted`` with the error: the executor may have
 started the process before failing, so "failed to start" would be a guess. An executor that knows it did not
 start must return ``{"status": "failed_to_start", ...}`` itself.
@@ -35,6 +40,7 @@ from bot.approvals.errors import ApprovalError, InvalidTransition
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.logcontext import log_context
+from bot.runner.execute import STOP_REQUEST
 from bot.streams import ensure_group
 from bot.streams import text as _text
 
@@ -199,9 +205,10 @@ class RunnerWorker:
             log.info("runner %s: %s done", self.runner_id, record.tool)
 
     async def _execute_logged(self, record: CallRecord) -> None:
-        exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record))
+        stop = asyncio.Event()
+        exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
-        beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task))
+        beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))
         try:
             await asyncio.wait({exec_task})
         finally:
@@ -222,7 +229,8 @@ class RunnerWorker:
             log.warning("runner %s: result of %s not stored, call is %s", self.runner_id, record.id,
                         exc.current_state)
 
-    async def _call_executor(self, record: CallRecord) -> dict[str, Any]:
+    async def _call_executor(self, record: CallRecord, stop: asyncio.Event) -> dict[str, Any]:
+        STOP_REQUEST.set(stop)  # this task's own context: only this call's executor sees it
         return await self.executor(record)
 
     async def _interrupt(self, call_id: str, reason: str) -> None:
@@ -231,14 +239,17 @@ class RunnerWorker:
                 lambda: self.store.mark_interrupted(call_id, reason, actor=f"runner:{self.runner_id}")
             )
 
-    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any]) -> None:
+    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any], stop: asyncio.Event) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval)
             try:
-                alive = await self.store.heartbeat(call_id, self.runner_id, self.stale_after)
+                status = await self.store.beat(call_id, self.runner_id, self.stale_after)
             except _TRANSIENT:
                 continue
-            if not alive:
+            if status == "stop" and not stop.is_set():
+                log.info("runner %s: stop requested for %s; signalling its process group", self.runner_id, call_id)
+                stop.set()
+            if status == "gone":
                 log.error("runner %s: %s is no longer ours (marked interrupted); stopping it",
                           self.runner_id, call_id)
                 exec_task.cancel()

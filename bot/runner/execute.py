@@ -17,17 +17,22 @@ Process handling, and why:
   with its own session), the runner closes its end and returns. The result is still ``finished`` with the
   tool's exit code; output seen so far is kept.
 - On timeout: SIGTERM to the group, SIGKILL to the group after ``kill_grace`` seconds, status ``timed_out``.
+- On a stop request (a human pressed Cancel; the worker sets the ``stop`` event, by default the one in
+  ``STOP_REQUEST`` of the calling task): the same SIGTERM then SIGKILL, status ``cancelled`` -- unless the tool
+  had exited on its own first, in which case its own result stands (the truth, not the wish).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any
 
 from bot.runner.output import OutputCapture
@@ -41,6 +46,10 @@ DRAIN_GRACE = 1.0
 CLOSE_GRACE = 0.5
 # Bytes read from the output pipe per wake-up (a pipe holds 64 KiB by default).
 READ_CHUNK = 65536
+
+#: The stop request of the call the current task executes (set by the runner worker around its executor), so
+#: an executor needs no extra parameter to honour Cancel.
+STOP_REQUEST: ContextVar[asyncio.Event | None] = ContextVar("fisk_stop_request", default=None)
 
 
 class _Child:
@@ -131,28 +140,65 @@ async def _wait(future: asyncio.Future[None], timeout: float) -> bool:
     return future.done()
 
 
+#: Why a program could not start, in words an operator acts on (the OS's errno text reads like a Python error).
+_START_ERRORS = {
+    errno.ENOENT: "the program {target} was not found",
+    errno.EACCES: "permission denied: {target} is not executable by the runner",
+    errno.ENOEXEC: "{target} is not a program this machine can run (no #! line, or built for another system)",
+    errno.ENOTDIR: "a part of the path {target} is not a directory",
+    errno.E2BIG: "the command line is too long for the operating system",
+    errno.ENOMEM: "there was not enough memory to start {target}",
+    errno.EAGAIN: "the system refused to start another process (too many processes)",
+}
+
+
 def _start_error(argv: list[str], cwd: str | None, exc: BaseException) -> str:
-    """A human-readable reason a binary could not start (missing, not executable, bad format, bad cwd)."""
+    """A human sentence saying why a binary could not start (missing, not executable, bad format, bad cwd)."""
     if isinstance(exc, OSError):
-        target = exc.filename if exc.filename is not None else argv[0]
-        where = " (working directory)" if cwd is not None and target == cwd else ""
-        return f"{exc.strerror or exc.__class__.__name__}: {target}{where}"
-    return f"{exc.__class__.__name__}: {exc}"
+        target = str(exc.filename if exc.filename is not None else argv[0])
+        if cwd is not None and target == cwd:
+            return f"the working directory {cwd} does not exist or cannot be entered"
+        known = _START_ERRORS.get(exc.errno or -1)
+        if known:
+            return known.format(target=target)
+        return f"{target} could not be started ({(exc.strerror or exc.__class__.__name__).lower()})"
+    return f"the command could not be started ({exc})"
 
 
-async def _supervise(child: _Child, timeout: float, kill_grace: float) -> bool:
-    """Wait for the tool under the deadline and the grandchild policy; True when it timed out."""
+async def _exited_or_stopped(child: _Child, stop: asyncio.Event | None, timeout: float) -> str:
+    """``"exited"``, ``"stop"`` (a stop request came first) or ``"timeout"``."""
+    if stop is None or child.exited.done():
+        return "exited" if await _wait(child.exited, timeout) else "timeout"
+    stopping: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    exited: asyncio.Future[Any] = child.exited
+    try:
+        await asyncio.wait({exited, stopping}, timeout=max(0.0, timeout), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if child.exited.done():
+        return "exited"
+    return "stop" if stop.is_set() else "timeout"
+
+
+async def _supervise(
+    child: _Child, timeout: float, kill_grace: float, stop: asyncio.Event | None = None
+) -> tuple[str, str | None]:
+    """Wait for the tool under the deadline, a stop request and the grandchild policy: (how it ended, the signal
+    that ended it). How: ``"exited"``, ``"timeout"`` or ``"stop"``."""
     pgid = child.pid
-    timed_out = not await _wait(child.exited, timeout)
-    if timed_out:
+    how = await _exited_or_stopped(child, stop, timeout)
+    signalled: str | None = None
+    if how != "exited":
         _signal_group(pgid, signal.SIGTERM)
+        signalled = "SIGTERM"
         if not await _wait(child.exited, kill_grace):
             _signal_group(pgid, signal.SIGKILL)
+            signalled = "SIGKILL"
             await child.exited
-    if not await _wait(child.eof, 0.0 if timed_out else DRAIN_GRACE):
+    if not await _wait(child.eof, 0.0 if how != "exited" else DRAIN_GRACE):
         _signal_group(pgid, signal.SIGKILL)
         await _wait(child.eof, CLOSE_GRACE)
-    return timed_out
+    return how, signalled
 
 
 async def run_argv(
@@ -167,6 +213,7 @@ async def run_argv(
     redact_patterns: Iterable[str] = (),
     executable_fd: int | None = None,
     run_as: tuple[int, int] | None = None,
+    stop: asyncio.Event | None = None,
 ) -> CallResult:
     """Execute ``argv`` (no shell) and return its sanitized result; never raises for a tool's failure.
 
@@ -177,8 +224,10 @@ async def run_argv(
 
     ``env`` should come from ``bot.fisk.environment.scrub_environment`` and ``secret_values`` from its
     ``removed_values.values()`` so a credential the tool got some other way is still redacted. If the caller
-    is cancelled, the tool's process group is killed before the cancellation propagates.
+    is cancelled, the tool's process group is killed before the cancellation propagates. ``stop`` (default:
+    ``STOP_REQUEST`` of this task) stops the tool with SIGTERM, then SIGKILL after ``kill_grace``.
     """
+    stop = stop if stop is not None else STOP_REQUEST.get()
     secrets = tuple(secret_values)
     patterns = tuple(redact_patterns)
     redactor = build_redactor(secrets, patterns)
@@ -217,14 +266,14 @@ async def run_argv(
         process.wait()
         raise
     try:
-        timed_out = await _supervise(child, timeout, kill_grace)
+        how, signalled = await _supervise(child, timeout, kill_grace, stop)
     except BaseException:
         _signal_group(child.pid, signal.SIGKILL)
         raise
     finally:
         child.close()
     exit_code = child.returncode
-    status: CallStatus = "timed_out" if timed_out else "finished"
+    status: CallStatus = {"timeout": "timed_out", "stop": "cancelled"}.get(how, "finished")  # type: ignore[assignment]
     # Large output is cleaned off the event loop: two capped halves must not stall heartbeats, Slack acks or
     # other calls (issue #11). Redaction is linear, but a megabyte cap still costs tens of milliseconds.
     # Small output (most calls) is cleaned inline: a thread hop would cost more than the cleaning.
@@ -242,4 +291,5 @@ async def run_argv(
         duration_seconds=time.monotonic() - started,
         redactions=sanitized.redactions,
         argv_display=display,
+        stopped_by=signalled if how == "stop" else None,
     )

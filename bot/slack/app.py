@@ -27,13 +27,13 @@ from bot.approvals.store import CallStore
 from bot.listen import start_site
 from bot.slack import client as api
 from bot.slack.access import RateLimiter
+from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, DENY_ACTION
 from bot.slack.intake import COMMAND_ANSWER, Intake, admit
 from bot.slack.intake import REPLAY_WINDOW_SECONDS as REPLAY_WINDOW_SECONDS
 from bot.slack.intake import SIGNATURE_MAX_SKEW_SECONDS as SIGNATURE_MAX_SKEW_SECONDS
 from bot.slack.intake_worker import IntakeWorker
 from bot.slack.interactions import SlackDeps
 from bot.slack.poster import Poster
-from bot.slack.render import APPROVE_ACTION, DENY_ACTION
 from bot.slack.settings import SlackSettings
 from bot.tools.catalog import Catalog
 
@@ -143,6 +143,7 @@ class SlackFrontEnd:
 
         @app.action(APPROVE_ACTION)
         @app.action(DENY_ACTION)
+        @app.action(CANCEL_ACTION)
         async def on_click(ack: Any) -> None:
             await ack()
 

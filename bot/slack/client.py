@@ -205,6 +205,20 @@ async def update(client: AsyncWebClient, channel: str, ts: str, text: str, block
     await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks, parse="none", link_names=False)
 
 
+async def permalink(client: AsyncWebClient, channel: str, ts: str) -> str | None:
+    """chat.getPermalink of a message, or None when Slack will not give one (the link is a convenience: a
+    missing link must not stop the card or the result from being posted). Outages still raise, to be retried."""
+    try:
+        reply = await client.chat_getPermalink(channel=channel, message_ts=ts)
+    except SlackApiError as exc:
+        if is_transient(exc):
+            raise
+        log.warning("chat.getPermalink %s/%s failed: %s", channel, ts, error_code(exc))
+        return None
+    link = reply.get("permalink")
+    return str(link) if link else None
+
+
 async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
     try:
         await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)

@@ -14,22 +14,23 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent import bus
-from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition, NotAuthorized
+from bot.approvals.errors import (
+    AlreadyApproved,
+    AlreadyCancelling,
+    ArgvMismatch,
+    CallNotFound,
+    InvalidTransition,
+    NotAuthorized,
+)
 from bot.approvals.policy import ApprovalPolicy
-from bot.approvals.records import CallRecord
+from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
 from bot.slack import client as api
 from bot.slack import oncall
 from bot.slack.access import RateLimiter, refusal
+from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, parse_button_value, render_card
 from bot.slack.mrkdwn import escape
-from bot.slack.render import (
-    APPROVE_ACTION,
-    parse_button_value,
-    render_approval_card,
-    render_help,
-    render_pending,
-    render_tools,
-)
+from bot.slack.render import render_help, render_pending, render_tools
 from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
 from bot.slack.state import SlackState
 from bot.tools.catalog import Catalog
@@ -221,7 +222,7 @@ def clean_text(text: str, bot_user_id: str) -> str:
 
 
 async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
-    """An Approve/Deny click. Returns what happened (for logs and tests): approved, denied, refused, stale..."""
+    """An Approve/Deny/Cancel click. Returns what happened (for logs and tests): approved, denied, refused, stale..."""
     action = (body.get("actions") or [{}])[0]
     user = (body.get("user") or {}).get("id", "")
     channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id", "")
@@ -247,7 +248,10 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         await tell(f"{mismatch}; nothing was changed.")
         return "refused"
     groups = await api.user_groups(deps.client, deps.state, user, approver_groups(deps.policy))
-    approve = action.get("action_id") == APPROVE_ACTION
+    action_id = action.get("action_id")
+    if action_id == CANCEL_ACTION:
+        return await cancel_click(deps, record, user, groups, tell)
+    approve = action_id == APPROVE_ACTION
     try:
         if approve:
             record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record)
@@ -270,6 +274,33 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "stale"
     await refresh_card(deps, record, channel, card_ts)
     return "approved" if approve else "denied"
+
+
+async def cancel_click(
+    deps: SlackDeps, record: CallRecord, user: str, groups: list[str], tell: Callable[[str], Awaitable[None]]
+) -> str:
+    """Cancel on a card: the requester or anyone who may approve the call may stop it. What the user is told
+    is what the lifecycle script decided, so a click racing the call's end never claims a stop that did not
+    happen."""
+    try:
+        updated = await deps.store.request_cancel(record.id, user, groups, deps.policy)
+    except NotAuthorized as exc:
+        await tell(f"You may not cancel this call: {exc.reason}. Only its requester and its approvers may.")
+        return "refused"
+    except AlreadyCancelling as exc:
+        await tell(f"<@{escape(exc.user)}> has already asked to stop this call; the runner is stopping it.")
+        return "already"
+    except InvalidTransition as exc:
+        await refresh_card(deps, await deps.store.get(record.id))
+        await tell(f"This call had already ended ({exc.current_state.replace('_', ' ')}) before your cancel;"
+                   " nothing was stopped.")
+        return "stale"
+    await refresh_card(deps, updated)
+    if updated.state == CallState.cancelled:
+        return "cancelled"
+    await tell("Stopping the call: its runner sends SIGTERM, then SIGKILL if it does not stop. The card shows how"
+               " it ended.")
+    return "stopping"
 
 
 def foreign_click(record: CallRecord, channel: str, card_ts: str, thread_ts: str | None) -> str | None:
@@ -297,6 +328,6 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
     ts = record.meta.get("slack_ts") or ts
     if not channel or not ts:
         return False
-    text, blocks = render_approval_card(record, deps.policy, mention=deps.settings.mention_approvers)
+    text, blocks = render_card(record, deps.policy, mention=deps.settings.mention_approvers)
     await api.update(deps.client, channel, ts, text, blocks)
     return True

@@ -1,7 +1,9 @@
-"""The poster: consumes the agent's outbox and the approvals' completions streams (consumer group ``slack``)
-and posts to Slack. An entry is acknowledged only after Slack accepted what it asked for; while Slack is down
-or rate-limits us the entry is retried with backoff (in order), and entries left pending by a crash -- ours or
-another replica's -- are read again, so no card, answer or result is lost. Per-call progress is kept on the
+"""The poster: consumes the agent's outbox and the approvals' completions and progress streams (consumer group
+``slack``) and posts to Slack: one live card per call, updated in place at every transition, and one result
+(or note) per finished call, the two linked to each other. An entry is acknowledged only after Slack accepted
+what it asked for; while Slack is down or rate-limits us the entry is retried with backoff (in order), and
+entries left pending by a crash -- ours or another replica's -- are read again, so no card, answer or result
+is lost. Per-call progress is kept on the
 call record (``slack_ts`` of the card, ``slack_result_ts``) so a re-delivered entry does not post twice.
 
 Entries of different threads are handled in parallel (``slack.post_concurrency`` at once per replica); the
@@ -30,8 +32,9 @@ from bot.approvals.errors import CallNotFound
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack import threads
+from bot.slack.cards import render_card, render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, refresh_card
-from bot.slack.render import render_approval_card, render_decision_note, render_reply, render_result
+from bot.slack.render import render_reply
 from bot.slack.settings import parse_conversation
 from bot.streams import text as _text
 
@@ -39,7 +42,7 @@ log = logging.getLogger(__name__)
 
 GROUP = "slack"
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
-                  CallState.refused}
+                  CallState.refused, CallState.cancelled}
 _NOTE_STATES = {CallState.denied, CallState.expired}
 
 
@@ -58,12 +61,15 @@ class Poster:
         self._tails: dict[str, asyncio.Task[None]] = {}  # conversation -> its last scheduled entry
         self._inflight: set[asyncio.Task[None]] = set()
         self._inflight_ids: set[tuple[str, str]] = set()
+        keys = deps.store.keys
+        self._completions = {keys.completions_stream(s) for s in keys.all_shards()}
 
     # ---------------------------------------------------------------- loops
 
     def streams(self) -> list[str]:
         keys = self.deps.store.keys
-        return [bus.OUTBOX, *(keys.completions_stream(s) for s in keys.all_shards())]
+        return [bus.OUTBOX, *(keys.completions_stream(s) for s in keys.all_shards()),
+                *(keys.progress_stream(s) for s in keys.all_shards())]
 
     async def run(self, stop_event: asyncio.Event) -> None:
         tasks = [asyncio.create_task(self._loop(stream, stop_event)) for stream in self.streams()]
@@ -182,7 +188,9 @@ class Poster:
             else:
                 await self.handle(event, retry=retry)
         elif fields.get("call_id"):
-            await self.handle_completion(fields["call_id"], retry=retry)
+            # only the completions stream posts results: a progress event read late (the call has ended since)
+            # must not race it into posting the same result twice
+            await self.handle_completion(fields["call_id"], retry=retry, final=stream in self._completions)
 
     # ---------------------------------------------------------------- events
 
@@ -203,18 +211,48 @@ class Poster:
         elif event.kind == "file":
             await threads.upload_file(self.deps, event)
 
-    async def handle_completion(self, call_id: str, *, retry: bool = False) -> None:
+    async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True) -> None:
+        """A call moved (progress: approved, running, stop requested) or ended (completions): post its result
+        or note once, then bring its card up to date."""
         try:
             record = await self.deps.store.get(call_id)
         except CallNotFound:
             return
         if parse_conversation(record.conversation) is None:
             return  # another front end's call
+        if final and record.terminal and not record.meta.get("slack_result_ts"):
+            await self._link_card(record)
+            record = await self.deps.store.get(call_id)
+            if record.state in _RESULT_STATES and record.started_at is not None:
+                await self.post_result(record, retry=retry)
+            elif record.state in _RESULT_STATES or record.state in _NOTE_STATES:
+                await self.post_note(record, retry=retry)
+            record = await self.deps.store.get(call_id)
+        await self.show_latest(record)
+
+    async def show_latest(self, record: CallRecord) -> None:
+        """Update the card; if the call moved on while we did (a progress and a completion event handled at
+        once), update it again, so an older state can never be the last one shown."""
         await refresh_card(self.deps, record)
-        if record.state in _RESULT_STATES:
-            await self.post_result(record, retry=retry)
-        elif record.state in _NOTE_STATES:
-            await self.post_note(record, retry=retry)
+        latest = await self.deps.store.get(record.id)
+        if latest.state != record.state or latest.meta != record.meta or latest.cancel != record.cancel:
+            await refresh_card(self.deps, latest)
+
+    async def _link_card(self, record: CallRecord) -> None:
+        """Remember the card's permalink (chat.getPermalink) so the result can link to it."""
+        channel, ts = record.meta.get("slack_channel"), record.meta.get("slack_ts")
+        if channel and ts and not record.meta.get("slack_card_link"):
+            link = await api.permalink(self.deps.client, channel, ts)
+            if link:
+                await self.deps.store.set_meta(record.id, slack_card_link=link)
+
+    async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> None:
+        where = parse_conversation(record.conversation)
+        link = await api.permalink(self.deps.client, where[0], str(posted["ts"])) if where else None
+        meta = {"slack_result_ts": str(posted["ts"])}
+        if link:
+            meta["slack_result_link"] = link
+        await self.deps.store.set_meta(record.id, **meta)
 
     async def _post_once(self, where: tuple[str, str], text: str, blocks: list[dict[str, Any]], key: str,
                          retry: bool) -> dict[str, Any]:
@@ -242,7 +280,7 @@ class Poster:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_ts") or record.state == CallState.rejected:
             return
-        text, blocks = render_approval_card(record, self.deps.policy, mention=self.deps.settings.mention_approvers)
+        text, blocks = render_card(record, self.deps.policy, mention=self.deps.settings.mention_approvers)
         posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
@@ -263,7 +301,7 @@ class Poster:
             )  # fmt: skip
             await self.deps.store.set_meta(record.id, slack_file="1")
         posted = await self._post_once(where, text, blocks, f"result:{record.id}", retry)
-        await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
+        await self._link_result(record, posted)
 
     async def post_note(self, record: CallRecord, *, retry: bool = False) -> None:
         where = parse_conversation(record.conversation)
@@ -271,7 +309,7 @@ class Poster:
             return
         text, blocks = render_decision_note(record)
         posted = await self._post_once(where, text, blocks, f"note:{record.id}", retry)
-        await self.deps.store.set_meta(record.id, slack_result_ts=str(posted["ts"]))
+        await self._link_result(record, posted)
 
     async def working(self, conversation: str, on: bool) -> None:
         if not self.deps.settings.working_reaction:

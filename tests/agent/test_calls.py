@@ -58,8 +58,8 @@ async def test_three_parallel_calls_one_denied_one_expired(
     results = harness.tool_results(fake.message_requests[1])
     assert [r["tool_use_id"] for r in results] == ["toolu_1", "toolu_2", "toolu_3"]
     assert results[0]["content"].startswith("exit code: 0") and "is_error" not in results[0]
-    assert "denied by U2: not now" in results[1]["content"] and "is_error" not in results[1]
-    assert results[1]["content"] == REFUSED.format(how="denied by U2: not now")
+    assert "denied by U2" in results[1]["content"] and "is_error" not in results[1]
+    assert results[1]["content"] == REFUSED.format(how="denied by U2") + " Their reason, in their words: not now"
     assert "Do not retry it" in results[1]["content"] and "work around" in results[1]["content"]
     assert "nobody approved it before the approval expired" in results[2]["content"]
     assert "is_error" not in results[2]

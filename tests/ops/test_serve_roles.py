@@ -158,8 +158,9 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
             roles["slack"] = Role("slack", config, env, logs).start()
             thread_ts = record["conversation"].split(":")[-1]
 
-            def posted(text: str) -> list[Any]:
-                return [m for m in slack.thread(CHANNEL, thread_ts) if text in json.dumps(m)]
+            def posted(text: str) -> list[Any]:  # the thread's messages but the call's card, which is updated
+                return [m for m in slack.thread(CHANNEL, thread_ts)
+                        if text in json.dumps(m) and m["ts"] != meta["slack_ts"]]
 
             wait_until(lambda: posted("web is up."), what="final answer in the thread")
             wait_until(lambda: posted("exit code 0"), what="result in the thread")

@@ -68,7 +68,7 @@ async def test_authorized_click_approves_and_updates_card(harness: Harness, post
     assert status == 200
     await wait_for(lambda: harness.slack.calls_to("chat.update"))
     assert (await harness.store.get(record.id)).state == CallState.approved
-    assert buttons(harness, record) == []
+    assert [b["action_id"] for b in buttons(harness, record)] == ["fisk_cancel"]  # approved, not started
     assert "Approved by <@UAPPROVER>" in card_text(harness, record)
 
 

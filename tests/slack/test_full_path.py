@@ -62,10 +62,14 @@ async def test_command_to_card_to_click_to_result_to_answer(
             final = await harness.store.get(record.id)
             assert final.state == CallState.finished
             thread = harness.slack.thread(CHANNEL, thread_ts)
-            texts = [json.dumps(m.get("blocks") or m.get("text")) for m in thread]
+            texts = [json.dumps(m.get("blocks") or m.get("text")) for m in thread if m["ts"] != final.meta["slack_ts"]]
             result = [t for t in texts if "exit code 0" in t]
             assert len(result) == 1 and "status" in result[0]  # the echoed argv is the output
-            assert "Approved by <@UAPPROVER>" in json.dumps(harness.slack.message(CHANNEL, final.meta["slack_ts"]))
+            card = json.dumps(harness.slack.message(CHANNEL, final.meta["slack_ts"]))
+            assert "Approved by <@UAPPROVER>" in card and "Finished: exit code 0" in card and "Expires" not in card
+            assert f"<{final.meta['slack_result_link']}|result>" in card  # the card links to its result...
+            assert f"<{final.meta['slack_card_link']}|card>" in result[0]  # ...and the result to its card
+            assert f"call `{final.id}`" in result[0] and "service status" in result[0]
             reply = answer()[-1]["blocks"][0]["text"]["text"]  # type: ignore[index]
             assert reply == "*web* is _running_ on &lt;!channel&gt;-free hosts."
         finally:

@@ -261,6 +261,19 @@ class FakeSlack(LoopbackServer):
             message["edited"] = {"user": BOT_USER_ID, "ts": self._next_ts()}
         return {"ok": True, "channel": channel, "ts": ts, "text": message["text"], "message": dict(message)}
 
+    def _api_chat_getPermalink(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Like Slack: ``https://<team>.slack.com/archives/<channel>/p<ts without the dot>``, with
+        ``thread_ts`` and ``cid`` for a reply in a thread; ``message_not_found`` for an unknown message."""
+        channel, ts = str(p.get("channel", "")), str(p.get("message_ts", ""))
+        with self._lock:
+            message = self.messages.get((channel, ts))
+        if message is None:
+            return {"ok": False, "error": "message_not_found"}
+        link = f"https://{TEAM}.slack.com/archives/{channel}/p{ts.replace('.', '')}"
+        if message.get("thread_ts") and message["thread_ts"] != ts:
+            link += f"?thread_ts={message['thread_ts']}&cid={channel}"
+        return {"ok": True, "channel": channel, "permalink": link}
+
     def _api_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "message_ts": self._next_ts()}
 

@@ -1,0 +1,235 @@
+"""The live card of one call and its result message: pure functions from a record to ``(text, blocks)``.
+
+One card per call, posted when the call is proposed and updated in place (chat.update) at every transition:
+awaiting (who may approve, expiry, Approve / Deny) -> approved (by whom) -> running (since when, on which runner,
+Cancel) -> how it ended, in a human sentence (``bot.approvals.describe``). The result message names the tool,
+a short command line, the call id and the approver, and links back to the card; the card links to the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from bot.approvals.describe import approval_line, state_sentence
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallRecord, CallState
+from bot.fisk.digest import short
+from bot.sanitize import display_command_line
+from bot.slack.mrkdwn import CHUNK, code_block, escape, hard_split
+from bot.slack.render import (
+    MAX_BLOCKS,
+    Blocks,
+    Message,
+    context,
+    mention_user,
+    section,
+    slack_date,
+    text_obj,
+)
+
+APPROVE_ACTION = "fisk_approve"
+DENY_ACTION = "fisk_deny"
+CANCEL_ACTION = "fisk_cancel"
+RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attached as a snippet
+SHORT_COMMAND_CHARS = 80
+
+_ICON = {
+    CallState.awaiting_approval: ":raising_hand:",
+    CallState.approved: ":white_check_mark:",
+    CallState.auto_approved: ":white_check_mark:",
+    CallState.running: ":gear:",
+    CallState.finished: ":white_check_mark:",
+    CallState.timed_out: ":alarm_clock:",
+    CallState.failed_to_start: ":x:",
+    CallState.interrupted: ":question:",
+    CallState.cancelled: ":octagonal_sign:",
+    CallState.denied: ":no_entry:",
+    CallState.expired: ":hourglass:",
+    CallState.rejected: ":x:",
+    CallState.refused: ":lock:",
+}
+_LABEL = {
+    CallState.awaiting_approval: "Awaiting approval",
+    CallState.auto_approved: "Approved",
+    CallState.failed_to_start: "Failed to start",
+    CallState.timed_out: "Timed out",
+    CallState.refused: "Refused by the runner",
+}
+
+
+def state_label(state: CallState) -> str:
+    return _LABEL.get(state, state.value.replace("_", " ").capitalize())
+
+
+def icon(record: CallRecord) -> str:
+    code = (record.result or {}).get("exit_code")
+    if record.state == CallState.finished and code != 0:
+        return ":warning:"
+    return _ICON.get(record.state, ":grey_question:")
+
+
+def _mention_group(group: str, mention: bool) -> str:
+    return f"<!subteam^{escape(group)}>" if mention else f"`{escape(group)}`"
+
+
+def who_may_approve(record: CallRecord, policy: ApprovalPolicy, mention: bool = True) -> str:
+    sets = []
+    if not policy.approvers.empty:
+        sets.append(policy.approvers)
+    sets += [policy.per_tag[t] for t in record.tool_tags if t in policy.per_tag]
+    parts = []
+    for approver_set in sets:
+        names = [mention_user(u, mention) for u in approver_set.users]
+        names += [_mention_group(g, mention) for g in approver_set.groups]
+        parts.append(", ".join(names))
+    text = " *and* ".join(f"({p})" if len(sets) > 1 else p for p in parts) or "any workspace member"
+    if record.approvals_needed > 1:
+        text += f" · {record.approvals_needed} different people must approve"
+    if policy.forbid_self_approval:
+        text += " · not the requester"
+    return text
+
+
+def button_value(record: CallRecord) -> str:
+    """Binds a click to this call AND this exact argv: a stale or forged card cannot approve anything else."""
+    return json.dumps({"call": record.id, "argv": record.argv_hash}, separators=(",", ":"))
+
+
+def parse_button_value(value: str) -> tuple[str, str]:
+    """The call id and argv hash a button is bound to; ValueError unless both are there (a click must name
+    the exact command line it approves)."""
+    data = json.loads(value)
+    call_id, argv_hash = str(data["call"]), str(data["argv"])
+    if not call_id or len(argv_hash) != 64:
+        raise ValueError("button value without a call id and an argv hash")
+    return call_id, argv_hash
+
+
+def _command_blocks(argv: Sequence[str], budget: int) -> tuple[Blocks, bool]:
+    """The command line (secrets redacted, nothing else changed), split across as many sections as needed;
+    (blocks, shown in full)."""
+    text, revealed = display_command_line(argv)  # secrets as fingerprinted markers, invisibles escaped
+    chunks = hard_split(escape(text), CHUNK - 10)
+    note = [context(":warning: The command contains invisible or control characters, shown as escapes"
+                    " (\\n, \\x1b, \\u202e, \\u3164...). Check them before approving.")] if revealed else []
+    if len(chunks) + len(note) > budget:
+        return [section(code_block(c)) for c in chunks[: budget - 1 - len(note)]] + note, False
+    return [section(code_block(c)) for c in chunks] + note, True
+
+
+def status_text(record: CallRecord) -> str:
+    """The card's status section: icon, state, who approved, and the state's human sentence."""
+    approved = approval_line(record, mention_user, slack_date, escape)
+    head = f"{icon(record)} *{state_label(record.state)}*" + (f" · {approved}" if approved else "")
+    return head + "\n" + state_sentence(record, mention_user, slack_date, escape)
+
+
+def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = True) -> Message:
+    """The live card of one call. Who may approve and the expiry are shown only while it awaits approval (a
+    finished card has no "Expires"); Approve / Deny while it awaits, Cancel while it is approved or running."""
+    awaiting = record.state == CallState.awaiting_approval
+    title = ":raising_hand: *Approval needed*" if awaiting else "*Tool call*"
+    blocks: Blocks = [section(f"{title} · requested by {mention_user(record.requester)}")]
+    fields = [text_obj(f"*Tool*\n`{escape(record.tool)}`"),
+              text_obj(f"*Why approval is needed*\n{escape(record.trigger or 'policy')}")]
+    if awaiting:
+        fields += [text_obj(f"*Who may approve*\n{who_may_approve(record, policy, mention)}"),
+                   text_obj(f"*Expires*\n{slack_date(record.expires_at)}")]
+    blocks.append({"type": "section", "fields": fields})
+    command, complete = _command_blocks(record.argv, MAX_BLOCKS - 7)
+    blocks.append(section("*Command*"))
+    blocks += command
+    if not complete:
+        blocks.append(section(":warning: The command line is too long to show in full, so it cannot be approved here."))
+    blocks.append(section(status_text(record)))
+    buttons = _buttons(record, complete)
+    if buttons:
+        blocks.append({"type": "actions", "block_id": f"fisk_call:{record.id}"[:255], "elements": buttons})
+    link = record.meta.get("slack_result_link")
+    tail = f"call `{escape(record.id)}` · binary sha256 `{short(record.binary_digest)}`"
+    tail += f" · <{link}|result>" if link else ""
+    blocks.append(context(tail))
+    text = f"{state_label(record.state)}: {escape(record.tool)}"
+    return text, blocks
+
+
+def _buttons(record: CallRecord, complete: bool) -> list[dict[str, Any]]:
+    if record.state == CallState.awaiting_approval:
+        approve = [_button("Approve", APPROVE_ACTION, record, "primary")] if complete else []
+        return [*approve, _button("Deny", DENY_ACTION, record, "danger")]
+    if record.state in (CallState.approved, CallState.auto_approved) or (
+        record.state == CallState.running and record.cancel is None
+    ):
+        return [_button("Cancel", CANCEL_ACTION, record, "danger")]
+    return []
+
+
+def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str, Any]:
+    return {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label},
+        "action_id": action,
+        "style": style,
+        "value": button_value(record),
+    }
+
+
+def short_command(record: CallRecord) -> str:
+    """The command line for a result's title: the runner's redacted argv when it has one, the program's base
+    name, invisible characters revealed, cut at ``SHORT_COMMAND_CHARS``."""
+    argv = list((record.result or {}).get("argv_display") or record.argv)
+    if argv:
+        argv[0] = os.path.basename(argv[0])
+    text, _ = display_command_line(argv)
+    return text if len(text) <= SHORT_COMMAND_CHARS else text[: SHORT_COMMAND_CHARS - 1] + "…"
+
+
+def about_line(record: CallRecord) -> str:
+    """Which call a thread message is about: command, id, approver, link to its card."""
+    parts = [f"`{escape(short_command(record))}`", f"call `{escape(record.id)}`"]
+    approved = approval_line(record, mention_user, slack_date, escape)
+    if approved:
+        parts.append(approved)
+    link = record.meta.get("slack_card_link")
+    if link:
+        parts.append(f"<{link}|card>")
+    return " · ".join(parts)
+
+
+def render_decision_note(record: CallRecord) -> Message:
+    """The short thread note for a call closed without running (denied, expired, cancelled before start)."""
+    sentence = state_sentence(record, mention_user, slack_date, escape)
+    text = f"{icon(record)} `{escape(record.tool)}`: {sentence}"
+    return text, [section(text), context(about_line(record))]
+
+
+def render_result(record: CallRecord) -> tuple[str, Blocks, bool]:
+    """The thread reply for an executed call: (text, blocks, whether the full output must be attached)."""
+    result = record.result or {}
+    head = f"{icon(record)} `{escape(record.tool)}` {state_label(record.state).lower()}"
+    details = []
+    if result.get("exit_code") is not None or record.state == CallState.finished:
+        details.append(f"exit code {result.get('exit_code')}")
+    details.append(f"{float(result.get('duration_seconds') or 0):.1f}s")
+    if result.get("truncated"):
+        details.append(f"output capped ({int(result.get('total_bytes') or 0):,} bytes written)")
+    if result.get("redactions"):
+        details.append(f"{int(result['redactions'])} secret(s) redacted")
+    blocks: Blocks = [section(head + " · " + " · ".join(details)), context(about_line(record))]
+    if record.state != CallState.finished:
+        blocks.append(section(state_sentence(record, mention_user, slack_date, escape)))
+    output = escape(str(result.get("output") or ""))
+    attach = len(output) > RESULT_VISIBLE_CHARS
+    if attach:
+        output = output[: 2 * CHUNK].rsplit("\n", 1)[0]
+    if output.strip():
+        for chunk in hard_split(output, CHUNK - 10):
+            blocks.append(section(code_block(chunk)))
+    elif record.state in (CallState.finished, CallState.timed_out, CallState.cancelled):
+        blocks.append(context("(no output)"))
+    if attach:
+        blocks.append(context("Output cut here; the full output is attached below as a snippet."))
+    return head, blocks, attach

@@ -1,0 +1,86 @@
+"""Every card state rendered from records the real store produced: a human sentence per state, no "Expires"
+once decided, the right buttons, and results that say which call they belong to."""
+
+from __future__ import annotations
+
+import json
+
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallRecord, CallState, Proposal
+from bot.approvals.store import CallStore
+from bot.slack.cards import render_card, render_decision_note, render_result
+from tests.slack.conftest import CHANNEL
+
+CONV = f"slack:{CHANNEL}:1700.000001"
+POLICY = ApprovalPolicy(approvers={"users": ["UAPP"]})
+
+
+async def _running(store: CallStore) -> CallRecord:
+    (record,) = await store.propose(CONV, [Proposal(tool="service_logs", app="opsctl", arguments="{}",
+                                                    argv=["/usr/local/bin/opsctl", "logs", "web"])], POLICY, "UREQ")
+    await store.approve(record.id, "UAPP", [], POLICY)
+    claimed = await store.claim(record.id, "runner-a")
+    assert claimed is not None
+    return claimed
+
+
+def _text(message: tuple[str, list[dict[str, object]]]) -> str:
+    return json.dumps(message[1])
+
+
+async def test_awaiting_card_shows_expiry_and_decided_cards_do_not(store: CallStore) -> None:
+    (record,) = await store.propose(CONV, [Proposal(tool="t", app="a", arguments="{}", argv=["a"])], POLICY, "UREQ")
+    assert "Expires" in _text(render_card(record, POLICY)) and "Who may approve" in _text(render_card(record, POLICY))
+    approved = await store.approve(record.id, "UAPP", [], POLICY)
+    text = _text(render_card(approved, POLICY))
+    assert "Expires" not in text and "Approved by <@UAPP>" in text and "Waiting for a runner" in text
+
+
+async def test_running_card_says_since_when_where_and_offers_cancel(store: CallStore) -> None:
+    record = await _running(store)
+    _, blocks = render_card(record, POLICY)
+    text = json.dumps(blocks)
+    assert "Running since <!date^" in text and "runner-a" in text
+    assert [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]] == ["fisk_cancel"]
+
+
+async def test_each_end_has_a_human_sentence(store: CallStore) -> None:
+    cases = {
+        "finished": ({"status": "finished", "exit_code": 0, "duration_seconds": 2.0},
+                     "Finished: exit code 0 after 2.0s"),
+        "failed": ({"status": "finished", "exit_code": 3},
+                   "Finished with exit code 3 (the command reported a failure)"),
+        "timed_out": ({"status": "timed_out", "exit_code": -15, "duration_seconds": 60}, "Timed out after 60.0s"),
+        "failed_to_start": ({"status": "failed_to_start", "error": "the program opsctl was not found"},
+                            "Could not start: the program opsctl was not found. Nothing ran."),
+    }
+    for _name, (result, sentence) in cases.items():
+        record = await _running(store)
+        ended = await store.finish(record.id, "runner-a", result)
+        card = _text(render_card(ended, POLICY))
+        assert sentence in card and "Expires" not in card and "fisk_cancel" not in card
+    record = await _running(store)
+    interrupted = await store.mark_interrupted(record.id, "heartbeat of runner runner-a stopped")
+    assert "Interrupted: outcome unknown, check by hand" in _text(render_card(interrupted, POLICY))
+    _text_, blocks, _attach = render_result(interrupted)
+    assert "outcome unknown, check by hand" in json.dumps(blocks)
+
+
+async def test_result_names_tool_short_command_call_and_approver(store: CallStore) -> None:
+    record = await _running(store)
+    ended = await store.finish(record.id, "runner-a", {"status": "finished", "exit_code": 0, "output": "x",
+                                                        "argv_display": ["/usr/local/bin/opsctl", "logs", "web"]})
+    await store.set_meta(record.id, slack_card_link="https://t.slack.com/archives/C/p1")
+    _text_, blocks, _attach = render_result(await store.get(ended.id))
+    text = json.dumps(blocks)
+    assert "`service_logs` finished" in text and "`opsctl logs web`" in text and f"call `{record.id}`" in text
+    assert "Approved by <@UAPP>" in text and "<https://t.slack.com/archives/C/p1|card>" in text
+
+
+async def test_denied_note_quotes_the_reason(store: CallStore) -> None:
+    (record,) = await store.propose(CONV, [Proposal(tool="t", app="a", arguments="{}", argv=["a"])], POLICY, "UREQ")
+    denied = await store.deny(record.id, "UAPP", [], POLICY, reason="not during the <!channel> freeze")
+    assert denied.state is CallState.denied
+    text = json.dumps(render_decision_note(denied)[1]) + _text(render_card(denied, POLICY))
+    assert "Denied by <@UAPP>" in text and "not during the &lt;!channel&gt; freeze" in text
+    assert "<!channel>" not in text

@@ -1,0 +1,137 @@
+"""One live card per call, driven through the real bolt app, a real runner and a real long-running subprocess:
+every state the card goes through is read back from the recorded chat.postMessage / chat.update calls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.agent import bus
+from bot.approvals.records import CallRecord, CallState
+from bot.approvals.store import CallStore
+from bot.approvals.worker import RunnerWorker
+from bot.fisk.environment import scrub_environment
+from bot.runner import run_argv
+from tests.slack.conftest import CHANNEL, Harness, wait_for
+from tests.support.fisk_app import make_script
+
+CONV = f"slack:{CHANNEL}:1700.000001"
+Start = Callable[[], Awaitable[None]]
+
+
+def card_states(harness: Harness, card_ts: str) -> list[str]:
+    """The status section of the card after its post and after every update, in order."""
+    states = []
+    for call in harness.slack.calls:
+        if call.method in ("chat.postMessage", "chat.update") and call.status == 200 and call.response.get("ok"):
+            if call.response.get("ts") != card_ts:
+                continue
+            blocks = call.params["blocks"]
+            blocks = json.loads(blocks) if isinstance(blocks, str) else blocks
+            status = [b["text"]["text"] for b in blocks if b.get("text", {}).get("text", "").startswith(":")]
+            states.append(status[-1] if status else "")
+    return states
+
+
+def actions(blocks: list[dict[str, Any]]) -> list[str]:
+    return [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]
+
+
+@pytest.fixture
+async def runner(harness: Harness, tmp_path: Path) -> AsyncIterator[Path]:
+    """A real runner whose executor runs a script that prints, then sleeps for two minutes."""
+    script = make_script(tmp_path, "long", "import time\nprint('tailing logs', flush=True)\ntime.sleep(120)\n")
+
+    async def execute(record: CallRecord) -> dict[str, Any]:
+        result = await run_argv(record.argv, env=scrub_environment().env, cwd=None, timeout=300, kill_grace=5)
+        return result.model_dump(mode="json")
+
+    worker = RunnerWorker(harness.redis, CallStore(harness.redis), execute, runner_id="runner-7",
+                          heartbeat_interval=0.1, stale_after=3.0, block_seconds=0.05, sweep=False, grace_period=1)
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop))
+    yield script
+    stop.set()
+    await asyncio.wait_for(task, 15)
+
+
+async def _card(harness: Harness, poster: Start, script: Path, requester: str = "UREQ") -> CallRecord:
+    record = await harness.propose(CONV, [str(script), "logs", "--follow", "web"], requester=requester)
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
+    await poster()
+
+    async def posted() -> CallRecord | None:
+        current = await harness.store.get(record.id)
+        return current if current.meta.get("slack_ts") else None
+
+    return await wait_for(posted)
+
+
+async def _state(harness: Harness, call_id: str, state: CallState) -> bool:
+    return (await harness.store.get(call_id)).state is state
+
+
+async def test_long_running_call_cancelled_from_its_card(harness: Harness, poster: Start, runner: Path) -> None:
+    record = await _card(harness, poster, runner)
+    card_ts = record.meta["slack_ts"]
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await wait_for(lambda: _state(harness, record.id, CallState.running))
+
+    def running_card() -> dict[str, Any] | None:
+        message = harness.slack.message(CHANNEL, card_ts)
+        return message if "Running since" in json.dumps(message["blocks"]) else None
+
+    message = await wait_for(running_card)
+    assert actions(message["blocks"]) == ["fisk_cancel"]
+    assert "runner-7" in json.dumps(message["blocks"]) and "Expires" not in json.dumps(message["blocks"])
+
+    await harness.click(await harness.store.get(record.id), "fisk_cancel", "UREQ")  # the requester may cancel
+    await wait_for(lambda: _state(harness, record.id, CallState.cancelled), timeout=15)
+    final = await harness.store.get(record.id)
+    assert final.cancel is not None and final.cancel.actor == "UREQ"
+    assert final.result is not None and final.result["stopped_by"] == "SIGTERM"
+
+    async def linked() -> bool:
+        return "slack_result_link" in (await harness.store.get(record.id)).meta and \
+            "|result>" in json.dumps(harness.slack.message(CHANNEL, card_ts))
+
+    await wait_for(linked)
+    states = card_states(harness, card_ts)
+    firsts = [s.split("\n")[0].split(" · ")[0] for s in states]
+    compact = [f for i, f in enumerate(firsts) if i == 0 or f != firsts[i - 1]]
+    assert compact == [":raising_hand: *Awaiting approval*", ":white_check_mark: *Approved*", ":gear: *Running*",
+                       ":octagonal_sign: *Cancelled*"]
+    assert any("Stop requested by <@UREQ>" in s for s in states)
+    assert "Cancelled by <@UREQ>" in states[-1] and "stopped with SIGTERM" in states[-1]
+    card = harness.slack.message(CHANNEL, card_ts)
+    assert actions(card["blocks"]) == []
+    results = [m for m in harness.slack.thread(CHANNEL, "1700.000001") if m["ts"] != card_ts]
+    (result,) = results
+    text = json.dumps(result["blocks"])
+    assert "`opsctl` cancelled" not in text and "cancelled" in result["text"]
+    assert "`long logs --follow web`" in text and f"call `{record.id}`" in text
+    assert "Approved by <@UAPPROVER>" in text and f"<{final.meta['slack_card_link']}|card>" in text
+    assert "tailing logs" in text
+
+
+async def test_cancel_refused_to_a_stranger_and_after_the_end(harness: Harness, poster: Start,
+                                                             runner: Path) -> None:
+    record = await _card(harness, poster, runner)
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await wait_for(lambda: _state(harness, record.id, CallState.running))
+    await harness.click(record, "fisk_cancel", "USTRANGER")
+    refusal = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
+                                      if c.params["user"] == "USTRANGER"])
+    assert "may not cancel" in refusal[0].params["text"]
+    assert (await harness.store.get(record.id)).state is CallState.running
+    await harness.click(record, "fisk_cancel", "UAPPROVER")  # an approver may
+    await wait_for(lambda: _state(harness, record.id, CallState.cancelled), timeout=15)
+    await harness.click(record, "fisk_cancel", "UREQ")
+    late = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
+                                   if c.params["user"] == "UREQ"])
+    assert "already ended (cancelled)" in late[0].params["text"]
