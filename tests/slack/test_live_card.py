@@ -101,6 +101,7 @@ async def test_long_running_call_cancelled_from_its_card(harness: Harness, poste
             "|result>" in json.dumps(harness.slack.message(CHANNEL, card_ts))
 
     await wait_for(linked)
+    final = await harness.store.get(record.id)
     states = card_states(harness, card_ts)
     firsts = [s.split("\n")[0].split(" · ")[0] for s in states]
     compact = [f for i, f in enumerate(firsts) if i == 0 or f != firsts[i - 1]]
