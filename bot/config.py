@@ -7,6 +7,7 @@ configuration file can be committed and shared. Every error names the file, the 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
+from bot.config_env import deep_merge, environment_overrides, variable_for
 from bot.config_keys import unknown_key_hint
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
@@ -148,27 +150,34 @@ class Secrets(BaseSettings):
     redis_url: str | None = None
 
 
-def _format_validation(path: str, exc: ValidationError) -> str:
+def _format_validation(path: str, exc: ValidationError, overrides: Mapping[str, Any] | None = None) -> str:
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "<root>"
+        variable = variable_for(err["loc"], overrides or {})
+        where = f"environment {variable}" if variable else path
         if err["type"] == "extra_forbidden":
             hint = unknown_key_hint(Config, err["loc"])
-            lines.append(f"{path}: {key}: unknown key" + (f"; {hint}" if hint else ""))
+            lines.append(f"{where}: {key}: unknown key" + (f"; {hint}" if hint else ""))
         else:
-            lines.append(f"{path}: {key}: {err['msg']}")
+            lines.append(f"{where}: {key}: {err['msg']}")
     return "\n".join(lines)
 
 
 def parse_config(data: Any, source: str = "<config>") -> Config:
+    """Validate the file's settings with every ``FISK_CHATOPS__...`` environment override laid on top."""
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: <root>: expected a mapping of settings, got {type(data).__name__}")
     try:
-        config = Config.model_validate(data)
+        overrides = environment_overrides(Config)
+    except ValueError as exc:  # a variable naming no key, or a JSON value that does not parse
+        raise ConfigError(str(exc)) from None
+    try:
+        config = Config.model_validate(deep_merge(data, overrides))
     except ValidationError as exc:
-        raise ConfigError(_format_validation(source, exc)) from None
+        raise ConfigError(_format_validation(source, exc, overrides)) from None
     config.source = source
     return config
 

@@ -7,10 +7,13 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, get_origin
 
 import pytest
+from pydantic import BaseModel
 
-from bot.config import ConfigError, load_config
+from bot.config import Config, ConfigError, load_config
+from bot.config_env import environment_overrides
 from bot.wiring import load_catalog
 from tests.support.fisk_app import make_script
 
@@ -140,3 +143,67 @@ def test_application_env_cannot_hand_a_credential_back(tmp_path: Path) -> None:
     path = write(tmp_path, "applications:\n  - binary: /x\n    env: {SLACK_BOT_TOKEN: xoxb-1, REGION: eu}\n")
     with pytest.raises(ConfigError, match=r"applications\.0\.env: .*SLACK_BOT_TOKEN is one of the bot's credential"):
         load_config(path)
+
+
+def leaf_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
+    """Every key of the settings tree (walking into nested sections; lists and mappings are leaves), with a
+    value of its shape as an environment variable would give it."""
+    paths = {}
+    for name, field in model.model_fields.items():
+        if field.exclude:
+            continue
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            paths.update(leaf_paths(annotation, (*prefix, name)))
+        else:
+            origin = get_origin(annotation)
+            paths[(*prefix, name)] = "[]" if origin is list else "{}" if origin is dict else "x"
+    return paths
+
+
+def test_every_key_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    paths = leaf_paths(Config)
+    assert ("slack", "mode") in paths and ("agent", "max_tokens") in paths and ("applications",) in paths
+    for path, text in paths.items():
+        monkeypatch.setenv("FISK_CHATOPS__" + "__".join(p.upper() for p in path), text)
+    overrides = environment_overrides(Config)
+    for path, text in paths.items():
+        value: Any = overrides
+        for part in path:
+            value = value[part]
+        assert json.dumps(value) == text if text != "x" else value == "x", path
+
+
+def test_environment_overrides_the_file_key_by_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "applications: [{binary: /x}]\nslack: {command: /ops, http_port: 4000}\n"
+                           "agent: {max_tokens: 100}\n")
+    monkeypatch.setenv("FISK_CHATOPS__SLACK__MODE", "http")
+    monkeypatch.setenv("fisk_chatops__agent__max_tokens", "2048")  # any case
+    monkeypatch.setenv("FISK_CHATOPS__TOOL_SEARCH", "false")
+    monkeypatch.setenv("FISK_CHATOPS__APPROVAL__APPROVERS", '{"users": ["U1", "U2"]}')
+    config = load_config(path)
+    assert config.slack.mode == "http" and config.slack.command == "/ops" and config.slack.http_port == 4000
+    assert config.agent.max_tokens == 2048 and config.tool_search is False
+    assert config.approval.approvers.users == ["U1", "U2"]
+    assert [a.binary for a in config.applications] == ["/x"]
+    monkeypatch.setenv("FISK_CHATOPS__APPLICATIONS", '[{"binary": "/opt/fisk/bin/opsctl"}, {"binary": "/y"}]')
+    assert [a.binary for a in load_config(path).applications] == ["/opt/fisk/bin/opsctl", "/y"]
+
+
+def test_environment_errors_name_the_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "applications: [{binary: /x}]\n")
+    monkeypatch.setenv("FISK_CHATOPS__SLACK__HTTP_PORT", "port-three-thousand")
+    assert str(load_config_error(tmp_path, path.read_text())).startswith(
+        "environment FISK_CHATOPS__SLACK__HTTP_PORT: slack.http_port: Input should be a valid integer")
+    monkeypatch.delenv("FISK_CHATOPS__SLACK__HTTP_PORT")
+    monkeypatch.setenv("FISK_CHATOPS__AGENT__MAX_TOKEN", "5")
+    assert str(load_config_error(tmp_path, path.read_text())) == (
+        "environment FISK_CHATOPS__AGENT__MAX_TOKEN: agent.max_token: unknown key; did you mean 'max_tokens'?")
+    monkeypatch.delenv("FISK_CHATOPS__AGENT__MAX_TOKEN")
+    monkeypatch.setenv("FISK_CHATOPS__TOOL_SERCH", "false")
+    assert str(load_config_error(tmp_path, path.read_text())) == (
+        "environment FISK_CHATOPS__TOOL_SERCH: unknown key; did you mean 'tool_search'?")
+    monkeypatch.delenv("FISK_CHATOPS__TOOL_SERCH")
+    monkeypatch.setenv("FISK_CHATOPS__APPLICATIONS", "[{binary: /x}")
+    assert str(load_config_error(tmp_path, path.read_text())).startswith(
+        "environment FISK_CHATOPS__APPLICATIONS: not valid JSON (")
