@@ -158,3 +158,15 @@ def test_the_gap_never_shows_part_of_a_secret(offset: int, glue: str, lines: boo
     whole = clean(raw)
     assert whole.startswith(head) and whole.endswith(tail)
     assert len(head.encode()) + omitted + len(tail.encode()) == len(raw)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*"ab ;[]m0123\n\t\x1b\x07\x9b\x9d\u202e\x00\x7f\\P", "\x1b[31m", "\x1b]0;t\x07"]),
+                max_size=200).map("".join))
+def test_strip_controls_fast_path_equals_the_plain_substitution(text: str) -> None:
+    """The per-sequence path (few controls) removes exactly what one ``sub`` of the alternation removes."""
+    from bot.sanitize.controls import _CONTROLS
+
+    padded = text + "x" * (64 * len(text))  # sparse enough for the per-sequence path
+    assert strip_controls(padded) == _CONTROLS.sub("", padded)
+    assert strip_controls(text) == _CONTROLS.sub("", text)

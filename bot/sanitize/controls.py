@@ -25,9 +25,30 @@ _CONTROLS = re.compile(
 )
 
 
+# The first character of every sequence above: one character class, which ``re`` scans fast (~2.5 ms/MB
+# against ~32 ms/MB for the alternation), so text without controls costs only this scan.
+_ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
 def strip_controls(text: str) -> str:
-    """Remove terminal control sequences and control characters, keeping newlines and tabs."""
-    return _CONTROLS.sub("", text)
+    """Remove terminal control sequences and control characters, keeping newlines and tabs.
+
+    Sequences are found from their first character and parsed where they start; text dense with controls
+    (over one per 64 characters) goes through the alternation in one ``sub`` instead, which is then cheaper."""
+    hits = len(_ANY_CONTROL.findall(text))
+    if not hits:
+        return text
+    if hits * 64 > len(text):
+        return _CONTROLS.sub("", text)
+    pieces: list[str] = []
+    pos = 0
+    while (found := _ANY_CONTROL.search(text, pos)) is not None:
+        start = found.start()
+        sequence = _CONTROLS.match(text, start)
+        pieces.append(text[pos:start])
+        pos = sequence.end() if sequence is not None and sequence.end() > start else start + 1
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 # Characters that draw nothing (or look like a plain space) although Unicode files them under a visible

@@ -39,10 +39,12 @@ _PRIVATE_KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?--
 # Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
 _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
+_LOOK_AROUND = 128
 _LINE_START = re.compile(rb"[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset({"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer"})
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
+_UNANCHORED = re2._Anchor.UNANCHORED
 
 
 def fingerprint(secret: bytes) -> str:
@@ -127,52 +129,65 @@ def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes
     name_start, name_end = match.span(f"b{index}_name")
     if check == "env_pair":
         return shapes.accept_assignment(text[name_start:name_end].decode("utf-8", "replace"), "=", shown, True)
-    line_start = text.rfind(b"\n", 0, name_start) + 1
-    at_line_start = _LINE_START.fullmatch(text, line_start, name_start) is not None
+    # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
+    # line for every candidate on it, which is quadratic).
+    lookback = max(0, name_start - _LOOK_AROUND)
+    newline = text.rfind(b"\n", lookback, name_start)
+    line_start = newline + 1 if newline >= 0 or lookback == 0 else -1
+    at_line_start = line_start >= 0 and _LINE_START.fullmatch(text, line_start, name_start) is not None
     name = text[name_start:name_end].decode("utf-8", "replace")
     if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
         return None  # "credentials:" opening a YAML mapping, its first key on the next line
     value_end = match.end(f"b{index}_v")
-    line_end = text.find(b"\n", value_end)
-    rest = text[value_end : len(text) if line_end < 0 else line_end].strip()
+    rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
     sentence = rest[:1].isalpha() and not shown.startswith(("\"", "'"))  # more words follow: prose
     return shapes.accept_assignment(name, match.group(f"b{index}_sep").decode(), shown, at_line_start, sentence)
 
 
-def _value_span(data: bytes, match: re.Match[bytes], index: int, detector: Detector) -> tuple[int, int]:
-    """Where the secret is: inside quotes, and extended past the pattern's bound by one forward scan."""
+def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
+    """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
     start, end = match.span(f"b{index}_v")
     quote = data[start : start + 1]
     if quote in (b'"', b"'"):
-        if end - start > 1 and data[end - 1 : end] == quote:
-            return start + 1, end - 1
-        if end - start > VALUE_BOUND:  # a quoted value longer than the bound: up to its quote or the line end
-            stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
-            return start + 1, min(stops) if stops else len(data)
-        return start + 1, end
-    if detector.check == "assignment":
-        return start, _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+        return (start + 1, end - 1) if end - start > 1 and data[end - 1 : end] == quote else (start + 1, end)
+    return start, end
+
+
+def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
+    """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
+    since the next search starts after it)."""
+    value_start = match.start(f"b{index}_v")
+    quote = data[value_start : value_start + 1]
+    if quote in (b'"', b"'"):
+        if end - start < VALUE_BOUND or data[end : end + 1] == quote:
+            return end
+        stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
+        return min(stops) if stops else len(data)
+    if detector.check == "assignment" or detector.check == "env_pair":
+        return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check == "url_password":
-        return start, end
-    return start, _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+        return end
+    return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
 
 
 def _run_pass(data: bytes, pass_: _Pass, marker: Marker) -> tuple[bytes, int]:
     """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
     pieces: list[bytes] = []
     last = pos = count = 0
-    search, parse = pass_.finder.search, pass_.parser.match
-    while (found := search(data, pos)) is not None:
-        candidate_start = found.start()
+    # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
+    # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
+    find, parse, length = pass_.finder._regexp.Match, pass_.parser.match, len(data)
+    while (candidate_start := find(_UNANCHORED, data, pos, length)[0][0]) >= 0:
         match = parse(data, candidate_start)
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue
         index = _branch(match, len(pass_.detectors))
         detector = pass_.detectors[index]
-        start, end = _value_span(data, match, index, detector)
-        kind = _accept(detector, match, index, data[start:end])
+        start, end = _quoted_span(data, match, index)
+        kind = _accept(detector, match, index, data[start:end])  # judged on the bounded value
         if kind is not None:
+            end = _extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed
             pieces += (data[last:start], marker(kind, data[start:end]))
             last, count = end, count + 1
             pos = end

@@ -1,0 +1,236 @@
+"""Sanitizer figures (issue #11): throughput and linearity, engines compared, corpora, runner overhead.
+
+    python bench/bench_sanitize.py [--repeat 5] [--calls 200]
+
+1. MB/s of ``sanitize_output`` on realistic output (access-log lines with URLs and query strings, JSON logs,
+   ANSI colour) and on adversarial output (each trigger word repeated with no whitespace, long base64 runs),
+   at 8 KiB .. 1 MiB, and time(1 MiB) / time(64 KiB): 16 means linear.
+2. The candidate-finding step of the same detector alternation under three engines: google-re2 (what
+   ``bot/sanitize`` uses), Python's ``re``, and hyperscan when it is installed (it only finds match ends).
+3. Recall and false positives on ``tests/corpora`` (leaks: secrets that survive; benign: lines changed).
+4. Runner overhead: ``run_argv`` against a bare ``subprocess.run`` of the same compiled tool printing 64 KiB of
+   realistic output, interleaved in one run (medians).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.support import build_tool, median_ms  # noqa: E402
+from bot.runner import run_argv  # noqa: E402
+from bot.sanitize import sanitize_output  # noqa: E402
+from bot.sanitize.redact import _CONTEXT_PASS, _TOKEN_PASS, _UNANCHORED  # noqa: E402
+from tests.corpora.leaks import LEAKS  # noqa: E402
+
+SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))
+TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=", "Bearer ", "://", "eyJ",
+            "xoxb-", "sk-", "-----BEGIN", "AccountKey=", "sig=", "- name: ", "authorization:", "@tcp(")
+BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
+
+
+def realistic(size: int) -> bytes:
+    """Access-log and JSON-log lines with URLs, query strings and some colour, ``size`` bytes."""
+    rng = random.Random(5)
+    lines = []
+    total = i = 0
+    while total < size:
+        if i % 3 == 0:
+            line = (f'10.0.{i % 250}.{i % 200} - - [01/Dec/2026:08:{i // 60 % 60:02d}:{i % 60:02d} +0000] "GET '
+                    f'/api/v1/items?page={i % 40}&sort=created_at&token_type=refresh HTTP/1.1" 200 '
+                    f'{rng.randint(1, 9999)} "https://shop.example.com/orders/{i}" "Mozilla/5.0"\n')
+        elif i % 3 == 1:
+            line = (f'{{"time":"2026-12-01T08:15:{i % 60:02d}Z","level":"info","msg":"token refreshed",'
+                    f'"user_id":{i},"request_id":"{rng.getrandbits(128):032x}","url":"https://api.example.com/v2/x"}}\n')
+        else:
+            level = "\x1b[33mWARN\x1b[0m" if i % 20 == 17 else "INFO"
+            line = f"2026-12-01T08:15:{i % 60:02d}Z {level} web-{i % 7} secret rotation check ok key_id={i}\n"
+        lines.append(line)
+        total += len(line)
+        i += 1
+    return "".join(lines).encode()[:size]
+
+
+def adversarial(kind: str, size: int) -> bytes:
+    if kind == "base64":
+        rng = random.Random(9)
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        return "".join(rng.choice(alphabet) for _ in range(size)).encode()
+    return (kind * (size // len(kind) + 1)).encode()[:size]
+
+
+def best_of(repeat: int, work: Callable[[], object]) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def bench_throughput(repeat: int) -> None:
+    print("1. sanitize_output (decode, strip controls, redact, cap off): MB/s per size; ratio = t(1M)/t(64K)")
+    print(f"{'input':>16} " + " ".join(f"{label:>8}" for label, _ in SIZES) + "   ratio")
+    inputs = [("realistic", realistic)] + [(k, lambda n, k=k: adversarial(k, n)) for k in (*TRIGGERS, "base64")]
+    worst = (float("inf"), "")
+    worst_ratio = (0.0, "")
+    for name, make in inputs:
+        times = {}
+        for label, size in SIZES:
+            data = make(size)
+            sanitize_output(data, output_limit=1 << 30)  # warm-up (RE2 builds its DFA lazily)
+            times[label] = best_of(repeat, lambda data=data: sanitize_output(data, output_limit=1 << 30))
+        rates = {label: size / times[label] / 1e6 for label, size in SIZES}
+        ratio = times["1M"] / times["64K"]
+        if name != "realistic":
+            worst = min(worst, (rates["1M"], name))
+            worst_ratio = max(worst_ratio, (ratio, name))
+        print(f"{name!r:>16} " + " ".join(f"{rates[label]:8.1f}" for label, _ in SIZES) + f"   {ratio:5.1f}")
+    print(f"   worst adversarial at 1 MiB: {worst[0]:.1f} MB/s ({worst[1]!r}); worst ratio {worst_ratio[0]:.1f} "
+          f"({worst_ratio[1]!r}); linear = 16")
+
+
+def bench_engines(repeat: int) -> None:
+    """The same alternations, candidates only: where the engines differ is finding them."""
+    print("\n2. engines: find every candidate of the detector alternations (both passes), ms per input")
+    finders: dict[str, Callable[[bytes], int]] = {}
+
+    def loop(search: Callable[[bytes, int], object]) -> Callable[[bytes], int]:
+        def run(data: bytes) -> int:
+            pos = found = 0
+            while (m := search(data, pos)) is not None:
+                found += 1
+                pos = max(m.end(), m.start() + 1)  # type: ignore[attr-defined]
+            return found
+        return run
+
+    def re2_loop(data: bytes) -> int:
+        found = 0
+        for pass_ in (_TOKEN_PASS, _CONTEXT_PASS):
+            pos, match = 0, pass_.finder._regexp.Match
+            while (span := match(_UNANCHORED, data, pos, len(data))[0])[0] >= 0:
+                found += 1
+                pos = max(span[1], span[0] + 1)
+        return found
+
+    finders["re2 (ours)"] = re2_loop
+    finders["python re"] = lambda d: loop(_TOKEN_PASS.parser.search)(d) + loop(_CONTEXT_PASS.parser.search)(d)
+    try:
+        import hyperscan  # type: ignore[import-not-found]
+
+        db = hyperscan.Database()
+        patterns = [re.sub(r"\(\?P<\w+>", "(?:", d.pattern) for d in (*_TOKEN_PASS.detectors, *_CONTEXT_PASS.detectors)]
+        ok = []
+        for p in patterns:
+            try:
+                probe = hyperscan.Database()
+                probe.compile(expressions=[p.encode()], flags=[hyperscan.HS_FLAG_SOM_LEFTMOST])
+                ok.append(p)
+            except hyperscan.error:
+                pass
+        db.compile(expressions=[p.encode() for p in ok], ids=list(range(len(ok))),
+                   flags=[hyperscan.HS_FLAG_SOM_LEFTMOST] * len(ok))
+        scratch = hyperscan.Scratch(db)
+
+        def hs(data: bytes) -> int:
+            hits = []
+            db.scan(data, match_event_handler=lambda *a: hits.append(a) and None, scratch=scratch)
+            return len(hits)
+
+        finders[f"hyperscan ({len(ok)}/{len(patterns)} compiled)"] = hs
+    except ImportError:
+        print("   (hyperscan not installed: pip install hyperscan to include it)")
+    cases = [("realistic 1M", realistic(1 << 20)), ("token= 64K", adversarial("token=", 64 << 10)),
+             ("token= 1M", adversarial("token=", 1 << 20)), ("aws 1M", adversarial("aws", 1 << 20)),
+             ("base64 1M", adversarial("base64", 1 << 20))]
+    print(f"{'engine':>30} " + " ".join(f"{name:>14}" for name, _ in cases))
+    for engine, find in finders.items():
+        cells = []
+        for _, data in cases:
+            find(data)
+            cells.append(f"{best_of(repeat, lambda data=data, find=find: find(data)) * 1000:12.1f}ms")
+        print(f"{engine:>30} " + " ".join(f"{c:>14}" for c in cells))
+
+
+def bench_corpora() -> None:
+    print("\n3. corpora (tests/corpora)")
+    survived = sum(1 for leak in LEAKS for s in leak.secrets if s in sanitize_output(leak.text.encode()).text)
+    secrets = sum(len(leak.secrets) for leak in LEAKS)
+    caught = sum(1 for leak in LEAKS if not any(s in sanitize_output(leak.text.encode()).text for s in leak.secrets))
+    print(f"   leaks: {caught}/{len(LEAKS)} families fully redacted; {survived} of {secrets} secrets survived")
+    changed = total = 0
+    for path in BENIGN:
+        raw = path.read_bytes()
+        out = sanitize_output(raw, output_limit=1 << 30).text.encode()
+        lines, shown = raw.split(b"\n"), out.split(b"\n")
+        total += len(lines)
+        changed += sum(1 for a, b in zip(lines, shown, strict=False) if a != b) + abs(len(lines) - len(shown))
+    print(f"   benign: {changed} of {total} lines changed across {len(BENIGN)} files (false positives)")
+
+
+async def bench_runner(calls: int) -> None:
+    print(f"\n4. runner overhead on 64 KiB of realistic output: run_argv vs subprocess.run, {calls} each, interleaved")
+    with tempfile.TemporaryDirectory() as tmp:
+        binary = build_tool(Path(tmp) / "bin")
+        workdir = Path(tmp) / "w"
+        workdir.mkdir()
+        payload = realistic(64 << 10)
+        (workdir / "payload").write_bytes(payload)
+        argv = [str(binary)]
+
+        def bare() -> None:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  cwd=workdir, check=False)
+            assert len(done.stdout) == len(payload)
+
+        async def ours() -> None:
+            result = await run_argv(argv, env={}, cwd=str(workdir), timeout=30)
+            assert result.status == "finished" and result.total_bytes == len(payload), result
+
+        for _ in range(10):
+            bare()
+            await ours()
+        bare_t: list[float] = []
+        ours_t: list[float] = []
+        for i in range(calls):
+            for kind in (0, 1) if i % 2 == 0 else (1, 0):
+                t0 = time.perf_counter()
+                if kind == 0:
+                    bare()
+                    bare_t.append(time.perf_counter() - t0)
+                else:
+                    await ours()
+                    ours_t.append(time.perf_counter() - t0)
+        mb, mo = median_ms(bare_t), median_ms(ours_t)
+        t0 = time.perf_counter()
+        for _ in range(20):
+            sanitize_output(payload)
+        alone = (time.perf_counter() - t0) / 20 * 1000
+        print(f"   bare p50 {mb:.2f} ms, run_argv p50 {mo:.2f} ms, ratio {mo / mb:.2f} "
+              f"(sanitizing the 64 KiB alone: {alone:.2f} ms; stdev ours {statistics.pstdev(ours_t) * 1e3:.2f} ms)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (best is kept)")
+    parser.add_argument("--calls", type=int, default=200, help="calls of each kind for the runner overhead")
+    args = parser.parse_args()
+    bench_throughput(args.repeat)
+    bench_engines(args.repeat)
+    bench_corpora()
+    asyncio.run(bench_runner(args.calls))
+
+
+if __name__ == "__main__":
+    main()
