@@ -5,9 +5,22 @@ This module imports nothing of the bot, so any package may record into it withou
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    GCCollector,
+    Histogram,
+    PlatformCollector,
+    ProcessCollector,
+)
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# What every Prometheus client exports by default, on our own registry too: process_* (CPU, resident memory,
+# open fds, start time), python_info, and python_gc_* (collections per generation).
+ProcessCollector(registry=REGISTRY)
+PlatformCollector(registry=REGISTRY)
+GCCollector(registry=REGISTRY)
 
 CALLS_FINAL = Counter(
     "fisk_chatops_calls_total", "Tool calls that reached a final state, by state", ["state"], registry=REGISTRY

@@ -53,6 +53,11 @@ async def test_health_ready_and_metrics() -> None:
     assert samples[("fisk_chatops_queue_depth", (("stage", "awaiting_approval"),))] == 3
     assert samples[("fisk_chatops_calls_total", (("state", "finished"),))] >= 1
     assert any(name == "fisk_chatops_approval_wait_seconds_bucket" for name, _ in samples)
+    # the process and platform collectors: memory, CPU, fds, start time, interpreter
+    names = {name for name, _ in samples}
+    assert {"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
+            "process_start_time_seconds", "python_info", "python_gc_collections_total"} <= names
+    assert samples[("process_resident_memory_bytes", ())] > 1_000_000
 
 
 def test_json_logs_carry_ids_and_never_secrets() -> None:
