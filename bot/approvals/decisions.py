@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import heapq
 import json
 import os
 import threading
@@ -154,6 +155,7 @@ class DecisionVerifier:
             raise DecisionKeyError("no decision public key: a runner needs at least one to verify decisions")
         self._clock = clock
         self._used: dict[str, float] = {}
+        self._expiry: list[tuple[float, str]] = []  # heap of (expires_at, call id): forgetting is O(log n)
         self._lock = threading.Lock()
 
     def check(self, record: CallRecord) -> DecisionClaims:
@@ -186,11 +188,15 @@ class DecisionVerifier:
         claims = self.check(record)
         now = self._clock()
         with self._lock:
-            for call_id in [c for c, until in self._used.items() if until < now]:
-                del self._used[call_id]
+            # forget what expired, oldest first (a scan of every remembered call per call was quadratic)
+            while self._expiry and self._expiry[0][0] < now:
+                until, call_id = heapq.heappop(self._expiry)
+                if self._used.get(call_id) == until:
+                    del self._used[call_id]
             if claims.call_id in self._used:
                 raise DecisionRefused("decision already executed (replay)")
             self._used[claims.call_id] = claims.expires_at
+            heapq.heappush(self._expiry, (claims.expires_at, claims.call_id))
         return claims
 
 

@@ -108,6 +108,26 @@ async def test_unknown_key_expiry_and_replay_are_refused(store: CallStore, polic
         verifier.consume(record)
 
 
+async def test_replay_memory_forgets_expired_decisions(redis: Redis, policy: ApprovalPolicy) -> None:
+    """A runner remembers executed decisions only until they expire (oldest first), so its memory and the
+    per-call work stay bounded however many calls it has run; a live decision is still refused twice."""
+    now = [1000.0]
+    store = CallStore(redis, signer=DecisionSigner(decision_keys.TEST_KEY, valid_seconds=60), clock=lambda: now[0])
+    early = [await approved(store, policy) for _ in range(4)]
+    now[0] = 1100.0
+    late = await approved(store, policy)
+    verifier = DecisionVerifier([decision_keys.TEST_KEY.public_key()], clock=lambda: now[0])
+    now[0] = 1000.0
+    for record in early:
+        verifier.consume(record)
+    assert len(verifier._used) == 4
+    now[0] = 1101.0  # the early decisions expired at 1060
+    verifier.consume(late)
+    assert set(verifier._used) == {late.id}
+    with pytest.raises(DecisionRefused, match="replay"):
+        verifier.consume(late)
+
+
 async def test_rotation_accepts_old_and_new_keys(redis: Redis, policy: ApprovalPolicy, tmp_path: Path) -> None:
     old, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
     keys = tmp_path / "public"
