@@ -32,7 +32,7 @@ from bot.approvals.records import CallRecord
 
 OUTPUT_LINES = 60
 STATE_STYLES = {"finished": "green", "denied": "red", "expired": "red", "rejected": "red", "timed_out": "red",
-                "failed_to_start": "red", "interrupted": "yellow"}
+                "failed_to_start": "red", "interrupted": "yellow", "refused": "red"}
 Label = Callable[[], "tuple[str, float] | None"]
 
 

@@ -220,6 +220,7 @@ class CallStore:
         argv_hash: str | None = None,
         reason: str = "",
         known: CallRecord | None = None,
+        binary_digest: str | None = None,
     ) -> CallRecord:
         """Record ``user``'s approval; the call becomes ``approved`` (and is enqueued) once enough approved.
 
@@ -233,6 +234,8 @@ class CallStore:
         policy.check_approver(record, user, groups)
         if argv_hash is not None and argv_hash != record.argv_hash:
             raise ArgvMismatch(f"call {call_id}: the approved command line differs from the stored one")
+        if binary_digest is not None and binary_digest != record.binary_digest:
+            raise ArgvMismatch(f"call {call_id}: the binary digest on the card differs from the stored one")
         now = self._clock()
         shard = self.keys.shard_of_call(call_id)
         signed_for = [a.user for a in record.approvals] + [user]

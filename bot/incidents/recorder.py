@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 
 GROUP = "timeline"
 OUTPUT_EXCERPT = 1500
-_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted}
+_RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
+                  CallState.refused}
 
 
 def _ms(entry_id: str) -> float:

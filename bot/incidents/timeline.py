@@ -35,6 +35,7 @@ _CALL_WORDS = {
     "timed_out": "Timed out",
     "failed_to_start": "Failed to start",
     "interrupted": "Interrupted (outcome unknown)",
+    "refused": "Refused by the runner (approval or binary did not verify; not run)",
 }
 _EVENT_WORDS = {"firing": "Alert firing", "acknowledged": "Acknowledged", "resolved": "Resolved", "update": "Update"}
 

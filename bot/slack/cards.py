@@ -95,7 +95,15 @@ def who_may_approve(record: CallRecord, policy: ApprovalPolicy, mention: bool = 
 
 def button_value(record: CallRecord) -> str:
     """Binds a click to this call AND this exact argv: a stale or forged card cannot approve anything else."""
-    return json.dumps({"call": record.id, "argv": record.argv_hash}, separators=(",", ":"))
+    return json.dumps({"call": record.id, "argv": record.argv_hash, "bin": record.binary_digest},
+                      separators=(",", ":"))
+
+
+def button_binary(value: str) -> str | None:
+    """The binary digest the card showed (None on cards made before it was recorded): the decision is signed
+    for that digest, so a record whose digest was rewritten after the card was posted cannot be approved."""
+    digest = json.loads(value).get("bin")
+    return str(digest) if digest else None
 
 
 def parse_button_value(value: str) -> tuple[str, str]:

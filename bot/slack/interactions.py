@@ -28,7 +28,7 @@ from bot.approvals.store import CallStore
 from bot.slack import client as api
 from bot.slack import oncall
 from bot.slack.access import RateLimiter, refusal
-from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, parse_button_value, render_card
+from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, button_binary, parse_button_value, render_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_help, render_pending, render_tools
 from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
@@ -239,6 +239,7 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "refused"
     try:
         call_id, argv_hash = parse_button_value(action.get("value") or "")
+        binary_digest = button_binary(action.get("value") or "")
         record = await deps.store.get(call_id)
     except (ValueError, KeyError, TypeError, CallNotFound):
         await tell("This card does not belong to a call I know of; nothing was changed.")
@@ -254,7 +255,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     approve = action_id == APPROVE_ACTION
     try:
         if approve:
-            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record)
+            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record,
+                                              binary_digest=binary_digest)
         else:
             record = await deps.store.deny(call_id, user, groups, deps.policy, known=record)
     except NotAuthorized as exc:

@@ -166,3 +166,26 @@ async def test_an_upgraded_binary_is_re_introspected_and_runs_for_new_proposals(
     await store.approve(call.id, "UAPP", [], POLICY)
     assert (await settled(store, call.id)).state == CallState.finished
     assert CountingApp(binary).executions() == [["service", "status", "--", "web"]]
+
+
+async def test_a_digest_rewritten_after_the_card_cannot_be_approved(
+    harness: Harness, poster, counted_catalog: Catalog
+) -> None:
+    """The click signs the digest the card showed: a record rewritten in between is a stale card."""
+    (record,) = await harness.store.propose(CONV, [status_proposal(counted_catalog, "web")], POLICY, "UREQ")
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
+    await poster()
+
+    async def carded() -> CallRecord | None:
+        latest = await harness.store.get(record.id)
+        return latest if latest.meta.get("slack_ts") else None
+
+    record = await wait_until(carded)
+    card = harness.slack.calls_to("chat.postMessage")[-1].params
+    value = next(e["value"] for b in card["blocks"] if b["type"] == "actions" for e in b["elements"]
+                 if e["action_id"] == "fisk_approve")
+    await harness.redis.hset(harness.store.keys.call(record.id), "binary_digest", "ee" * 32)
+    await harness.click(record, "fisk_approve", "UAPPROVER", value=value)
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+    notes = [c.params["text"] for c in harness.slack.calls_to("chat.postEphemeral")]
+    assert any("stale" in text for text in notes), notes

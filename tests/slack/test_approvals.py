@@ -49,7 +49,7 @@ async def test_card_shows_exact_argv_trigger_approvers_expiry_and_buttons(harnes
     assert f"<!date^{int(record.expires_at.timestamp())}^" in text and "<@UREQ>" in text
     values = [json.loads(str(b["value"])) for b in buttons(harness, record)]
     assert [b["action_id"] for b in buttons(harness, record)] == ["fisk_approve", "fisk_deny"]
-    assert values == [{"call": record.id, "argv": record.argv_hash}] * 2
+    assert values == [{"call": record.id, "argv": record.argv_hash, "bin": record.binary_digest}] * 2
 
 
 async def test_long_command_line_is_split_not_hidden(harness: Harness, poster) -> None:

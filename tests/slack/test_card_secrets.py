@@ -34,7 +34,7 @@ async def test_card_redacts_secrets_with_fingerprints_and_keeps_the_argv_hash(ha
     assert re.search(r"--password '?\[REDACTED:flag_value#[0-9a-f]{6}\]", text)
     assert "--label nightly" in text
     values = [json.loads(str(b["value"])) for b in buttons(harness, record)]
-    assert values == [{"call": record.id, "argv": record.argv_hash}] * 2
+    assert values == [{"call": record.id, "argv": record.argv_hash, "bin": record.binary_digest}] * 2
 
 
 async def test_card_escapes_every_invisible_character_with_the_warning(harness: Harness, poster) -> None:
