@@ -47,6 +47,11 @@ MODEL_TOKENS = Counter(
     "fisk_chatops_model_tokens_total", "Tokens used, by kind (input, output, cache_read, cache_write)", ["kind"],
     registry=REGISTRY,
 )
+ALERT_DELIVERIES = Counter(
+    "fisk_chatops_alert_deliveries_total",
+    "Alert deliveries, by source and answer (new, repeat, resolved, ignored, refused_401, malformed_400, ...)",
+    ["source", "outcome"], registry=REGISTRY,
+)
 SLACK_API_ERRORS = Counter(
     "fisk_chatops_slack_api_errors_total", "Slack Web API calls that failed, by method", ["method"],
     registry=REGISTRY,

@@ -26,6 +26,7 @@ from bot.incidents.alerts import (
 from bot.incidents.card import clean, render_brief, render_card, render_note
 from bot.incidents.settings import IncidentSecrets, IncidentSettings, Route
 from bot.incidents.store import Applied, IncidentStore
+from bot.metrics import ALERT_DELIVERIES
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,12 @@ class Intake:
         self.store = store or IncidentStore(redis, retention_seconds=settings.retention_seconds)
 
     async def alertmanager(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+        return _counted("alertmanager", await self._alertmanager(body, headers))
+
+    async def pagerduty(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+        return _counted("pagerduty", await self._pagerduty(body, headers))
+
+    async def _alertmanager(self, body: bytes, headers: Mapping[str, str]) -> Answer:
         try:
             self._check_size(body)
             check_alertmanager_auth(headers, self.secrets)
@@ -55,7 +62,7 @@ class Intake:
             return _refused(exc, "alertmanager")
         return await self.deliver(notification)
 
-    async def pagerduty(self, body: bytes, headers: Mapping[str, str]) -> Answer:
+    async def _pagerduty(self, body: bytes, headers: Mapping[str, str]) -> Answer:
         try:
             self._check_size(body)
             check_pagerduty_signature(body, headers, self.secrets)
@@ -119,6 +126,12 @@ class Intake:
     def _check_size(self, body: bytes) -> None:
         if len(body) > self.settings.max_body_bytes:
             raise Refused(413, f"body over {self.settings.max_body_bytes} bytes")
+
+
+def _counted(source: str, answer: Answer) -> Answer:
+    outcome = str(answer.body.get("status") or "")
+    ALERT_DELIVERIES.labels(source, f"{outcome}_{answer.status}" if answer.status >= 400 else outcome).inc()
+    return answer
 
 
 def _refused(exc: Refused, source: str) -> Answer:

@@ -73,6 +73,10 @@ def test_serve_with_alert_intake(tmp_path: Path, opsctl: Path, redis_url: str) -
             messages = thread()
             assert "[OPEN] HighErrorRate" in messages[0]
             assert any("`service_status` finished" in m and "exit code 0" in m for m in messages)
+            with urlopen(f"http://127.0.0.1:{health_port}/metrics", timeout=5) as resp:
+                metrics = resp.read().decode()
+            assert 'fisk_chatops_alert_deliveries_total{outcome="new",source="alertmanager"} 1.0' in metrics
+            assert 'fisk_chatops_alert_deliveries_total{outcome="refused_401",source="alertmanager"} 2.0' in metrics
         finally:
             process.send_signal(signal.SIGTERM)
             code = process.wait(30)
