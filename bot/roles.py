@@ -72,11 +72,17 @@ def require_model_credentials(secrets: Secrets, who: str = "the agent role") -> 
 
 
 def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None:
-    """Every missing credential of ``roles`` in one message, before anything starts (not one per attempt)."""
+    """Every missing credential of ``roles`` (and Slack's missing approvers) in one message, before anything
+    starts: a newcomer fixes them all in one round, not one per attempt."""
     problems = model_credential_problems(secrets) if "agent" in roles else []
     if "slack" in roles:
-        from bot.slack.client import api_url_problem, token_problems
+        from bot.slack.app import slack_policy
+        from bot.slack.client import SlackStartupError, api_url_problem, token_problems
 
+        try:
+            slack_policy(config.approval)  # refuse before Redis or Slack are touched: one line naming the setting
+        except SlackStartupError as exc:
+            problems.append(str(exc))
         problems += token_problems(config.slack.mode, secrets.slack_bot_token, secrets.slack_app_token,
                                    secrets.slack_signing_secret)
         problems += filter(None, [api_url_problem(config.slack, secrets.slack_api_url)])
@@ -349,10 +355,6 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, stop.set)
-    if "slack" in roles:
-        from bot.slack.app import slack_policy
-
-        slack_policy(config.approval)  # refuse before Redis or Slack are touched: one line naming the setting
     secrets = Secrets()
     check_credentials(config, roles, secrets)
     harden(lambda name: is_credential_name(name, config.sensitive_env_vars))

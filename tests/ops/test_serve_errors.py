@@ -71,6 +71,10 @@ def test_every_missing_credential_in_one_line(tmp_path: Path, opsctl: Path) -> N
     (line,) = error_lines(result)
     for name in ("ANTHROPIC_API_KEY is not set", "SLACK_BOT_TOKEN is not set", "SLACK_APP_TOKEN is not set"):
         assert name in line
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(json.dumps({"applications": [{"binary": str(opsctl)}]}))  # no approvers either
+    (line,) = error_lines(serve(bare, env={}))
+    assert "approval.approvers is empty" in line and "SLACK_BOT_TOKEN is not set" in line  # one round
     assert not (tmp_path / "state").exists()  # refused before starting the embedded Redis
 
 
