@@ -28,6 +28,7 @@ from bot.listen import start_site
 from bot.slack import client as api
 from bot.slack.access import RateLimiter
 from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, DENY_ACTION
+from bot.slack.deny import DENY_REASON_VIEW
 from bot.slack.intake import COMMAND_ANSWER, Intake, admit
 from bot.slack.intake import REPLAY_WINDOW_SECONDS as REPLAY_WINDOW_SECONDS
 from bot.slack.intake import SIGNATURE_MAX_SKEW_SECONDS as SIGNATURE_MAX_SKEW_SECONDS
@@ -146,6 +147,10 @@ class SlackFrontEnd:
         @app.action(CANCEL_ACTION)
         async def on_click(ack: Any) -> None:
             await ack()
+
+        @app.view(DENY_REASON_VIEW)
+        async def on_deny_reason(ack: Any) -> None:
+            await ack()  # closes the modal; the recorded submission denies the call
 
         @app.error
         async def on_error(error: Exception, body: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ refusal it understands: events and clicks a 503 (Slack retries events; a click s
 Recording is ONE Lua script in one hash slot (``{intake}``): refuse a replayed signature, drop a retried
 delivery of an event already recorded (``event_id``), then XADD. Keys (prefix ``fc:slack``):
 
-* ``<p>:{intake}:requests``: the stream (fields ``kind`` = command | event | action, ``body`` = JSON);
+* ``<p>:{intake}:requests``: the stream (fields ``kind`` = command | event | action | view, ``body`` = JSON);
 * ``<p>:sig:{intake}:<signature>``: a signed HTTP request seen within the replay window (every signed request,
   whether it asks for work or not);
 * ``<p>:{intake}:event:<event_id>``: an event recorded within ``event_dedupe_seconds``.
@@ -31,13 +31,14 @@ from redis.exceptions import RedisError
 from slack_bolt.response import BoltResponse
 
 from bot.redis_pool import ACK_TIMEOUT_SECONDS
+from bot.slack.deny import DENY_REASON_VIEW
 from bot.slack.interactions import SlackDeps, command_ack, event_ignored
 from bot.slack.settings import SlackSettings
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
-RequestKind = Literal["command", "event", "action"]
+RequestKind = Literal["command", "event", "action", "view"]
 RECORD_TIMEOUT_SECONDS = ACK_TIMEOUT_SECONDS
 # slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
 # request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
@@ -79,6 +80,8 @@ def request_kind(body: dict[str, Any]) -> RequestKind | None:
         return "event"
     if body.get("type") == "block_actions":
         return "action"
+    if body.get("type") == "view_submission" and (body.get("view") or {}).get("callback_id") == DENY_REASON_VIEW:
+        return "view"
     return None
 
 
@@ -139,7 +142,7 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
             return _could_not_start(kind)
         work = answer is None
     else:
-        work = kind == "action" or (kind == "event" and not event_ignored(deps, body))
+        work = kind in ("action", "view") or (kind == "event" and not event_ignored(deps, body))
     if not work:
         if signature and not await intake.first_signature(signature):
             return BoltResponse(status=401, body="replayed request")

@@ -32,8 +32,10 @@ from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_sdk.errors import SlackApiError
 
 from bot.slack import client as api
+from bot.slack.clicks import handle_action
+from bot.slack.deny import handle_deny_submission
 from bot.slack.intake import Intake
-from bot.slack.interactions import SlackDeps, handle_action, handle_command, handle_event
+from bot.slack.interactions import SlackDeps, handle_command, handle_event
 from bot.streams import ensure_group
 from bot.streams import text as _text
 
@@ -188,6 +190,8 @@ class IntakeWorker:
             await handle_event(self.deps, body, request_id=entry_id)
         elif kind == "action":
             await handle_action(self.deps, body)
+        elif kind == "view":
+            await handle_deny_submission(self.deps, body)
         else:
             log.error("slack intake: request %s of unknown kind %r skipped", entry_id, kind)
 

@@ -60,6 +60,7 @@ class SlackSettings(_Section):
     )
     rate_limit: RateLimit = Field(default_factory=RateLimit)
     working_reaction: str = "hourglass_flowing_sand"
+    deny_reason_dialog: bool = Field(default=True, description="Deny opens a modal asking why (views.open)")
     mention_approvers: bool = Field(default=True, description="cards mention approvers (else plain ids)")
     usergroup_cache_seconds: float = Field(default=60.0, ge=0)
     event_dedupe_seconds: int = Field(default=3600, gt=0)

@@ -121,6 +121,20 @@ class Harness:
         payload = click_payload(record, action, user, self.slack.response_url("click"), value=value, card_ts=card_ts)
         return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
+    async def submit_view(self, view: dict[str, Any], user: str, values: dict[str, dict[str, str | None]]
+                          ) -> tuple[int, str]:
+        """The view_submission payload Slack sends when ``user`` submits the modal ``view`` (as views.open
+        answered it), with ``values`` = {block_id: {action_id: typed text}} for its plain-text inputs."""
+        state = {block: {action: {"type": "plain_text_input", "value": text} for action, text in actions.items()}
+                 for block, actions in values.items()}
+        payload = {
+            "type": "view_submission", "team": {"id": "T0FAKE", "domain": "fake-team"},
+            "user": {"id": user, "username": f"user-{user.lower()}", "team_id": "T0FAKE"}, "api_app_id": "AFAKE",
+            "token": "legacy", "trigger_id": str(time.monotonic_ns()), "view": {**view, "state": {"values": state}},
+            "response_urls": [], "is_enterprise_install": False, "enterprise": None,
+        }  # fmt: skip
+        return await self.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
     async def propose(self, conversation: str, argv: list[str], *, tool: str = "opsctl_status",
                       tags: list[str] | None = None, requester: str = "UREQ",
                       policy: ApprovalPolicy | None = None) -> CallRecord:

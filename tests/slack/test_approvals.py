@@ -130,7 +130,9 @@ async def test_button_from_another_message_is_refused(harness: Harness, poster) 
 
 async def test_deny_updates_card_and_posts_note(harness: Harness, poster) -> None:
     record = await card_for(harness, poster)
-    await harness.click(record, "fisk_deny", "UAPPROVER")
+    await harness.click(record, "fisk_deny", "UAPPROVER")  # opens the reason dialog; submitted without one
+    (opened,) = await wait_for(lambda: harness.slack.calls_to("views.open"))
+    await harness.submit_view(opened.response["view"], "UAPPROVER", {})
     posts = lambda: harness.slack.calls_to("chat.postMessage")  # noqa: E731
     note = await wait_for(lambda: [c for c in posts() if "did not run" in c.params["text"]])
     assert note[0].params["thread_ts"] == "1700.000001"

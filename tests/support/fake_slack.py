@@ -104,6 +104,7 @@ class FakeSlack(LoopbackServer):
         self.messages: dict[tuple[str, str], dict[str, Any]] = {}  # (channel, ts) -> current message
         self.users: dict[str, dict[str, Any]] = {}  # user id -> user object for users.info (default made up)
         self.channels: dict[str, dict[str, Any]] = {}  # channel id -> channel object for conversations.info
+        self.views: dict[str, dict[str, Any]] = {}  # view id -> view opened with views.open (as Slack returns it)
         self.down: str | None = None  # None, "error" (HTTP 503 to everything) or "reset" (drop connections)
         self._failures: dict[str, list[SlackReply]] = {}
         self._handlers: dict[str, Handler] = {}
@@ -273,6 +274,28 @@ class FakeSlack(LoopbackServer):
         if message.get("thread_ts") and message["thread_ts"] != ts:
             link += f"?thread_ts={message['thread_ts']}&cid={channel}"
         return {"ok": True, "channel": channel, "permalink": link}
+
+    def _api_views_open(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Like Slack: needs a trigger_id and a modal view (title <= 24 chars, <= 100 blocks, private_metadata
+        <= 3000 chars); answers with the view as opened (id, empty state, hash)."""
+        view = p.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        if not p.get("trigger_id"):
+            return {"ok": False, "error": "invalid_arguments"}
+        if not isinstance(view, dict) or view.get("type") not in ("modal", "home"):
+            return {"ok": False, "error": "invalid_arguments"}
+        title = (view.get("title") or {}).get("text", "")
+        if not title or len(title) > 24 or len(view.get("blocks") or []) > 100 or \
+                len(view.get("private_metadata") or "") > 3000:
+            return {"ok": False, "error": "invalid_arguments"}
+        view_id = f"V{next(self._file_ids):010d}"
+        opened = {**view, "id": view_id, "team_id": TEAM_ID, "app_id": "AFAKE", "bot_id": BOT_ID,
+                  "state": {"values": {}}, "hash": f"{int(time.time())}.{view_id}", "root_view_id": view_id,
+                  "previous_view_id": None, "external_id": ""}
+        with self._lock:
+            self.views[view_id] = opened
+        return {"ok": True, "view": opened}
 
     def _api_chat_postEphemeral(self, p: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True, "message_ts": self._next_ts()}

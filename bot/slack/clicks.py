@@ -1,0 +1,113 @@
+"""What happens on a button click of a call's card (Approve, Deny, Cancel): plain async functions over a
+``SlackDeps``, called by the intake worker from the recorded request. Every click is checked the same way first
+(allowed user and channel, a value naming a known call, the call's own card), then decided by the lifecycle
+store, whose answer is what the user is told."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot.approvals.errors import (
+    AlreadyApproved,
+    AlreadyCancelling,
+    ArgvMismatch,
+    CallNotFound,
+    InvalidTransition,
+    NotAuthorized,
+)
+from bot.approvals.records import CallRecord, CallState
+from bot.slack import client as api
+from bot.slack.access import refusal
+from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, DENY_ACTION, button_binary, parse_button_value
+from bot.slack.deny import open_deny_dialog
+from bot.slack.interactions import SlackDeps, approver_groups, foreign_click, refresh_card
+from bot.slack.mrkdwn import escape
+
+Tell = Callable[[str], Awaitable[None]]
+
+
+async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
+    """An Approve/Deny/Cancel click. Returns what happened (for logs and tests): approved, denied, refused, stale..."""
+    action = (body.get("actions") or [{}])[0]
+    user = (body.get("user") or {}).get("id", "")
+    channel = (body.get("channel") or {}).get("id") or (body.get("container") or {}).get("channel_id", "")
+    message = body.get("message") or {}
+    card_ts = message.get("ts") or (body.get("container") or {}).get("message_ts", "")
+    thread_ts = message.get("thread_ts")
+
+    async def tell(text: str) -> None:
+        await api.ephemeral(deps.client, channel, user, text, thread_ts=thread_ts)
+
+    refused = refusal(deps.settings, channel, user)
+    if refused:  # allowed_users and direct_messages hold for clicks too, whatever the approval policy says
+        await tell(f"{refused} Nothing was changed.")
+        return "refused"
+    try:
+        call_id, argv_hash = parse_button_value(action.get("value") or "")
+        binary_digest = button_binary(action.get("value") or "")
+        record = await deps.store.get(call_id)
+    except (ValueError, KeyError, TypeError, CallNotFound):
+        await tell("This card does not belong to a call I know of; nothing was changed.")
+        return "unknown"
+    mismatch = foreign_click(record, channel, card_ts, thread_ts or (body.get("container") or {}).get("thread_ts"))
+    if mismatch:
+        await tell(f"{mismatch}; nothing was changed.")
+        return "refused"
+    groups = await api.user_groups(deps.client, deps.state, user, approver_groups(deps.policy))
+    action_id = action.get("action_id")
+    if action_id == CANCEL_ACTION:
+        return await cancel_click(deps, record, user, groups, tell)
+    if action_id == DENY_ACTION and deps.settings.deny_reason_dialog and body.get("trigger_id"):
+        return await open_deny_dialog(deps, record, user, groups, str(body["trigger_id"]), card_ts, tell)
+    approve = action_id == APPROVE_ACTION
+    try:
+        if approve:
+            record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record,
+                                              binary_digest=binary_digest)
+        else:
+            record = await deps.store.deny(call_id, user, groups, deps.policy, known=record)
+    except NotAuthorized as exc:
+        await tell(f"You may not {'approve' if approve else 'deny'} this call: {exc.reason}. Nothing was changed.")
+        return "refused"
+    except ArgvMismatch:
+        await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
+        return "refused"
+    except AlreadyApproved:
+        await tell("You have approved this call already; another approver is needed.")
+        return "already"
+    except InvalidTransition as exc:
+        record = await deps.store.get(call_id)
+        await refresh_card(deps, record)
+        word = "expired" if exc.current_state == "expired" else f"already {exc.current_state.replace('_', ' ')}"
+        await tell(f"This call is {word}; your click changed nothing.")
+        return "stale"
+    await refresh_card(deps, record, channel, card_ts)
+    return "approved" if approve else "denied"
+
+
+async def cancel_click(
+    deps: SlackDeps, record: CallRecord, user: str, groups: list[str], tell: Tell
+) -> str:
+    """Cancel on a card: the requester or anyone who may approve the call may stop it. What the user is told
+    is what the lifecycle script decided, so a click racing the call's end never claims a stop that did not
+    happen."""
+    try:
+        updated = await deps.store.request_cancel(record.id, user, groups, deps.policy)
+    except NotAuthorized as exc:
+        await tell(f"You may not cancel this call: {exc.reason}. Only its requester and its approvers may.")
+        return "refused"
+    except AlreadyCancelling as exc:
+        await tell(f"<@{escape(exc.user)}> has already asked to stop this call; the runner is stopping it.")
+        return "already"
+    except InvalidTransition as exc:
+        await refresh_card(deps, await deps.store.get(record.id))
+        await tell(f"This call had already ended ({exc.current_state.replace('_', ' ')}) before your cancel;"
+                   " nothing was stopped.")
+        return "stale"
+    await refresh_card(deps, updated)
+    if updated.state == CallState.cancelled:
+        return "cancelled"
+    await tell("Stopping the call: its runner sends SIGTERM, then SIGKILL if it does not stop. The card shows how"
+               " it ended.")
+    return "stopping"
