@@ -104,7 +104,7 @@ async def test_deny_without_a_reason_and_a_stranger_cannot_open_the_dialog(harne
 
     final = await wait_for(denied)
     assert final.decision is not None and final.decision.reason == "denied by UREQ"
-    assert "Denied by <@UREQ>" in json.dumps(harness.slack.message(CHANNEL, final.meta["slack_ts"]))
+    await wait_for(lambda: "Denied by <@UREQ>" in json.dumps(harness.slack.message(CHANNEL, final.meta["slack_ts"])))
 
 
 async def test_a_dialog_that_cannot_open_denies_without_a_reason(harness: Harness, poster) -> None:
