@@ -593,3 +593,6 @@ def test_incidents_intake_port_service_and_optional_secrets(chart):
         "slackBotToken": "xoxb-t", "slackAppToken": "xapp-t", "anthropicApiKey": "sk-ant-t",
         "pagerdutySecrets": "a,b"}}})
     assert trial[("Secret", FULLNAME)]["stringData"]["FISK_CHATOPS_PAGERDUTY_SECRETS"] == "a,b"
+    said = notes(chart, {"incidents": {"enabled": True}})
+    assert f"http://{FULLNAME}-alerts.{NAMESPACE}.svc:9095/alerts/alertmanager" in said
+    assert "FISK_CHATOPS_PAGERDUTY_SECRETS" in said and "Alerts" not in notes(chart)
