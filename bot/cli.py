@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.approvals.audit import AuditEntry, format_audit_table, read_audit
-from bot.config import Config, ConfigError, Secrets, config_for_binary, load_config
+from bot.config import Config, ConfigError, Secrets, config_for_binary, load_config, redis_topology
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
 from bot.listen import ListenError
-from bot.redis_connection import RedisUnavailable, connect_redis
+from bot.redis_connection import RedisUnavailable
+from bot.redis_factory import open_redis
 from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params
@@ -133,7 +134,7 @@ def redis_url_for(config: Config) -> str | None:
 
 
 async def _read_audit(config: Config, since: datetime | None, limit: int, call_id: str | None) -> list[AuditEntry]:
-    handle = await connect_redis(redis_url_for(config), state_dir=config.redis.state_dir)
+    handle = await open_redis(redis_url_for(config), redis_topology(config), state_dir=config.redis.state_dir)
     try:
         return await read_audit(handle.client, since, limit, call_id=call_id)
     finally:
@@ -154,7 +155,7 @@ async def _timeline(config: Config, conversation: str, since: datetime | None, f
     from bot.incidents.store import IncidentStore
     from bot.incidents.timeline import build_timeline, render_markdown, zone
 
-    handle = await connect_redis(redis_url_for(config), state_dir=config.redis.state_dir)
+    handle = await open_redis(redis_url_for(config), redis_topology(config), state_dir=config.redis.state_dir)
     try:
         timeline = await build_timeline(handle.client, IncidentStore(handle.client), conversation,
                                         since=since.timestamp() if since else None)

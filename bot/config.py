@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -21,6 +21,7 @@ from bot.config_env import deep_merge, environment_overrides, variable_for
 from bot.config_keys import unknown_key_hint
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
+from bot.redis_topology import RedisTopology, parse_address
 from bot.slack.settings import SlackSettings
 from bot.tools.selection import RuleSpec
 
@@ -63,8 +64,41 @@ class ExecutionConfig(_Section):
     redact_patterns: list[str] = Field(default_factory=list)
 
 
+class RedisTlsConfig(_Section):
+    """TLS to the data nodes (a ``rediss://`` URL turns it on too); files are PEM."""
+
+    enabled: bool = False
+    ca_file: str | None = None
+    cert_file: str | None = Field(default=None, description="client certificate, when the server asks for one")
+    key_file: str | None = None
+
+
+class SentinelConfig(_Section):
+    """``redis.mode: sentinel``: where the sentinels are and which primary they watch for us."""
+
+    addresses: list[str] = Field(default_factory=list, description="host:port of each sentinel")
+    service_name: str = Field(default="", description="the name the sentinels monitor the primary under")
+    username: str | None = Field(default=None, description="ACL user on the sentinels (password: "
+                                 "REDIS_SENTINEL_PASSWORD)")
+    tls: bool = Field(default=False, description="the sentinels speak TLS too (same files as redis.tls)")
+
+    @field_validator("addresses")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        for text in value:
+            parse_address(text)
+        return value
+
+
 class RedisConfig(_Section):
     url: str | None = None
+    mode: Literal["standalone", "sentinel", "cluster"] = Field(
+        default="standalone", description="standalone (one server, REDIS_URL), sentinel or cluster (REDIS_URL: "
+        "any node)")
+    username: str | None = Field(default=None, description="ACL user on the data nodes (password: REDIS_PASSWORD "
+                                 "or in REDIS_URL)")
+    tls: RedisTlsConfig = Field(default_factory=RedisTlsConfig)
+    sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
     state_dir: str = ".state"
     retention_seconds: int = Field(default=7 * 86400, gt=0)
     shards: int = Field(default=1, ge=1, description="key shards; >= the number of masters on Redis Cluster")
@@ -74,6 +108,14 @@ class RedisConfig(_Section):
     pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="how long a command waits for a free connection before failing (retried)"
     )
+
+    @model_validator(mode="after")
+    def _mode_settings(self) -> RedisConfig:
+        if self.mode == "sentinel" and (not self.sentinel.addresses or not self.sentinel.service_name):
+            raise ValueError("mode sentinel needs sentinel.addresses and sentinel.service_name")
+        if self.mode != "sentinel" and (self.sentinel.addresses or self.sentinel.service_name):
+            raise ValueError(f"sentinel.* is set but mode is {self.mode}: set mode: sentinel or remove them")
+        return self
 
 
 class DecisionKeysConfig(_Section):
@@ -148,6 +190,28 @@ class Secrets(BaseSettings):
     slack_api_url: str | None = None
     anthropic_api_key: str | None = None
     redis_url: str | None = None
+    redis_password: str | None = None  # the data nodes' password when not in REDIS_URL (Sentinel: always here)
+    redis_sentinel_password: str | None = None
+
+
+def redis_topology(config: Config, secrets: Secrets | None = None) -> RedisTopology:
+    """What ``redis.*`` and the REDIS_* environment say about how to reach Redis (beyond REDIS_URL)."""
+    secrets = secrets or Secrets()
+    section = config.redis
+    return RedisTopology(
+        mode=section.mode,
+        sentinels=tuple(parse_address(a) for a in section.sentinel.addresses),
+        service_name=section.sentinel.service_name,
+        username=section.username,
+        sentinel_username=section.sentinel.username,
+        password=secrets.redis_password or None,
+        sentinel_password=secrets.redis_sentinel_password or None,
+        tls=section.tls.enabled,
+        sentinel_tls=section.sentinel.tls,
+        tls_ca_file=section.tls.ca_file,
+        tls_cert_file=section.tls.cert_file,
+        tls_key_file=section.tls.key_file,
+    )
 
 
 def _format_validation(path: str, exc: ValidationError, overrides: Mapping[str, Any] | None = None) -> str:

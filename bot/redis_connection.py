@@ -396,10 +396,13 @@ class RedisHandle:
 
     async def close(self) -> None:
         try:
-            for extra in (self.readers, self.acks):
-                if extra is not None:
+            for extra in (self.readers, self.acks, self.client):
+                if extra is None:
+                    continue
+                if isinstance(extra, redis.asyncio.RedisCluster):  # owns its node pools; no such argument
+                    await extra.aclose()
+                else:
                     await extra.aclose(close_connection_pool=True)
-            await self.client.aclose(close_connection_pool=True)
         finally:
             if self.embedded is not None:
                 await asyncio.to_thread(self.embedded.stop)

@@ -25,7 +25,7 @@ from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
-from bot.config import Config, ConfigError, Secrets
+from bot.config import Config, ConfigError, Secrets, redis_topology
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
@@ -37,7 +37,8 @@ from bot.metrics import (
     RUN_DURATION,
     STREAM_UNACKNOWLEDGED_AGE,
 )
-from bot.redis_connection import RedisHandle, connect_redis
+from bot.redis_connection import RedisHandle
+from bot.redis_factory import open_redis
 from bot.redis_pool import ACK_CONNECTIONS, ACK_TIMEOUT_SECONDS, ACKS, PoolSettings
 from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ChildEnvironments
@@ -107,8 +108,8 @@ def reader_loops(roles: set[str], shards: int) -> int:
     """How many blocking stream reads a process with ``roles`` runs at once: the size of its readers pool.
 
     slack: the poster (outbox + one per completions shard) and the intake; agent: inbox + completions shards;
-    runner: one per run-stream shard + the final-state metrics consumer (all shards in one read)."""
-    per_role = {"slack": 2 + shards, "agent": 1 + shards, "runner": shards + 1}
+    runner: one per run-stream shard + the final-state metrics consumer (one read per shard: Cluster)."""
+    per_role = {"slack": 2 + shards, "agent": 1 + shards, "runner": shards * 2}
     return sum(per_role[r] for r in roles if r in per_role)
 
 
@@ -182,15 +183,16 @@ class Core:
     async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
         secrets = secrets or Secrets()
         url = secrets.redis_url or config.redis.url
-        if not url and roles != set(ROLES):
+        topology = redis_topology(config, secrets)
+        if not url and topology.mode == "standalone" and roles != set(ROLES):
             raise ConfigError(
                 "serve --role needs a shared Redis: set REDIS_URL (the embedded Redis is for single-process "
                 "installs, where `fisk-chatops serve` runs every role)"
             )
         signer, verifier = decision_keys(config, roles)
         catalogs = await asyncio.to_thread(CatalogSource, config)
-        handle = await connect_redis(
-            url, state_dir=config.redis.state_dir, pool=pool_settings(config),
+        handle = await open_redis(
+            url, topology, state_dir=config.redis.state_dir, pool=pool_settings(config),
             readers=reader_loops(roles, config.redis.shards), acks=ack_pool(roles),
             client_name="fisk-chatops." + "-".join(sorted(roles)),
         )

@@ -9,6 +9,7 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.support.redis_server import RedisServer
+from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers
 
 # The real fisk fixtures live in the repository, so a clone with nothing beside it can run every test.
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "fisk"
@@ -51,3 +52,26 @@ def opsctl(tmp_path: Path, fixtures_dir: Path) -> Path:
     from tests.support.fisk_app import make_fisk_app
 
     return make_fisk_app(tmp_path / "bin", fixtures_dir / "opsctl.introspect.json")
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterServers]:
+    """A real Redis Cluster (3 primaries + 3 replicas, password-protected), formed once per session."""
+    servers = RedisClusterServers(tmp_path_factory.mktemp("cluster"), password="cluster-secret-pw")
+    try:
+        servers.start()
+        yield servers
+    finally:
+        servers.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_sentinel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisSentinelServers]:
+    """A real primary + replica watched by 3 sentinels (data and sentinel passwords), started once per session."""
+    servers = RedisSentinelServers(tmp_path_factory.mktemp("sentinel"), password="data-secret-pw",
+                                   sentinel_password="sentinel-secret-pw")
+    try:
+        servers.start()
+        yield servers
+    finally:
+        servers.stop()

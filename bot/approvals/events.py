@@ -61,10 +61,15 @@ async def wait_for_terminal(store: CallStore, call_ids: Iterable[str], timeout: 
         remaining = deadline - loop.time()
         if remaining <= 0:
             raise TimeoutError(f"calls not terminal after {timeout}s: {[r.id for r in records if not r.terminal]}")
-        reply: Any = await store.redis.xread(positions, block=max(1, int(min(remaining, 1.0) * 1000)))
-        for stream, entries in reply or []:
-            if entries:
-                positions[_text(stream)] = entries[-1][0]
+        block = max(1, int(min(remaining, 1.0) * 1000))
+        # One XREAD per stream: the shards' streams live in different hash slots (CROSSSLOT on Redis Cluster).
+        replies: list[Any] = await asyncio.gather(
+            *(store.redis.xread({stream: positions[stream]}, block=block) for stream in streams)
+        )
+        for reply in replies:
+            for stream, entries in reply or []:
+                if entries:
+                    positions[_text(stream)] = entries[-1][0]
 
 
 class CompletionConsumer:
@@ -75,8 +80,8 @@ class CompletionConsumer:
     pending (unacked) events, which covers a restart with the same consumer name, and takes over events a
     dead consumer of the group left pending for ``claim_idle`` seconds.
 
-    With ``shards`` > 1 all shard streams are read in one XREADGROUP, which Redis Cluster refuses (different
-    slots); run one consumer per shard there (``only_shard``).
+    With ``shards`` > 1 each shard stream is read by its own XREADGROUP, side by side (one reader connection
+    each): one read across shards is a CROSSSLOT error on Redis Cluster.
     """
 
     def __init__(
@@ -119,12 +124,14 @@ class CompletionConsumer:
             return events
         while True:
             pending_phase = any(p != ">" for p in self._positions.values())
-            positions: dict[Any, Any] = dict(self._positions)
-            reply: Any = await self.reader.xreadgroup(
-                self.group, self.consumer, positions, count=count,
-                block=None if pending_phase else max(1, int(block * 1000)),
-            )
-            got = {_text(stream): entries for stream, entries in reply or []}
+            block_ms = None if pending_phase else max(1, int(block * 1000))
+            # One XREADGROUP per shard stream, side by side: the streams live in different hash slots, and
+            # Redis Cluster refuses a multi-stream read across slots (CROSSSLOT).
+            replies: list[Any] = await asyncio.gather(*(
+                self.reader.xreadgroup(self.group, self.consumer, {stream: position}, count=count, block=block_ms)
+                for stream, position in self._positions.items()
+            ))  # fmt: skip
+            got = {_text(stream): entries for reply in replies for stream, entries in reply or []}
             for stream in self.streams:
                 if self._positions[stream] != ">":  # walking our own pending entries after a restart
                     entries = got.get(stream)

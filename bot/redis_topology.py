@@ -1,0 +1,220 @@
+"""Beyond one Redis: build the client for a standalone server, a Sentinel-managed primary or a Redis Cluster.
+
+:class:`RedisTopology` is what the configuration says (``redis.mode`` and its settings plus the passwords from the
+environment); :func:`build_client` turns it into the one kind of async client every role uses, with the bounded
+pools of ``bot/redis_pool.py``; :func:`probe` checks it answers and turns what went wrong into a sentence that
+names the problem (no sentinel reachable, unknown primary name, cluster slots not covered, a refused password)
+and never a secret.
+
+Why each mode is built this way:
+
+* **standalone**: ``redis://``/``rediss://``/``unix://`` URL, as before (``bot/redis_connection.py``).
+* **sentinel**: redis-py's ``Sentinel(...).master_for(service)``. Its connections ask the sentinels for the
+  current primary whenever they (re)connect, so after a failover the retried command reaches the new primary.
+  Everything goes to the primary: the approval lifecycle reads its own writes, so no work reads replicas.
+* **cluster**: redis-py's ``RedisCluster``, seeded by the URL's host. Keys of one shard share a hash tag
+  (``bot/approvals/keys.py``), so every script and transaction stays in one slot; the cluster client follows
+  ``MOVED``/``ASK`` and refreshes its slot table after a failover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import redis
+import redis.asyncio
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.backoff import NoBackoff
+
+from bot.redis_pool import MeteredPool, PoolSettings, pool_kwargs
+
+__all__ = ["MODES", "MeteredSentinelPool", "RedisTopology", "TopologyError", "parse_address"]
+
+Mode = Literal["standalone", "sentinel", "cluster"]
+MODES: tuple[str, ...] = ("standalone", "sentinel", "cluster")
+
+
+class TopologyError(RuntimeError):
+    """The Redis deployment is not usable as configured; the message says why and holds no secret."""
+
+
+def parse_address(text: str) -> tuple[str, int]:
+    """``host:port`` (or ``[v6]:port``; port 26379 when omitted, the Sentinel default) -> (host, port)."""
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or "]" in port:
+        host, port = text.strip(), "26379"
+    host = host.strip("[]")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"not a host:port address: {text!r}")
+    return host, int(port)
+
+
+@dataclass(frozen=True)
+class RedisTopology:
+    """How to reach Redis beyond the URL. Passwords come from the environment and are never shown (repr=False)."""
+
+    mode: Mode = "standalone"
+    #: sentinel mode: the sentinels' addresses and the name they monitor the primary under
+    sentinels: tuple[tuple[str, int], ...] = ()
+    service_name: str = ""
+    #: ACL user names (None: the default user, or the one in the URL)
+    username: str | None = None
+    sentinel_username: str | None = None
+    password: str | None = field(default=None, repr=False)
+    sentinel_password: str | None = field(default=None, repr=False)
+    #: TLS to the data nodes (and to the sentinels when ``sentinel_tls``)
+    tls: bool = False
+    sentinel_tls: bool = False
+    tls_ca_file: str | None = None
+    tls_cert_file: str | None = None
+    tls_key_file: str | None = None
+    #: sentinel mode: the database number on the primary (a cluster has only database 0)
+    db: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise TopologyError(f"redis.mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.mode == "sentinel":
+            if not self.sentinels:
+                raise TopologyError("redis.mode sentinel needs redis.sentinel.addresses (host:port of each sentinel)")
+            if not self.service_name:
+                raise TopologyError("redis.mode sentinel needs redis.sentinel.service_name (the monitored primary)")
+
+    def describe(self) -> str:
+        """What we connect to, for logs and errors: never a password."""
+        if self.mode == "sentinel":
+            where = ", ".join(f"{h}:{p}" for h, p in self.sentinels)
+            return f"Sentinel primary {self.service_name!r} via {where}" + (" (TLS)" if self.tls else "")
+        return self.mode
+
+    def tls_kwargs(self) -> dict[str, Any]:
+        if not self.tls:
+            return {}
+        kwargs: dict[str, Any] = {"ssl": True, "ssl_cert_reqs": "required"}
+        if self.tls_ca_file:
+            kwargs["ssl_ca_certs"] = self.tls_ca_file
+        if self.tls_cert_file:
+            kwargs["ssl_certfile"] = self.tls_cert_file
+        if self.tls_key_file:
+            kwargs["ssl_keyfile"] = self.tls_key_file
+        return kwargs
+
+    def auth_kwargs(self) -> dict[str, Any]:
+        """Credentials for the data nodes given outside the URL (the URL's own win where both are set)."""
+        kwargs: dict[str, Any] = {}
+        if self.username:
+            kwargs["username"] = self.username
+        if self.password:
+            kwargs["password"] = self.password
+        return kwargs
+
+    def sentinel_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
+        if self.sentinel_username:
+            kwargs["username"] = self.sentinel_username
+        if self.sentinel_password:
+            kwargs["password"] = self.sentinel_password
+        if self.sentinel_tls:
+            kwargs.update(self.tls_kwargs() or {"ssl": True})
+        return kwargs
+
+
+class MeteredSentinelPool(SentinelConnectionPool, MeteredPool):
+    """redis-py's Sentinel pool (connections to whoever is primary now) with the bounded, waiting, metered
+    behaviour of :class:`MeteredPool`: the same bound in every mode."""
+
+
+def sentinel_client(
+    topology: RedisTopology, settings: PoolSettings, kwargs: dict[str, Any], sentinel: Sentinel | None = None
+) -> tuple[redis.asyncio.Redis, Sentinel]:
+    """A client of the current primary behind the sentinels (one :class:`Sentinel` may serve several pools)."""
+    sentinel = sentinel or Sentinel(list(topology.sentinels), sentinel_kwargs=topology.sentinel_kwargs())
+    data = {**kwargs, **topology.auth_kwargs(), **topology.tls_kwargs(), "db": topology.db}
+    client = sentinel.master_for(
+        topology.service_name, redis_class=redis.asyncio.Redis, connection_pool_class=MeteredSentinelPool,
+        check_connection=True, **data, **pool_kwargs(settings),
+    )  # fmt: skip
+    return client, sentinel
+
+
+def cluster_client(url: str, topology: RedisTopology, settings: PoolSettings, kwargs: dict[str, Any]) -> RedisCluster:
+    """A cluster client seeded by ``url``'s host; ``settings.max_connections`` bounds the connections to each node.
+
+    redis-py's cluster pool does not wait for a free connection (it raises ``MaxConnectionsError``, a
+    ``ConnectionError`` the callers already treat as transient and retry)."""
+    options = {k: v for k, v in kwargs.items() if k not in {"retry", "retry_on_error", "client_name"}}
+    if "client_name" in kwargs:
+        options["client_name"] = kwargs["client_name"]
+    return RedisCluster.from_url(
+        url, max_connections=settings.max_connections, require_full_coverage=True,
+        **options, **topology.auth_kwargs(), **topology.tls_kwargs(),
+    )  # fmt: skip
+
+
+async def probe_sentinel(topology: RedisTopology, timeout: float) -> tuple[str, int]:
+    """Ask each sentinel for the primary; raise :class:`TopologyError` that says which of the failures it was."""
+    unreachable: list[str] = []
+    refused: list[str] = []
+    unknown: list[str] = []
+    for host, port in topology.sentinels:
+        where = f"{host}:{port}"
+        options = {**topology.sentinel_kwargs(), "socket_connect_timeout": timeout, "socket_timeout": timeout}
+        # no retries: a refused password is a ConnectionError to redis-py, retried until the timeout otherwise
+        client = redis.asyncio.Redis(host=host, port=port, retry=AsyncRetry(NoBackoff(), 0), **options)
+        try:
+            reply = await asyncio.wait_for(
+                client.execute_command("SENTINEL GET-MASTER-ADDR-BY-NAME", topology.service_name), timeout
+            )
+        except redis.AuthenticationError:
+            refused.append(where)
+            continue
+        except redis.ResponseError as err:
+            if "NOAUTH" in str(err) or "WRONGPASS" in str(err) or "NOPERM" in str(err):
+                refused.append(where)
+            else:
+                unreachable.append(f"{where} ({type(err).__name__})")
+            continue
+        except (redis.RedisError, OSError, TimeoutError) as err:
+            unreachable.append(f"{where} ({type(err).__name__})")
+            continue
+        finally:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+        if not reply:
+            unknown.append(where)
+            continue
+        addr_host, addr_port = reply
+        return (addr_host.decode() if isinstance(addr_host, bytes) else str(addr_host)), int(addr_port)
+    if unknown:
+        raise TopologyError(
+            f"the sentinels at {', '.join(unknown)} monitor no primary named {topology.service_name!r} "
+            "(redis.sentinel.service_name)"
+        )
+    if refused:
+        raise TopologyError(
+            f"the sentinels at {', '.join(refused)} refused our credentials (REDIS_SENTINEL_PASSWORD, "
+            "redis.sentinel.username)"
+        )
+    raise TopologyError(f"no sentinel reachable: {', '.join(unreachable)}")
+
+
+def explain_cluster_error(err: BaseException) -> str:
+    """The cluster client's startup failures in the operator's words."""
+    causes = [err]
+    while causes[-1].__cause__ is not None and len(causes) < 5:  # redis-py wraps the node's error
+        causes.append(causes[-1].__cause__)
+    text = " ".join(str(c) for c in causes)
+    if any(isinstance(c, redis.AuthenticationError) for c in causes):
+        err = redis.AuthenticationError()
+    if "slots are not covered" in text or "CLUSTERDOWN" in text:
+        return "not all 16384 hash slots are covered by a reachable primary (is every shard's primary up?)"
+    if isinstance(err, redis.AuthenticationError) or "WRONGPASS" in text or "NOAUTH" in text:
+        return "the cluster refused our credentials (the password in REDIS_URL or REDIS_PASSWORD, redis.username)"
+    if "cluster support disabled" in text or "cluster mode is not enabled" in text.lower():
+        return "the server is not a cluster node (cluster-enabled no): use redis.mode standalone or sentinel"
+    return f"{type(err).__name__}"
