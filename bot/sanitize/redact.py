@@ -182,7 +182,7 @@ def _run_pass(data: bytes, pass_: _Pass, marker: Marker) -> tuple[bytes, int]:
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue
-        index = _branch(match, len(pass_.detectors))
+        index = int(match.lastgroup[1:])  # type: ignore[index]  # the branch group closes last
         detector = pass_.detectors[index]
         start, end = _quoted_span(data, match, index)
         kind = _accept(detector, match, index, data[start:end])  # judged on the bounded value
@@ -200,16 +200,6 @@ def _run_pass(data: bytes, pass_: _Pass, marker: Marker) -> tuple[bytes, int]:
         return data, 0
     pieces.append(data[last:])
     return b"".join(pieces), count
-
-
-def _branch(match: re.Match[bytes], branches: int) -> int:
-    """Which detector matched: the one branch group that took part."""
-    spans = match.regs
-    groupindex = match.re.groupindex
-    for index in range(branches):
-        if spans[groupindex[f"b{index}"]][0] >= 0:
-            return index
-    raise AssertionError("a match without a branch")
 
 
 @dataclass(frozen=True)

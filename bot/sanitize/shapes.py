@@ -14,6 +14,7 @@ context detector's candidate is kept only when both its name and its value say "
 
 from __future__ import annotations
 
+import functools
 import re
 
 
@@ -55,6 +56,7 @@ def _words(name: str) -> list[str]:
     return [w.lower() for w in _WORD_SPLIT.split(name.strip("\"'-")) if w]
 
 
+@functools.lru_cache(maxsize=4096)  # the same names recur on every line of a log
 def name_kind(name: str) -> tuple[str, bool] | None:
     """(kind, password-like) when ``name`` holds a secret, None when it does not."""
     words = _words(name)
