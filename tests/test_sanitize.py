@@ -304,3 +304,16 @@ def test_a_secret_inside_another_detectors_context_is_redacted_too(text: str, ex
 def test_a_token_used_as_the_user_of_a_url_is_redacted() -> None:
     text, count = redact("git clone https://ghp_abcdefghijklmnopqrstuvwxyz0123456789ABCD:x-oauth-basic@github.com/o/r")
     assert text == "git clone https://[REDACTED:github_token]:[REDACTED:url_password]@github.com/o/r" and count == 2
+
+
+def test_the_redactor_is_built_once_per_process_for_the_same_values() -> None:
+    """Compiling the automata costs milliseconds: every call of a runner reuses the same redactor."""
+    values = ["plain-credential-value-9", "another-credential-1"]
+    first = build_redactor(values, [r"ACME-\d{8}"])
+    assert build_redactor(reversed(values), [r"ACME-\d{8}"]) is first
+    assert build_redactor(values) is not first
+
+
+def test_an_operator_pattern_that_is_not_linear_is_refused_clearly() -> None:
+    with pytest.raises(re.error, match="RE2 syntax, linear time"):
+        build_redactor(patterns=[r"(a+)\1"])

@@ -80,7 +80,11 @@ _KEY = (
     r"(?:(?i:api|access|private|secret|master|signing|encryption|app|account|sharedaccess|client|auth|license"
     r"|session|hmac)[_.-]?(?i:key)|[_.-](?i:key)|[a-z]Key)"
 )
-_NAME = rf"[A-Za-z0-9_.-]{{0,40}}(?:(?i:pass|pwd|secret|token|credential|auth|signature)|{_KEY})[A-Za-z0-9_.-]{{0,40}}"
+# "auth" counts only as a word of its own (auth, auth_token, oauth2): not "authorization" or "Author".
+_NAME = (
+    rf"[A-Za-z0-9_.-]{{0,40}}(?:(?:(?i:pass|pwd|secret|token|credential|signature)|{_KEY})[A-Za-z0-9_.-]{{0,40}}"
+    r"|(?i:auth)(?:[_.0-9-][A-Za-z0-9_.-]{0,39})?)"
+)
 _QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
 _BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
 

@@ -127,6 +127,8 @@ def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes
         return detector.kind if shapes.accept_url_password(shown) else None
     text = match.string
     name_start, name_end = match.span(f"b{index}_name")
+    if shapes.name_kind(text[name_start:name_end].decode("utf-8", "replace")) is None:
+        return None  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
     if check == "env_pair":
         return shapes.accept_assignment(text[name_start:name_end].decode("utf-8", "replace"), "=", shown, True)
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
