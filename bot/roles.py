@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from redis.exceptions import RedisError
+
 from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier, signer_and_verifier
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.execution import execute_decided_call
@@ -289,11 +291,19 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
     across replicas (consumer group ``metrics``)."""
     consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
                                   shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
-    async for event in consumer.events(stop_event):
-        CALLS_FINAL.labels(str(event.state)).inc()
-        waited = await core.store.human_decision_wait(event.call_id)
-        if waited is not None:
-            APPROVAL_WAIT.observe(waited)
+    while not stop_event.is_set():
+        try:
+            async for event in consumer.events(stop_event):
+                CALLS_FINAL.labels(str(event.state)).inc()
+                waited = await core.store.human_decision_wait(event.call_id)
+                if waited is not None:
+                    APPROVAL_WAIT.observe(waited)
+        except (RedisError, OSError) as exc:  # a Redis restart must not end the process over a metric
+            log.warning("metrics: reading completions failed (%s); retrying", exc)
+            consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
+                                          shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop_event.wait(), 1.0)
 
 
 async def trim_bus_streams(core: Core, stop_event: asyncio.Event, interval: float = 30.0) -> None:

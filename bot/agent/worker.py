@@ -18,12 +18,14 @@ no-op.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.agent import bus
@@ -68,7 +70,7 @@ class AgentWorker:
 
     async def run(self, stop_event: asyncio.Event) -> None:
         for stream in self.streams():
-            await bus.ensure_group(self.redis, stream, GROUP)
+            await self._ensure_group(stream)
         loops = [asyncio.create_task(self._read_loop(s)) for s in self.streams()]
         loops.append(asyncio.create_task(self._reclaim_loop()))
         try:
@@ -82,7 +84,18 @@ class AgentWorker:
                 for task in self._tasks:
                     task.cancel()
 
+    async def _ensure_group(self, stream: str) -> None:
+        """Create the group, retrying while Redis is unreachable (a restart of Redis must not end the role)."""
+        while True:
+            try:
+                await bus.ensure_group(self.redis, stream, GROUP)
+                return
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("agent %s: creating the group on %s failed (%s); retrying", self.consumer, stream, exc)
+                await asyncio.sleep(0.5)
+
     async def _read_loop(self, stream: str) -> None:
+        """Never ends on its own: a loop that died would leave every later message unread until a restart."""
         last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
         while True:
             try:
@@ -92,6 +105,14 @@ class AgentWorker:
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("agent %s: reading %s failed (%s)", self.consumer, stream, exc)
                 await asyncio.sleep(0.5)
+                continue
+            except ResponseError as exc:
+                if "NOGROUP" in str(exc):  # the stream was deleted (a flushed or replaced Redis): recreate it
+                    log.warning("agent %s: %s lost its consumer group; recreating it", self.consumer, stream)
+                    await self._ensure_group(stream)
+                else:
+                    log.error("agent %s: reading %s failed (%s); retrying", self.consumer, stream, exc)
+                    await asyncio.sleep(1.0)
                 continue
             entries = reply[0][1] if reply else []
             if last_id == "0" and not entries:
@@ -112,7 +133,8 @@ class AgentWorker:
                     continue
                 for entry_id, fields in reply[1] if len(reply) > 1 else []:
                     if fields is None:  # trimmed while pending
-                        await self.redis.xack(stream, GROUP, entry_id)
+                        with contextlib.suppress(RedisError, OSError):  # still pending: acked on the next pass
+                            await self.redis.xack(stream, GROUP, entry_id)
                         continue
                     await self._spawn(stream, _text(entry_id), fields)
 

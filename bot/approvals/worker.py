@@ -146,9 +146,11 @@ class RunnerWorker:
                 )
                 backoff = 0.1
             except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self._retry(self.ensure_groups)
+                if "NOGROUP" in str(exc):
+                    await self._retry(self.ensure_groups, forever=True)
+                else:  # never let the loop die: approved calls would wait for a restart
+                    log.error("runner %s: reading %s failed (%s); retrying", self.runner_id, stream, exc)
+                    await asyncio.sleep(1.0)
                 continue
             except _TRANSIENT as exc:
                 log.warning("runner %s: reading %s failed (%s); retrying", self.runner_id, stream, exc)
@@ -208,12 +210,19 @@ class RunnerWorker:
         stop = asyncio.Event()
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
+        # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting for
+        # Redis to come back must not look like a dead runner to the recovery sweep meanwhile.
         beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))
         try:
-            await asyncio.wait({exec_task})
+            try:
+                await asyncio.wait({exec_task})
+            finally:
+                self._executing.pop(record.id, None)
+            await self._store_outcome(record, exec_task)
         finally:
             beat.cancel()
-            self._executing.pop(record.id, None)
+
+    async def _store_outcome(self, record: CallRecord, exec_task: asyncio.Task[dict[str, Any]]) -> None:
         if exec_task.cancelled():
             await self._interrupt(record.id, "runner stopped before the call finished; outcome unknown")
             return
@@ -222,7 +231,9 @@ class RunnerWorker:
             await self._interrupt(record.id, f"executor error after start: {error!r}")
             return
         try:
-            await self._retry(lambda: self.store.finish(record.id, self.runner_id, exec_task.result()))
+            # A result is retried for as long as this process lives: it is the one thing nobody can redo.
+            await self._retry(lambda: self.store.finish(record.id, self.runner_id, exec_task.result()),
+                              forever=True)
         except ValueError as exc:
             await self._interrupt(record.id, f"executor returned an invalid result: {exc}")
         except InvalidTransition as exc:
@@ -287,16 +298,18 @@ class RunnerWorker:
             await self.store.interrupt_stale()
             await self.store.expire_due()
 
-    async def _retry(self, operation: Callable[[], Awaitable[T]]) -> T:
-        """Retry on connection errors (a Redis restart) for up to a minute; results must not be lost."""
+    async def _retry(self, operation: Callable[[], Awaitable[T]], *, forever: bool = False) -> T:
+        """Retry on connection errors (a Redis restart, no free pooled connection) for up to a minute, or as long
+        as the process lives with ``forever``; results must not be lost."""
         delay = 0.05
         deadline = asyncio.get_running_loop().time() + max(60.0, self.stale_after * 6)
         while True:
             try:
                 return await operation()
-            except _TRANSIENT:
-                if asyncio.get_running_loop().time() > deadline:
+            except _TRANSIENT as exc:
+                if not forever and asyncio.get_running_loop().time() > deadline:
                     raise
+                log.warning("runner %s: Redis failed (%s); retrying", self.runner_id, exc)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 1.0)
 

@@ -89,20 +89,29 @@ class Poster:
         await self._until_ok(lambda: bus.ensure_group(redis, stream, GROUP), stop_event)
         last_id = "0"  # our own pending entries first (a restart), then new ones
         history = True
-        idle_ms = int(self.deps.settings.reclaim_idle_seconds * 1000)
+        loop = asyncio.get_running_loop()
+        next_claim = 0.0
         while not stop_event.is_set():
+            idle = self.deps.settings.reclaim_idle_seconds
             try:
                 entries = await self._read(stream, last_id if history else ">", block=not history)
                 if history and entries:
                     last_id = entries[-1][0]  # entries are still pending while handled: read past them
                 elif history:
                     history = False
-                    reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, idle_ms, "0-0", count=50)
-                    entries = [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
+                if not history and loop.time() >= next_claim:
+                    # Take over entries idle that long: a dead replica's, or ours that failed and were left
+                    # pending (not only at start-up: a failed entry must not wait for a restart).
+                    next_claim = loop.time() + max(0.05, idle / 2)
+                    reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, int(idle * 1000), "0-0",
+                                                        count=50)
+                    entries += [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
             except ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await bus.ensure_group(redis, stream, GROUP)
+                if "NOGROUP" in str(exc):
+                    await self._until_ok(lambda: bus.ensure_group(redis, stream, GROUP), stop_event)
+                else:  # never let the loop die: every later post of this stream would wait for a restart
+                    log.error("poster: reading %s failed (%s); retrying", stream, exc)
+                    await _sleep(stop_event, 1.0)
                 continue
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("poster: reading %s failed (%s); retrying", stream, exc)
@@ -138,7 +147,7 @@ class Poster:
                 await asyncio.wait({previous})  # its outcome is its own business; only the order matters here
             handled = await self._until_ok(lambda: self._handle_once(stream, entry_id, fields), stop_event)
             if handled:  # done and acknowledged together: a crash before this re-reads it as a retry
-                await self.deps.state.finish(stream, entry_id, GROUP)
+                await self._until_ok(lambda: self.deps.state.finish(stream, entry_id, GROUP), stop_event)
         except asyncio.CancelledError:
             raise
         except Exception:  # left pending: read again by this replica after a restart or taken over by another
