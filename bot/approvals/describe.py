@@ -37,6 +37,8 @@ def approval_line(record: CallRecord, who: Who = str, when: When = _plain_when, 
             return "Approved so far by " + ", ".join(who(a.user) for a in record.approvals)
         return "Approved by " + ", ".join(f"{who(a.user)} {when(a.at)}" for a in record.approvals)
     decision = record.decision
+    if decision is not None and decision.actor.startswith("grant:"):
+        return f"Approved automatically ({quote(decision.reason)})"
     if decision is not None and decision.actor == "policy" and record.state != CallState.rejected:
         return f"Approved automatically ({quote(decision.reason)})" if decision.reason else "Approved automatically"
     return ""

@@ -51,6 +51,26 @@ class AutoApprove(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
+class StandingApprovals(BaseModel):
+    """``approval.standing``: an approver may approve a tool "for this thread" for a while (a grant). Off unless
+    the operator turns it on: one click then approves calls nobody has seen yet, which widens what runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    default_minutes: float = Field(default=30, gt=0, description="how long a grant made from a card lasts")
+    max_minutes: float = Field(default=120, gt=0, description="no grant lasts longer")
+    allow_confirm_tags: bool = Field(
+        default=False, description="also for tools tagged ai:confirm or a confirm tag (never two-person tools)"
+    )
+
+    @model_validator(mode="after")
+    def _bounded(self) -> StandingApprovals:
+        if self.default_minutes > self.max_minutes:
+            raise PolicyError("approval.standing.default_minutes must not exceed approval.standing.max_minutes")
+        return self
+
+
 class ApprovalPolicy(BaseModel):
     """The ``approval:`` section of the configuration."""
 
@@ -69,6 +89,7 @@ class ApprovalPolicy(BaseModel):
     )
     two_person_tags: list[str] = Field(default_factory=list)
     expire_after_seconds: float = Field(default=900, gt=0)
+    standing: StandingApprovals = Field(default_factory=StandingApprovals)
 
     _tool_patterns: list[re.Pattern[str]] = PrivateAttr(default_factory=list)
 
@@ -135,6 +156,22 @@ class ApprovalPolicy(BaseModel):
             if tag in tag_list:
                 return False, f"auto_approve rule tag {tag}"
         return True, "default policy"
+
+    def standing_refusal(self, tags: Iterable[str]) -> str | None:
+        """Why a tool with these tags may not be approved "for this thread" (None when it may): never for a
+        two-person tool (one person's grant would stand in for two), by default not for a tool that demands a
+        human look at every call (``ai:confirm``, ``confirm_tags``)."""
+        tag_list = list(tags)
+        if not self.standing.enabled:
+            return "standing approvals are turned off (approval.standing.enabled)"
+        if DENY_TAG in tag_list:
+            return f"the tool is tagged {DENY_TAG}"
+        if set(tag_list) & set(self.two_person_tags):
+            return "the tool needs two approvers for every call"
+        confirm = CONFIRM_TAG in tag_list or bool(set(tag_list) & set(self.confirm_tags))
+        if confirm and not self.standing.allow_confirm_tags:
+            return "the tool needs a human decision for every call (ai:confirm or a confirm tag)"
+        return None
 
     def check_approver(self, record: CallRecord, user_id: str, user_groups: Iterable[str]) -> None:
         """Raise ``NotAuthorized`` unless ``user_id`` may approve ``record``.

@@ -92,7 +92,10 @@ local function close_expired(key, id)
 end
 """
 
-# ARGV[5] = JSON list of {fields, target, actor, reason, decided}. Existing ids are left alone (idempotent).
+# ARGV[5] = JSON list of {fields, target, actor, reason, decided[, grant, fallback_actor, fallback_reason]}.
+# Existing ids are left alone (idempotent). An item approved by a standing grant is checked against the grant
+# here, atomically: a grant revoked or expired by now sends the call to awaiting_approval instead, and its
+# signed token is dropped (no token of an approval that did not happen is left on the record).
 CREATE = PRELUDE + r"""
 local items = cjson.decode(ARGV[5])
 local out = {}
@@ -100,6 +103,16 @@ for _, item in ipairs(items) do
   local f = item.fields
   local id = f.id
   local key = base .. 'call:' .. id
+  if item.grant and redis.call('EXISTS', key) == 0 then
+    local grant = base .. 'grant:' .. item.grant
+    local until_ = redis.call('HGET', grant, 'expires_at')
+    local revoked = redis.call('HGET', grant, 'revoked_by')
+    if (not until_) or tonumber(until_) <= tonumber(now) or (revoked and revoked ~= '') then
+      item.target, item.actor, item.reason, item.decided = 'awaiting_approval', item.fallback_actor,
+        item.fallback_reason, false
+      f.signed_decision = ''
+    end
+  end
   if redis.call('EXISTS', key) == 0 then
     for k, v in pairs(f) do
       redis.call('HSET', key, k, v)

@@ -33,6 +33,7 @@ from bot.approvals.errors import (
     CallNotFound,
     InvalidTransition,
 )
+from bot.approvals.grants import Grant, GrantStore
 from bot.approvals.keys import Keys
 from bot.approvals.policy import DENY_TAG, ApprovalPolicy
 from bot.approvals.records import (
@@ -70,6 +71,7 @@ class CallStore:
         self.retention_seconds = retention_seconds
         self.heartbeat_ttl = heartbeat_ttl
         self._clock = clock
+        self.grants = GrantStore(redis, self.keys, retention_seconds=retention_seconds, clock=clock)
         self._create = redis.register_script(scripts.CREATE)
         self._approve = redis.register_script(scripts.APPROVE)
         self._close = redis.register_script(scripts.CLOSE)
@@ -93,6 +95,7 @@ class CallStore:
         """
         now = self._clock()
         shard = self.keys.shard_for_conversation(conversation)
+        grants = await self.grants.active(conversation) if policy.standing.enabled else []
         items = []
         for p in proposals:
             needs, trigger = policy.decide_trigger(p.tool, p.tags)
@@ -115,6 +118,14 @@ class CallStore:
             )
             if DENY_TAG in p.tags:
                 item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
+            elif needs and (grant := _grant_for(grants, p, fields["argv_hash"], policy)) is not None:
+                # the role applying the grant signs the decision, naming the grant and who granted it
+                fields["signed_decision"] = self._sign(fields, [f"grant:{grant.id}", grant.granted_by],
+                                                       CallState.auto_approved, now)
+                reason = (f"standing approval {grant.id} by {grant.granted_by} until "
+                          f"{grant.expires_at:%H:%M:%S} UTC")
+                item = _item(fields, CallState.auto_approved, f"grant:{grant.id}", reason, decided=True)
+                item.update(grant=grant.id, fallback_actor=requester, fallback_reason=trigger)
             elif needs:
                 item = _item(fields, CallState.awaiting_approval, requester, trigger, decided=False)
             else:
@@ -513,6 +524,13 @@ def _item(
 ) -> dict[str, Any]:
     return {"fields": fields, "target": target.value, "actor": actor, "reason": reason, "decided": decided}
 
+
+
+def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, policy: ApprovalPolicy) -> Grant | None:
+    """The thread's standing approval that covers this proposal, if the policy lets one apply to it."""
+    if policy.approvals_needed(proposal.tags) > 1 or policy.standing_refusal(proposal.tags) is not None:
+        return None
+    return next((g for g in grants if g.covers(proposal.tool, argv_hash)), None)
 
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:

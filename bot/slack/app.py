@@ -27,7 +27,14 @@ from bot.approvals.store import CallStore
 from bot.listen import start_site
 from bot.slack import client as api
 from bot.slack.access import RateLimiter
-from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, DENY_ACTION
+from bot.slack.cards import (
+    APPROVE_ACTION,
+    CANCEL_ACTION,
+    DENY_ACTION,
+    GRANT_COMMAND_ACTION,
+    GRANT_TOOL_ACTION,
+    REVOKE_ACTION,
+)
 from bot.slack.deny import DENY_REASON_VIEW
 from bot.slack.intake import COMMAND_ANSWER, Intake, admit
 from bot.slack.intake import REPLAY_WINDOW_SECONDS as REPLAY_WINDOW_SECONDS
@@ -145,6 +152,9 @@ class SlackFrontEnd:
         @app.action(APPROVE_ACTION)
         @app.action(DENY_ACTION)
         @app.action(CANCEL_ACTION)
+        @app.action(GRANT_TOOL_ACTION)
+        @app.action(GRANT_COMMAND_ACTION)
+        @app.action(REVOKE_ACTION)
         async def on_click(ack: Any) -> None:
             await ack()
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.approvals.describe import approval_line, state_sentence
+from bot.approvals.grants import Grant
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.fisk.digest import short
@@ -33,6 +34,9 @@ from bot.slack.render import (
 APPROVE_ACTION = "fisk_approve"
 DENY_ACTION = "fisk_deny"
 CANCEL_ACTION = "fisk_cancel"
+GRANT_TOOL_ACTION = "fisk_grant_tool"  # approve, and approve this tool in this thread for a while
+GRANT_COMMAND_ACTION = "fisk_grant_command"  # approve, and approve this exact command line for a while
+REVOKE_ACTION = "fisk_revoke"
 RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attached as a snippet
 SHORT_COMMAND_CHARS = 80
 
@@ -153,7 +157,7 @@ def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = T
     if not complete:
         blocks.append(section(":warning: The command line is too long to show in full, so it cannot be approved here."))
     blocks.append(section(status_text(record)))
-    buttons = _buttons(record, complete)
+    buttons = _buttons(record, complete, policy)
     if buttons:
         blocks.append({"type": "actions", "block_id": f"fisk_call:{record.id}"[:255], "elements": buttons})
     link = record.meta.get("slack_result_link")
@@ -164,9 +168,13 @@ def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = T
     return text, blocks
 
 
-def _buttons(record: CallRecord, complete: bool) -> list[dict[str, Any]]:
+def _buttons(record: CallRecord, complete: bool, policy: ApprovalPolicy) -> list[dict[str, Any]]:
     if record.state == CallState.awaiting_approval:
         approve = [_button("Approve", APPROVE_ACTION, record, "primary")] if complete else []
+        if complete and record.approvals_needed == 1 and policy.standing_refusal(record.tool_tags) is None:
+            minutes = f"{policy.standing.default_minutes:g} min"
+            approve += [_button(f"Approve tool here {minutes}", GRANT_TOOL_ACTION, record, ""),
+                        _button(f"Approve command here {minutes}", GRANT_COMMAND_ACTION, record, "")]
         return [*approve, _button("Deny", DENY_ACTION, record, "danger")]
     if record.state in (CallState.approved, CallState.auto_approved) or (
         record.state == CallState.running and record.cancel is None
@@ -176,13 +184,35 @@ def _buttons(record: CallRecord, complete: bool) -> list[dict[str, Any]]:
 
 
 def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str, Any]:
-    return {
+    button = {
         "type": "button",
         "text": {"type": "plain_text", "text": label},
         "action_id": action,
-        "style": style,
         "value": button_value(record),
     }
+    if style:
+        button["style"] = style
+    return button
+
+
+def render_grant(grant: Grant, now: float) -> Message:
+    """The thread message of a standing approval: what it covers, who granted it, until when; Revoke while it
+    is active, who revoked it once revoked."""
+    scope = f"the command `{escape(grant.command)}`" if grant.argv_hash else "any command line of it"
+    head = (f":unlock: *Standing approval* · {mention_user(grant.granted_by)} approved `{escape(grant.tool)}` in"
+            f" this thread ({scope}) until {slack_date(grant.expires_at)}")
+    if grant.revoked_by and grant.revoked_at is not None:
+        head = head.replace(":unlock:", ":lock:", 1) + (
+            f"\n:no_entry: Revoked by {mention_user(grant.revoked_by)} {slack_date(grant.revoked_at)}.")
+    elif not grant.active(now):
+        head = head.replace(":unlock:", ":lock:", 1) + "\nExpired."
+    blocks: Blocks = [section(head)]
+    if grant.active(now):
+        blocks.append({"type": "actions", "block_id": f"fisk_grant:{grant.id}"[:255], "elements": [
+            {"type": "button", "text": {"type": "plain_text", "text": "Revoke"}, "action_id": REVOKE_ACTION,
+             "style": "danger", "value": grant.id}]})
+    blocks.append(context(f"grant `{escape(grant.id)}` · each call it approves is audited with this id"))
+    return f"Standing approval of {escape(grant.tool)}", blocks
 
 
 def short_command(record: CallRecord) -> str:

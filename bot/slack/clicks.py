@@ -19,8 +19,18 @@ from bot.approvals.errors import (
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack.access import refusal
-from bot.slack.cards import APPROVE_ACTION, CANCEL_ACTION, DENY_ACTION, button_binary, parse_button_value
+from bot.slack.cards import (
+    APPROVE_ACTION,
+    CANCEL_ACTION,
+    DENY_ACTION,
+    GRANT_COMMAND_ACTION,
+    GRANT_TOOL_ACTION,
+    REVOKE_ACTION,
+    button_binary,
+    parse_button_value,
+)
 from bot.slack.deny import open_deny_dialog
+from bot.slack.grants_ui import grant_from_card, revoke_click
 from bot.slack.interactions import SlackDeps, approver_groups, foreign_click, refresh_card
 from bot.slack.mrkdwn import escape
 
@@ -43,6 +53,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     if refused:  # allowed_users and direct_messages hold for clicks too, whatever the approval policy says
         await tell(f"{refused} Nothing was changed.")
         return "refused"
+    if action.get("action_id") == REVOKE_ACTION:
+        return await revoke_click(deps, body, user, tell)
     try:
         call_id, argv_hash = parse_button_value(action.get("value") or "")
         binary_digest = button_binary(action.get("value") or "")
@@ -60,7 +72,13 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return await cancel_click(deps, record, user, groups, tell)
     if action_id == DENY_ACTION and deps.settings.deny_reason_dialog and body.get("trigger_id"):
         return await open_deny_dialog(deps, record, user, groups, str(body["trigger_id"]), card_ts, tell)
-    approve = action_id == APPROVE_ACTION
+    approve = action_id in (APPROVE_ACTION, GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION)
+    if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
+        why_not = deps.policy.standing_refusal(record.tool_tags) or (
+            "it needs two approvers" if record.approvals_needed > 1 else None)
+        if why_not:
+            await tell(f"This call cannot be approved for the thread: {why_not}. Nothing was changed.")
+            return "refused"
     try:
         if approve:
             record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record,
@@ -83,6 +101,9 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         await tell(f"This call is {word}; your click changed nothing.")
         return "stale"
     await refresh_card(deps, record, channel, card_ts)
+    if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
+        await grant_from_card(deps, record, user, str(action_id))
+        return "granted"
     return "approved" if approve else "denied"
 
 

@@ -77,6 +77,10 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
             return
         await bus.submit_stop(deps.redis, conversation, user, dedupe=_once(request_id))
         await respond(response_type="ephemeral", text="Stopping your latest conversation in this channel.")
+    elif word == "revoke":
+        from bot.slack.grants_ui import revoke_in_channel  # grants_ui builds on this module: import late
+
+        await respond(response_type="ephemeral", text=await revoke_in_channel(deps, channel, user))
     elif word.split(" ")[0] in oncall.WORDS:
         answer = await oncall.oncall_command(deps, body, word.split(" ")[0], text.partition(" ")[2])
         await respond(response_type="ephemeral", text=answer)
@@ -100,8 +104,8 @@ async def command_ack(deps: SlackDeps, body: dict[str, Any]) -> str | None:
     text = (body.get("text") or "").strip().lower()
     if text in ("", "help"):
         return render_help(body.get("command") or deps.settings.command)
-    if text in ("tools", "pending", "stop"):
-        return None  # ephemeral answers and stopping are never rate limited
+    if text in ("tools", "pending", "stop", "revoke"):
+        return None  # ephemeral answers, stopping and revoking are never rate limited
     admission = await deps.limiter.admit(channel, user)
     return None if admission.allowed else admission.note or ""
 

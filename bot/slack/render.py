@@ -81,6 +81,7 @@ def render_help(command: str) -> str:
             f"*{command} tools*: the tools available in this channel.",
             f"*{command} pending*: calls awaiting approval in this channel.",
             f"*{command} stop*: stop your latest conversation here (or reply `stop` in its thread).",
+            f"*{command} revoke*: revoke the standing approvals of your latest thread here.",
             f"*{command} timeline [link]*: upload the thread's timeline (Markdown) into it; default: your latest.",
             f"*{command} summary [link]*: a short status of the thread from the assistant.",
             f"*{command} help*: this text.",
