@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+
+from slack_sdk.models.blocks import ConfirmObject, MarkdownTextObject
 
 from bot.approvals.describe import approval_line, state_sentence
 from bot.approvals.grants import Grant
@@ -139,14 +142,35 @@ def status_text(record: CallRecord) -> str:
     return head + "\n" + state_sentence(record, mention_user, slack_date, escape)
 
 
-def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = True) -> Message:
+@dataclass(frozen=True)
+class CardStyle:
+    """How cards look in this workspace (from ``slack:`` settings): whether this card mentions the approvers
+    (once per thread, not on every card), a label per tag (risk at a glance), and the tags whose Approve asks
+    "are you sure?" first (a Block Kit confirm dialog)."""
+
+    mention: bool = True
+    labels: Mapping[str, str] = field(default_factory=dict)
+    confirm_tags: frozenset[str] = frozenset()
+
+
+def tag_line(record: CallRecord, labels: Mapping[str, str]) -> str:
+    """The call's tags, each shown as its configured label (e.g. ``impact:rw`` -> ":warning: changes things")."""
+    return " · ".join(labels[t] if t in labels else f"`{escape(t)}`" for t in record.tool_tags)
+
+
+def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = True,
+                style: CardStyle | None = None) -> Message:
     """The live card of one call. Who may approve and the expiry are shown only while it awaits approval (a
     finished card has no "Expires"); Approve / Deny while it awaits, Cancel while it is approved or running."""
+    style = style or CardStyle(mention=mention)
+    mention = style.mention
     awaiting = record.state == CallState.awaiting_approval
     title = ":raising_hand: *Approval needed*" if awaiting else "*Tool call*"
     blocks: Blocks = [section(f"{title} · requested by {mention_user(record.requester)}")]
     fields = [text_obj(f"*Tool*\n`{escape(record.tool)}`"),
               text_obj(f"*Why approval is needed*\n{escape(record.trigger or 'policy')}")]
+    if record.tool_tags:
+        fields.append(text_obj(f"*Tags*\n{tag_line(record, style.labels)}"))
     if awaiting:
         fields += [text_obj(f"*Who may approve*\n{who_may_approve(record, policy, mention)}"),
                    text_obj(f"*Expires*\n{slack_date(record.expires_at)}")]
@@ -158,6 +182,10 @@ def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = T
         blocks.append(section(":warning: The command line is too long to show in full, so it cannot be approved here."))
     blocks.append(section(status_text(record)))
     buttons = _buttons(record, complete, policy)
+    if set(record.tool_tags) & style.confirm_tags:
+        for button in buttons:
+            if button["action_id"] in (APPROVE_ACTION, GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
+                button["confirm"] = _confirm(record, style)
     if buttons:
         blocks.append({"type": "actions", "block_id": f"fisk_call:{record.id}"[:255], "elements": buttons})
     link = record.meta.get("slack_result_link")
@@ -193,6 +221,14 @@ def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str
     if style:
         button["style"] = style
     return button
+
+
+def _confirm(record: CallRecord, style: CardStyle) -> dict[str, Any]:
+    """The "are you sure?" dialog on Approve for a dangerous tool (built and length-checked by slack_sdk)."""
+    tags = ", ".join(t for t in record.tool_tags if t in style.confirm_tags)
+    text = f"`{record.tool}` is tagged {tags}. Run `{short_command(record)}`?"
+    return ConfirmObject(title="Approve a risky command?", text=MarkdownTextObject(text=text[:300]),
+                         confirm="Approve", deny="Back", style="danger").to_dict()
 
 
 def render_grant(grant: Grant, now: float) -> Message:

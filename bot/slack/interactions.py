@@ -20,7 +20,7 @@ from bot.approvals.store import CallStore
 from bot.slack import client as api
 from bot.slack import oncall
 from bot.slack.access import RateLimiter, refusal
-from bot.slack.cards import render_card
+from bot.slack.cards import CardStyle, render_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_help, render_pending, render_tools
 from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
@@ -236,12 +236,19 @@ def approver_groups(policy: ApprovalPolicy) -> set[str]:
     return groups
 
 
+def card_style(deps: SlackDeps, record: CallRecord) -> CardStyle:
+    """The card's look: it mentions the approvers only if it was the thread's first card (``slack_mention``)."""
+    settings = deps.settings
+    return CardStyle(mention=settings.mention_approvers and record.meta.get("slack_mention") == "1",
+                     labels=settings.tag_labels, confirm_tags=frozenset(settings.confirm_approve_tags))
+
+
 async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "") -> bool:
     """Re-render a call's card in place from the record; False when the card is unknown."""
     channel = record.meta.get("slack_channel") or channel
     ts = record.meta.get("slack_ts") or ts
     if not channel or not ts:
         return False
-    text, blocks = render_card(record, deps.policy, mention=deps.settings.mention_approvers)
+    text, blocks = render_card(record, deps.policy, style=card_style(deps, record))
     await api.update(deps.client, channel, ts, text, blocks)
     return True

@@ -33,7 +33,7 @@ from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack import threads
 from bot.slack.cards import render_card, render_decision_note, render_result
-from bot.slack.interactions import SlackDeps, refresh_card
+from bot.slack.interactions import SlackDeps, card_style, refresh_card
 from bot.slack.render import render_reply
 from bot.slack.settings import parse_conversation
 from bot.streams import text as _text
@@ -289,7 +289,12 @@ class Poster:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_ts") or record.state == CallState.rejected:
             return
-        text, blocks = render_card(record, self.deps.policy, mention=self.deps.settings.mention_approvers)
+        if "slack_mention" not in record.meta:  # the approvers are pinged by the thread's first card only
+            first = await self.deps.state.first_time("mentioned", record.conversation,
+                                                     self.deps.settings.thread_retention_seconds)
+            await self.deps.store.set_meta(call_id, slack_mention="1" if first else "0")
+            record = await self.deps.store.get(call_id)
+        text, blocks = render_card(record, self.deps.policy, style=card_style(self.deps, record))
         posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest

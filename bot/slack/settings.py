@@ -61,7 +61,15 @@ class SlackSettings(_Section):
     rate_limit: RateLimit = Field(default_factory=RateLimit)
     working_reaction: str = "hourglass_flowing_sand"
     deny_reason_dialog: bool = Field(default=True, description="Deny opens a modal asking why (views.open)")
-    mention_approvers: bool = Field(default=True, description="cards mention approvers (else plain ids)")
+    mention_approvers: bool = Field(default=True, description="the first card of a thread mentions the approvers "
+                                    "(later cards name them without a ping); false: never")
+    tag_labels: dict[str, str] = Field(
+        default_factory=lambda: {"impact:ro": ":large_green_circle: read-only",
+                                 "impact:rw": ":large_orange_circle: changes things"},
+        description="how a tag is shown on cards (mrkdwn: emoji and words); other tags are shown as they are")
+    confirm_approve_tags: list[str] = Field(
+        default_factory=lambda: ["impact:rw", "ai:confirm"],
+        description="Approve on a call with one of these tags asks for confirmation first")
     usergroup_cache_seconds: float = Field(default=60.0, ge=0)
     event_dedupe_seconds: int = Field(default=3600, gt=0)
     thread_retention_seconds: int = Field(default=30 * 86400, gt=0)

@@ -136,3 +136,30 @@ async def test_cancel_refused_to_a_stranger_and_after_the_end(harness: Harness, 
     late = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
                                    if c.params["user"] == "UREQ"])
     assert "already ended (cancelled)" in late[0].params["text"]
+
+
+async def test_risk_labels_confirm_dialog_and_one_mention_per_thread(harness: Harness, poster: Start) -> None:
+    first = await harness.propose(CONV, ["opsctl", "status"], tags=["impact:ro"])
+    second = await harness.propose(CONV, ["opsctl", "restart", "web"], tags=["impact:rw", "team:web"])
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [first.id, second.id]}))
+    await poster()
+
+    async def carded(call_id: str) -> CallRecord | None:
+        current = await harness.store.get(call_id)
+        return current if current.meta.get("slack_ts") else None
+
+    first = await wait_for(lambda: carded(first.id))
+    second = await wait_for(lambda: carded(second.id))
+    one = harness.slack.message(CHANNEL, first.meta["slack_ts"])["blocks"]
+    two = harness.slack.message(CHANNEL, second.meta["slack_ts"])["blocks"]
+    assert "<!subteam^SOPS>" in json.dumps(one) and "<@UAPPROVER>" in json.dumps(one)
+    assert "<!subteam^" not in json.dumps(two) and "`SOPS`" in json.dumps(two)  # named, not pinged again
+    assert ":large_green_circle: read-only" in json.dumps(one)
+    assert ":large_orange_circle: changes things" in json.dumps(two) and "`team:web`" in json.dumps(two)
+    approve = next(e for b in two if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "fisk_approve")
+    assert approve["confirm"]["confirm"]["text"] == "Approve" and "impact:rw" in approve["confirm"]["text"]["text"]
+    plain = next(e for b in one if b["type"] == "actions" for e in b["elements"] if e["action_id"] == "fisk_approve")
+    assert "confirm" not in plain
+    await harness.click(first, "fisk_approve", "UAPPROVER")  # updates keep the card's own mention choice
+    await wait_for(lambda: "Approved by" in json.dumps(harness.slack.message(CHANNEL, first.meta["slack_ts"])))
+    assert "<!subteam^SOPS>" not in json.dumps(harness.slack.message(CHANNEL, first.meta["slack_ts"]))  # decided
