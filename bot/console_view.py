@@ -28,11 +28,12 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
+from bot.approvals.describe import state_sentence
 from bot.approvals.records import CallRecord
 
 OUTPUT_LINES = 60
 STATE_STYLES = {"finished": "green", "denied": "red", "expired": "red", "rejected": "red", "timed_out": "red",
-                "failed_to_start": "red", "interrupted": "yellow", "refused": "red"}
+                "failed_to_start": "red", "interrupted": "yellow", "refused": "red", "cancelled": "yellow"}
 Label = Callable[[], "tuple[str, float] | None"]
 
 
@@ -51,22 +52,13 @@ def card_text(record: CallRecord) -> Text:
 
 
 def result_text(record: CallRecord) -> Text:
+    """How a call ended: the same human sentence as the Slack card (``bot.approvals.describe``), then output."""
     result: dict[str, Any] = record.result or {}
     state = str(record.state)
     exit_code = result.get("exit_code")
     style = "red" if state == "finished" and exit_code not in (0, None) else STATE_STYLES.get(state, "")
-    head = Text.assemble("\n[", (record.tool, "bold"), "] ", (state, style))
-    if state in ("denied", "expired", "rejected"):
-        if record.decision and record.decision.reason:
-            head.append(f": {record.decision.reason}")
-        return head
-    if exit_code is not None:
-        head.append(", exit code ")
-        head.append(str(exit_code), style)
-    if result.get("duration_seconds") is not None:
-        head.append(f", {float(result['duration_seconds']):.2f}s")
-    if result.get("error"):
-        head.append(f": {result['error']}")
+    head = Text.assemble("\n[", (record.tool, "bold"), "] ", (state.replace("_", " "), style), " · ",
+                         state_sentence(record, when=local_time))
     lines = str(result.get("output", "")).splitlines()
     if len(lines) > OUTPUT_LINES:
         lines = [*lines[: OUTPUT_LINES // 2], f"… {len(lines) - OUTPUT_LINES} lines …", *lines[-OUTPUT_LINES // 2:]]

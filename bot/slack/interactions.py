@@ -30,6 +30,7 @@ from bot.tools.catalog import Catalog
 log = logging.getLogger(__name__)
 
 Respond = Callable[..., Awaitable[Any]]
+PENDING_LISTED = 40  # /fisk pending lists the oldest this many (one chat.getPermalink each)
 _STOP_WORDS = {"stop", "stop!", "cancel", "abort"}
 _IGNORED_SUBTYPES_OK = {None, "thread_broadcast", "file_share"}
 
@@ -65,8 +66,15 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         tools = catalog_for_channel(deps.catalog, deps.settings, channel)
         await respond(response_type="ephemeral", text="Tools available here", blocks=render_tools(tools, deps.policy))
     elif word == "pending":
-        records = await pending_in_channel(deps, channel)
-        await respond(response_type="ephemeral", text="Pending approvals", blocks=render_pending(records))
+        records = (await pending_in_channel(deps, channel))[:PENDING_LISTED]
+        links = {}
+        for record in records:  # chat.getPermalink: Slack's own link to each card (the workspace's domain)
+            card = record.meta.get("slack_ts")
+            if card:
+                link = await api.permalink(deps.client, record.meta.get("slack_channel", channel), card)
+                if link:
+                    links[record.id] = link
+        await respond(response_type="ephemeral", text="Pending approvals", blocks=render_pending(records, links))
     elif word == "stop":
         conversation = None
         if body.get("thread_ts"):  # Slack does not send it today; honour it if it ever does

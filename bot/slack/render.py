@@ -8,7 +8,7 @@ object is ``verbatim`` so Slack does not auto-link names or parse mentions out o
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -101,16 +101,15 @@ def render_tools(catalog: Catalog, policy: ApprovalPolicy) -> Blocks:
     return _listing(f"*{len(lines)} tools available here*", lines)
 
 
-def render_pending(records: Iterable[CallRecord]) -> Blocks:
+def render_pending(records: Iterable[CallRecord], links: Mapping[str, str] | None = None) -> Blocks:
+    """``/fisk pending``: each awaiting call with a link to its card (``links``: call id -> permalink)."""
     lines = []
     for r in records:
-        link = ""
-        parsed = r.conversation.split(":")
-        if len(parsed) == 3:
-            link = f" in thread {escape(parsed[2])}"
+        link = (links or {}).get(r.id)
+        where = f" · <{link}|open its card>" if link else " · (card not posted yet)"
         lines.append(
-            f"• `{escape(r.tool)}` requested by {mention_user(r.requester)}{link}, "
-            f"expires {slack_date(r.expires_at)}"
+            f"• `{escape(r.tool)}` requested by {mention_user(r.requester)}, "
+            f"expires {slack_date(r.expires_at)}{where}"
         )
     if not lines:
         return [section("Nothing is awaiting approval here.")]

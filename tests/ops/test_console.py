@@ -32,7 +32,7 @@ def test_console_conversation_with_approve_and_deny(tmp_path: Path, opsctl: Path
             pos = console.expect(f"$ {opsctl} service status -- web", after=pos)
             pos = console.expect("Approve? [y/N] ", after=pos)
             console.send("y")
-            pos = console.expect("[service_status] finished, exit code 0", after=pos)
+            pos = console.expect("[service_status] finished · Finished: exit code 0", after=pos)
             pos = console.expect("  service\n  status\n  --\n  web", after=pos)
             pos = console.expect(f"$ {opsctl} service restart --force -- web", after=pos)
             console.send("n")
@@ -88,7 +88,7 @@ def test_console_colour_markdown_spinner_local_time_and_prompts_kept_whole(tmp_p
             pos = console.expect("Approve? [y/N] ", after=pos)
             console.send("y")
             # the first call's result arrives while the second card waits for an answer
-            pos = console.expect("[service_status] finished, exit code 0", after=pos)
+            pos = console.expect("[service_status] finished · Finished: exit code 0", after=pos)
             pos = console.expect("Approve? [y/N] ", after=pos)
             console.send("n")
             pos = console.expect("thinking… ", after=pos)

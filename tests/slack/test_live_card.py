@@ -20,7 +20,8 @@ from bot.runner import run_argv
 from tests.slack.conftest import CHANNEL, Harness, wait_for
 from tests.support.fisk_app import make_script
 
-CONV = f"slack:{CHANNEL}:1700.000001"
+THREAD_TS = "1700.000001"
+CONV = f"slack:{CHANNEL}:{THREAD_TS}"
 Start = Callable[[], Awaitable[None]]
 
 
@@ -45,7 +46,9 @@ def actions(blocks: list[dict[str, Any]]) -> list[str]:
 @pytest.fixture
 async def runner(harness: Harness, tmp_path: Path) -> AsyncIterator[Path]:
     """A real runner whose executor runs a script that prints, then sleeps for two minutes."""
-    script = make_script(tmp_path, "long", "import time\nprint('tailing logs', flush=True)\ntime.sleep(120)\n")
+    started = tmp_path / "started"
+    script = make_script(tmp_path, "long", "import time\nprint('tailing logs', flush=True)\n"
+                                           f"open({str(started)!r}, 'w').close()\ntime.sleep(120)\n")
 
     async def execute(record: CallRecord) -> dict[str, Any]:
         result = await run_argv(record.argv, env=scrub_environment().env, cwd=None, timeout=300, kill_grace=5)
@@ -90,6 +93,7 @@ async def test_long_running_call_cancelled_from_its_card(harness: Harness, poste
     assert actions(message["blocks"]) == ["fisk_cancel"]
     assert "runner-7" in json.dumps(message["blocks"]) and "Expires" not in json.dumps(message["blocks"])
 
+    await wait_for(lambda: (runner.parent / "started").exists())  # it printed: its output must be kept
     await harness.click(await harness.store.get(record.id), "fisk_cancel", "UREQ")  # the requester may cancel
     await wait_for(lambda: _state(harness, record.id, CallState.cancelled), timeout=15)
     final = await harness.store.get(record.id)
@@ -163,3 +167,23 @@ async def test_risk_labels_confirm_dialog_and_one_mention_per_thread(harness: Ha
     await harness.click(first, "fisk_approve", "UAPPROVER")  # updates keep the card's own mention choice
     await wait_for(lambda: "Approved by" in json.dumps(harness.slack.message(CHANNEL, first.meta["slack_ts"])))
     assert "<!subteam^SOPS>" not in json.dumps(harness.slack.message(CHANNEL, first.meta["slack_ts"]))  # decided
+
+
+async def test_pending_lists_links_to_the_cards(harness: Harness, poster: Start) -> None:
+    conversation = f"slack:{CHANNEL}:{THREAD_TS}"
+    await harness.front.deps.state.open_thread(CHANNEL, THREAD_TS, "UREQ", last_ts=THREAD_TS)
+    record = await harness.propose(conversation, ["opsctl", "status"])
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", conversation, {"call_ids": [record.id]}))
+    await poster()
+
+    async def carded() -> CallRecord | None:
+        current = await harness.store.get(record.id)
+        return current if current.meta.get("slack_ts") else None
+
+    record = await wait_for(carded)
+    await harness.command("pending")
+    posts = await wait_for(lambda: [p for ps in harness.slack.response_url_posts.values() for p in ps])
+    text = json.dumps(posts[0]["blocks"])
+    card_ts = record.meta["slack_ts"].replace(".", "")
+    link = f"https://fake-team.slack.com/archives/{CHANNEL}/p{card_ts}?thread_ts={THREAD_TS}&cid={CHANNEL}"
+    assert f"<{link}|open its card>" in text and "`opsctl_status`" in text
