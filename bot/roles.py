@@ -143,14 +143,25 @@ def decision_keys(config: Config, roles: set[str]) -> tuple[DecisionSigner | Non
     where calls run. With nothing configured, a process running every role keeps a pair in its state dir."""
     keys = config.decisions
     single = roles == set(ROLES)
-    try:
-        signer, verifier = signer_and_verifier(
+    memory = os.path.join(config.redis.state_dir, "decisions-executed") if "runner" in roles else None
+
+    def load(memory: str | None) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
+        return signer_and_verifier(
             keys.signing_key_file if roles & DECIDING_ROLES else None,
             keys.public_key_files if "runner" in roles else [],
             valid_seconds=keys.valid_seconds,
             keep_in=os.path.join(config.redis.state_dir, "keys") if single and not keys.signing_key_file
             and not keys.public_key_files else None,
+            memory=memory,
         )
+
+    try:
+        try:
+            signer, verifier = load(memory)
+        except OSError as exc:  # an unwritable state dir: the replay memory lasts as long as the process
+            log.warning("decisions: cannot keep the replay memory in %s (%s); it will not survive a restart",
+                        memory, exc.strerror)
+            signer, verifier = load(None)
     except DecisionKeyError as exc:
         raise StartupError(f"decisions: {exc}") from None
     if roles & DECIDING_ROLES and signer is None:

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import IO
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
@@ -144,11 +145,17 @@ class DecisionVerifier:
 
     ``check`` refuses a token that does not verify or does not match the record; ``consume`` additionally
     remembers the call id until its token expires, so the same genuine decision never executes twice here
-    even if Redis is rewritten to queue the call again.
+    even if Redis is rewritten to queue the call again. With ``memory`` (a file in the runner's state
+    directory) that memory survives a restart of the runner: one line per executed call, appended before the
+    call runs, compacted to the unexpired lines at start.
     """
 
     def __init__(
-        self, public_keys: Iterable[Ed25519PublicKey], *, clock: Callable[[], float] = time.time
+        self,
+        public_keys: Iterable[Ed25519PublicKey],
+        *,
+        clock: Callable[[], float] = time.time,
+        memory: str | os.PathLike[str] | None = None,
     ) -> None:
         self.keys = {key_id_of(k): k for k in public_keys}
         if not self.keys:
@@ -157,6 +164,30 @@ class DecisionVerifier:
         self._used: dict[str, float] = {}
         self._expiry: list[tuple[float, str]] = []  # heap of (expires_at, call id): forgetting is O(log n)
         self._lock = threading.Lock()
+        self._memory = self._load(Path(memory)) if memory is not None else None
+
+    def _load(self, path: Path) -> IO[str]:
+        """Read the executed calls whose decisions are still valid, rewrite the file with only those, and keep
+        it open for appending."""
+        now = self._clock()
+        try:
+            lines = path.read_text().splitlines()
+        except FileNotFoundError:
+            lines = []
+        for line in lines:
+            call_id, _, until = line.partition(" ")
+            try:
+                expires_at = float(until)
+            except ValueError:
+                continue  # a line cut short by a crash
+            if expires_at >= now:
+                self._used[call_id] = expires_at
+                heapq.heappush(self._expiry, (expires_at, call_id))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fresh = path.with_suffix(".tmp")
+        fresh.write_text("".join(f"{c} {u!r}\n" for c, u in self._used.items()))
+        fresh.replace(path)
+        return open(path, "a", encoding="utf-8")  # noqa: SIM115  (kept open for the verifier's life)
 
     def check(self, record: CallRecord) -> DecisionClaims:
         """The verified claims of ``record``'s decision, or ``DecisionRefused`` saying why not."""
@@ -197,6 +228,9 @@ class DecisionVerifier:
                 raise DecisionRefused("decision already executed (replay)")
             self._used[claims.call_id] = claims.expires_at
             heapq.heappush(self._expiry, (claims.expires_at, claims.call_id))
+            if self._memory is not None:
+                self._memory.write(f"{claims.call_id} {claims.expires_at!r}\n")
+                self._memory.flush()  # in the kernel before the call starts: a runner crash does not lose it
         return claims
 
 
@@ -302,8 +336,10 @@ def signer_and_verifier(
     *,
     valid_seconds: float,
     keep_in: str | os.PathLike[str] | None,
+    memory: str | os.PathLike[str] | None = None,
 ) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
-    """What a process gets from its settings; ``keep_in`` (the state directory) makes a missing pair there."""
+    """What a process gets from its settings; ``keep_in`` (the state directory) makes a missing pair there;
+    ``memory`` is the verifier's replay memory file."""
     if not signing_key_file and not public_key_files and keep_in is not None:
         private, public = ensure_key_pair(keep_in)
         signing_key_file, public_key_files = str(private), [str(public)]
@@ -313,6 +349,6 @@ def signer_and_verifier(
     keys = load_public_keys(public_key_files)
     if signer is not None and not keys:
         keys = [signer.public_key]
-    verifier = DecisionVerifier(keys) if keys else None
+    verifier = DecisionVerifier(keys, memory=memory) if keys else None
     return signer, verifier
 

@@ -157,3 +157,19 @@ def test_bad_key_files_are_named(tmp_path: Path) -> None:
         load_public_keys([junk])
     with pytest.raises(DecisionKeyError, match="missing.key: cannot read"):
         load_private_key(tmp_path / "missing.key")
+
+
+async def test_the_replay_memory_survives_a_runner_restart(
+    store: CallStore, policy: ApprovalPolicy, tmp_path: Path
+) -> None:
+    memory = tmp_path / "state" / "decisions-executed"
+    record = await approved(store, policy)
+    other = await approved(store, policy)
+    DecisionVerifier([decision_keys.TEST_KEY.public_key()], memory=memory).consume(record)
+    memory.write_text(memory.read_text() + "0-torn")  # a line cut short by a crash is skipped
+    restarted = DecisionVerifier([decision_keys.TEST_KEY.public_key()], memory=memory)
+    with pytest.raises(DecisionRefused, match="replay"):
+        restarted.consume(record)
+    restarted.consume(other)  # another call is fine
+    later = DecisionVerifier([decision_keys.TEST_KEY.public_key()], memory=memory, clock=lambda: 1e12)
+    assert later._used == {} and memory.read_text() == ""  # expired entries are dropped when it starts
