@@ -40,7 +40,13 @@ async def oldest_unacknowledged(redis: Redis, stream: str) -> str | None:
     """The id of the oldest entry some consumer group still needs (pending, or not delivered to it yet);
     None when every group has acknowledged everything, or no group reads the stream."""
     floor: str | None = None
-    for group in await redis.xinfo_groups(stream):
+    try:
+        groups = await redis.xinfo_groups(stream)
+    except ResponseError as exc:
+        if "no such key" not in str(exc).lower():
+            raise
+        return None  # the stream does not exist (yet): nothing is owed
+    for group in groups:
         candidate = _after(text(group["last-delivered-id"]))
         if int(group["pending"]):
             summary: Any = await redis.xpending(stream, text(group["name"]))

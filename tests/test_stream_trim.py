@@ -50,3 +50,7 @@ async def test_publish_never_trims_by_itself(redis: Redis) -> None:
     assert await redis.xlen(stream) == 5
     removed, oldest = await trim_acknowledged(redis, stream, keep=1)
     assert removed == 0 and oldest is not None and await redis.xlen(stream) == 5  # all 5 owed to the group
+
+
+async def test_a_stream_that_does_not_exist_yet_is_left_alone(redis: Redis) -> None:
+    assert await trim_acknowledged(redis, "fc:{test}:nothing-yet", keep=3) == (0, None)

@@ -144,7 +144,7 @@ class DecisionVerifier:
     """Held by runners: public keys only (several, so keys can rotate), plus this runner's replay memory.
 
     ``check`` refuses a token that does not verify or does not match the record; ``consume`` additionally
-    remembers the call id until its token expires, so the same genuine decision never executes twice here
+    remembers the decision until it expires, so the same genuine decision never executes twice here
     even if Redis is rewritten to queue the call again. With ``memory`` (a file in the runner's state
     directory) that memory survives a restart of the runner: one line per executed call, appended before the
     call runs, compacted to the unexpired lines at start.
@@ -175,14 +175,14 @@ class DecisionVerifier:
         except FileNotFoundError:
             lines = []
         for line in lines:
-            call_id, _, until = line.partition(" ")
+            used, _, until = line.partition(" ")
             try:
                 expires_at = float(until)
             except ValueError:
                 continue  # a line cut short by a crash
             if expires_at >= now:
-                self._used[call_id] = expires_at
-                heapq.heappush(self._expiry, (expires_at, call_id))
+                self._used[used] = expires_at
+                heapq.heappush(self._expiry, (expires_at, used))
         path.parent.mkdir(parents=True, exist_ok=True)
         fresh = path.with_suffix(".tmp")
         fresh.write_text("".join(f"{c} {u!r}\n" for c, u in self._used.items()))
@@ -221,15 +221,19 @@ class DecisionVerifier:
         with self._lock:
             # forget what expired, oldest first (a scan of every remembered call per call was quadratic)
             while self._expiry and self._expiry[0][0] < now:
-                until, call_id = heapq.heappop(self._expiry)
-                if self._used.get(call_id) == until:
-                    del self._used[call_id]
-            if claims.call_id in self._used:
+                until, forgotten = heapq.heappop(self._expiry)
+                if self._used.get(forgotten) == until:
+                    del self._used[forgotten]
+            # keyed by the decoded signature (Ed25519 signatures are not malleable, while the base64 text of a
+            # token can be spelled several ways): the same decision twice is a replay, a new decision for a
+            # reused call id (a test's fixed tool_use id) is not
+            used = hashlib.sha256(_unb64(record.signed_decision.partition(".")[2])).hexdigest()
+            if used in self._used:
                 raise DecisionRefused("decision already executed (replay)")
-            self._used[claims.call_id] = claims.expires_at
-            heapq.heappush(self._expiry, (claims.expires_at, claims.call_id))
+            self._used[used] = claims.expires_at
+            heapq.heappush(self._expiry, (claims.expires_at, used))
             if self._memory is not None:
-                self._memory.write(f"{claims.call_id} {claims.expires_at!r}\n")
+                self._memory.write(f"{used} {claims.expires_at!r}\n")
                 self._memory.flush()  # in the kernel before the call starts: a runner crash does not lose it
         return claims
 

@@ -186,6 +186,9 @@ async def test_a_digest_rewritten_after_the_card_cannot_be_approved(
                  if e["action_id"] == "fisk_approve")
     await harness.redis.hset(harness.store.keys.call(record.id), "binary_digest", "ee" * 32)
     await harness.click(record, "fisk_approve", "UAPPROVER", value=value)
+
+    def told_stale() -> bool:  # the click is handled after Slack's ack
+        return any("stale" in c.params["text"] for c in harness.slack.calls_to("chat.postEphemeral"))
+
+    await wait_until(told_stale, 15)
     assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
-    notes = [c.params["text"] for c in harness.slack.calls_to("chat.postEphemeral")]
-    assert any("stale" in text for text in notes), notes
