@@ -17,6 +17,10 @@ posted to Slack latency, Redis bytes per pending call.
 Soak: for ``--soak-seconds`` a new conversation starts every ``1/--soak-rate`` s and its cards are clicked as
 soon as they are posted; each bot process's VmRSS is sampled every ``--sample-seconds``.
 
+Burst (``--burst N``, instead of load and soak): the load of issue #19, N signed ``/fisk`` requests with
+``--burst-in-flight`` in flight against a command pool of ``--burst-pool`` connections, against one combined
+process and against split roles (``bench/burst.py``).
+
 At the end every call must be terminal, have exactly one approved->running audit entry and one execution;
 otherwise the exit status is 1. Everything listens on 127.0.0.1; every wait has a deadline.
 """
@@ -559,8 +563,20 @@ def main() -> int:
     parser.add_argument("--max-concurrency", type=int, default=16, help="opsctl max_concurrency per runner")
     parser.add_argument("--timeout", type=float, default=600, help="deadline of each load phase wait")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, config)")
+    parser.add_argument("--burst", type=int, default=0, help="run the burst of N /fisk requests instead")
+    parser.add_argument("--burst-in-flight", type=int, default=50, help="burst requests in flight at once")
+    parser.add_argument("--burst-pool", type=int, default=4, help="redis.max_connections during the burst")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    if args.burst:
+        from bench.burst import run_burst
+
+        code = run_burst(args, work)
+        if args.keep or code:
+            print(f"work directory: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+        return code
     bench = Bench(args, work)
     try:
         code = bench.run()

@@ -45,8 +45,9 @@ def _ms(entry_id: str) -> float:
 
 class TimelineRecorder:
     def __init__(self, redis: Redis, incidents: IncidentStore, calls: CallStore, *, consumer: str | None = None,
-                 block_seconds: float = 1.0) -> None:  # fmt: skip
+                 block_seconds: float = 1.0, reader: Redis | None = None) -> None:  # fmt: skip
         self.redis = redis
+        self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
         self.incidents = incidents
         self.calls = calls
         self.consumer = consumer or f"timeline-{uuid.uuid4().hex[:12]}"
@@ -70,7 +71,7 @@ class TimelineRecorder:
         while not stop_event.is_set():
             try:
                 await ensure_group(self.redis, stream, GROUP)
-                reply: Any = await self.redis.xreadgroup(
+                reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id == "0" else self.block_ms
                 )
                 entries = reply[0][1] if reply else []

@@ -23,11 +23,11 @@ log = logging.getLogger(__name__)
 
 class OnCall:
     def __init__(self, redis: Redis, calls: CallStore, settings: IncidentSettings, secrets: IncidentSecrets, *,
-                 consumer: str | None = None) -> None:  # fmt: skip
+                 consumer: str | None = None, reader: Redis | None = None) -> None:  # fmt: skip
         self.settings = settings
         self.store = IncidentStore(redis, retention_seconds=settings.retention_seconds)
         self.intake = Intake(redis, settings, secrets, self.store)
-        self.recorder = TimelineRecorder(redis, self.store, calls, consumer=consumer)
+        self.recorder = TimelineRecorder(redis, self.store, calls, consumer=consumer, reader=reader)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         if settings.enabled:

@@ -123,7 +123,7 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
     }
     config.write_text(json.dumps(settings))
     bound = connection_bound(parse_config(settings), {"slack", "agent", "runner"})
-    assert bound == POOL + 7 + 2  # commands, blocking readers (README: Redis connections), acks
+    assert bound == POOL + 10 + 2  # commands, blocking readers (README: Redis connections), acks
     with FakeSlack() as slack, Model() as model:
         env = {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-load", "SLACK_SIGNING_SECRET": SECRET,
                "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": model.base_url}
@@ -159,8 +159,10 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
             assert missing == set(), f"{len(missing)} acknowledged requests never answered: {sorted(missing)[:10]}"
             done = time.monotonic() - started
             assert set(asked.values()) == {1}  # one thread per request, none started twice
-            results = [c for c in slack.calls_to("chat.postMessage") if "exit code 0" in json.dumps(c.params)]
-            assert len(results) == REQUESTS // 10  # the tool calls ran and their results were posted
+            keys = [str(((c.params.get("metadata") or {}).get("event_payload") or {}).get("key", ""))
+                    for c in slack.calls_to("chat.postMessage") if c.response.get("ok")]
+            results = [k for k in keys if k.startswith("result:")]
+            assert len(results) == len(set(results)) == REQUESTS // 10  # every call ran; each result posted once
         finally:
             stop.set()
             process.send_signal(signal.SIGTERM)
