@@ -22,7 +22,7 @@ from bot.slack import oncall
 from bot.slack.access import RateLimiter, refusal
 from bot.slack.cards import CardStyle, render_card
 from bot.slack.mrkdwn import escape
-from bot.slack.render import render_help, render_pending, render_tools
+from bot.slack.render import render_help, render_pending, render_tools, size_problem
 from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
 from bot.slack.state import SlackState
 from bot.tools.catalog import Catalog
@@ -255,8 +255,12 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
     """Re-render a call's card in place from the record; False when the card is unknown."""
     channel = record.meta.get("slack_channel") or channel
     ts = record.meta.get("slack_ts") or ts
-    if not channel or not ts:
-        return False
+    if not channel or not ts or record.meta.get("slack_card_refused"):
+        return False  # unknown, or its message is the refusal of a card that could not fit: leave that
     text, blocks = render_card(record, deps.policy, style=card_style(deps, record))
+    problem = size_problem(blocks)
+    if problem:  # the poster refused this card when it was proposed: its message says so, leave it
+        log.warning("card of call %s not updated: %s", record.id, problem)
+        return False
     await api.update(deps.client, channel, ts, text, blocks)
     return True

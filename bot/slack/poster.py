@@ -28,13 +28,14 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from slack_sdk.errors import SlackApiError
 
 from bot.agent import bus
-from bot.approvals.errors import CallNotFound
+from bot.approvals.errors import CallNotFound, InvalidTransition
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack import threads
 from bot.slack.cards import render_card, render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, card_style, refresh_card
-from bot.slack.render import render_reply
+from bot.slack.mrkdwn import escape
+from bot.slack.render import render_reply, section, size_problem
 from bot.slack.settings import parse_conversation
 from bot.streams import text as _text
 
@@ -295,12 +296,31 @@ class Poster:
             await self.deps.store.set_meta(call_id, slack_mention="1" if first else "0")
             record = await self.deps.store.get(call_id)
         text, blocks = render_card(record, self.deps.policy, style=card_style(self.deps, record))
+        problem = size_problem(blocks)
+        if problem:
+            await self.refuse_card(record, where, problem, retry)
+            return
         posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
         latest = await self.deps.store.get(call_id)
         if latest.state != record.state:
             await refresh_card(self.deps, latest)
+
+    async def refuse_card(self, record: CallRecord, where: tuple[str, str], problem: str, retry: bool) -> None:
+        """A card Slack could not take is never cut down to fit: the call is closed (denied, so the model hears
+        it was not run) and the thread says why, in a message small enough to post."""
+        reason = f"its approval card does not fit in a Slack message ({problem})"
+        log.error("poster: card of call %s refused: %s", record.id, problem)
+        try:
+            record = await self.deps.store.cancel(record.id, "slack", reason)
+        except InvalidTransition:
+            record = await self.deps.store.get(record.id)
+        text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
+                f"{escape(reason)}. It was not run; the request is refused.")
+        posted = await self._post_once(where, text, [section(text)], f"card:{record.id}", retry)
+        await self.deps.store.set_meta(record.id, slack_channel=where[0], slack_ts=str(posted["ts"]),
+                                       slack_result_ts=str(posted["ts"]), slack_card_refused="1")
 
     async def post_result(self, record: CallRecord, *, retry: bool = False) -> None:
         where = parse_conversation(record.conversation)

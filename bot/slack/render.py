@@ -12,6 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import Block
+
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.sanitize import reveal_invisible
@@ -56,6 +59,31 @@ def mention_user(user: str, mention: bool = True) -> str:
     """A mention of a Slack user id; anything else (an alert source: "alert:pagerduty") is shown as code."""
     is_user_id = user[:1] in ("U", "W") and user.isalnum()
     return f"<@{escape(user)}>" if mention and is_user_id else f"`{escape(user)}`"
+
+
+MAX_FIELD_CHARS = 2000  # a section field's text (slack_sdk does not check this one)
+MAX_BUTTON_TEXT = 75
+
+
+def size_problem(blocks: Blocks) -> str | None:
+    """Why Slack would refuse these blocks (None when they fit): checked before posting, so a message that
+    cannot fit is refused in words instead of failing with ``invalid_blocks`` or being cut without a word.
+    slack_sdk's Block Kit models check what they know (text lengths, item counts); the rest is checked here."""
+    if len(blocks) > MAX_BLOCKS:
+        return f"{len(blocks)} blocks (Slack takes at most {MAX_BLOCKS})"
+    for number, raw in enumerate(blocks, 1):
+        try:
+            Block.parse(raw).validate_json()  # type: ignore[union-attr]
+        except (SlackObjectFormationError, AttributeError) as exc:
+            return f"block {number}: {exc}"
+        for item in raw.get("fields") or []:
+            if len(item.get("text", "")) > MAX_FIELD_CHARS:
+                return f"block {number}: a field is longer than {MAX_FIELD_CHARS} characters"
+        for element in raw.get("elements") or []:
+            if len((element.get("text") or {}).get("text", "") if element.get("type") == "button" else "") > \
+                    MAX_BUTTON_TEXT:
+                return f"block {number}: a button label is longer than {MAX_BUTTON_TEXT} characters"
+    return None
 
 
 def render_reply(markdown: str) -> Message:

@@ -84,3 +84,12 @@ async def test_denied_note_quotes_the_reason(store: CallStore) -> None:
     text = json.dumps(render_decision_note(denied)[1]) + _text(render_card(denied, POLICY))
     assert "Denied by <@UAPP>" in text and "not during the &lt;!channel&gt; freeze" in text
     assert "<!channel>" not in text
+
+
+def test_size_problems_are_named() -> None:
+    from bot.slack.render import section, size_problem
+
+    assert size_problem([section("ok")]) is None
+    assert "3000" in (size_problem([section("x" * 3001)]) or "")
+    assert "2000" in (size_problem([{"type": "section", "fields": [{"type": "mrkdwn", "text": "x" * 2001}]}]) or "")
+    assert "51 blocks" in (size_problem([section("a")] * 51) or "")

@@ -187,3 +187,26 @@ async def test_pending_lists_links_to_the_cards(harness: Harness, poster: Start)
     card_ts = record.meta["slack_ts"].replace(".", "")
     link = f"https://fake-team.slack.com/archives/{CHANNEL}/p{card_ts}?thread_ts={THREAD_TS}&cid={CHANNEL}"
     assert f"<{link}|open its card>" in text and "`opsctl_status`" in text
+
+
+async def test_a_card_that_cannot_fit_is_refused_in_words(harness: Harness, poster: Start) -> None:
+    """300 approvers make the "who may approve" field longer than Slack takes: the card is not cut down to
+    fit; the call is closed (the model hears it was not run) and the thread says why."""
+    deps = harness.front.deps
+    deps.policy = deps.policy.model_copy(update={"approvers": deps.policy.approvers.model_copy(
+        update={"users": [f"U{i:010d}" for i in range(300)]})})
+    record = await harness.propose(CONV, ["opsctl", "status"])
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
+    await poster()
+
+    async def refused() -> CallRecord | None:
+        current = await harness.store.get(record.id)
+        return current if current.state is CallState.denied and current.meta.get("slack_ts") else None
+
+    final = await wait_for(refused)
+    assert final.decision is not None and "does not fit in a Slack message" in final.decision.reason
+    (post,) = [c for c in harness.slack.calls_to("chat.postMessage") if c.status == 200]
+    assert "cannot be shown for approval" in post.params["text"] and "It was not run" in post.params["text"]
+    assert "field is longer than 2000" in post.params["text"]
+    await asyncio.sleep(0.3)
+    assert not harness.slack.calls_to("chat.update")  # the refusal stays; no oversized update is attempted
