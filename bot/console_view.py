@@ -147,6 +147,8 @@ class ConsoleView:
         self.console.control(*controls)
 
     def reply(self, text: str, kind: str = "answer") -> None:
+        if not text.strip():
+            return
         label = Text("bot>", style="bold magenta" if kind != "notice" else "bold yellow")
         if not self.terminal:
             self.emit(Text.assemble(label, " ", text))
@@ -155,7 +157,7 @@ class ConsoleView:
         grid.add_column(no_wrap=True)
         grid.add_column()
         grid.add_row(label, Markdown(text) if kind != "notice" else Text(text, style="yellow"))
-        self.emit(Text("") if not text else grid)
+        self.emit(grid)
 
     def note(self, text: str, style: str = "dim") -> None:
         self.emit(Text(text, style=style))
