@@ -126,9 +126,6 @@ class IncidentStore:
         raw = await self.redis.hgetall(self.incident_key(incident_id))
         return {_text(k): _text(v) for k, v in raw.items()}
 
-    async def mark(self, incident_id: str, **fields: str) -> None:
-        await self.redis.hset(self.incident_key(incident_id), mapping=fields)  # type: ignore[arg-type]
-
     async def claim_thread(self, incident_id: str) -> bool:
         """True for the one delivery (of any replica) that queues the incident's thread_open."""
         return bool(await self.redis.hsetnx(self.incident_key(incident_id), "thread_queued", "1"))
