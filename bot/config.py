@@ -7,6 +7,7 @@ configuration file can be committed and shared. Every error names the file, the 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from bot.config_keys import unknown_key_hint
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
 from bot.redis_topology import RedisTopology, parse_address
+from bot.sanitize.redact import compile_operator_pattern
 from bot.slack.settings import SlackSettings
 from bot.tools.selection import RuleSpec
 
@@ -62,6 +64,18 @@ class ExecutionConfig(_Section):
     kill_grace_seconds: float = Field(default=5.0, ge=0)
     output_limit_bytes: int = Field(default=65536, ge=1024)
     redact_patterns: list[str] = Field(default_factory=list)
+
+    @field_validator("redact_patterns")
+    @classmethod
+    def _linear_patterns(cls, value: list[str]) -> list[str]:
+        # Compiled now, so a pattern RE2 refuses (lookaround, backreference) stops start-up with its reason
+        # instead of failing the first call that produces output.
+        for pattern in value:
+            try:
+                compile_operator_pattern(pattern)
+            except re.error as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
 
 class RedisTlsConfig(_Section):

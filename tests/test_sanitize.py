@@ -317,3 +317,11 @@ def test_the_redactor_is_built_once_per_process_for_the_same_values() -> None:
 def test_an_operator_pattern_that_is_not_linear_is_refused_clearly() -> None:
     with pytest.raises(re.error, match="RE2 syntax, linear time"):
         build_redactor(patterns=[r"(a+)\1"])
+
+
+def test_a_configured_pattern_re2_refuses_stops_start_up_with_its_reason() -> None:
+    from bot.config import ConfigError, parse_config
+
+    assert parse_config({"execution": {"redact_patterns": [r"ACME-\d{8}"]}}).execution.redact_patterns
+    with pytest.raises(ConfigError, match=r"redact_patterns.*RE2 syntax, linear time"):
+        parse_config({"execution": {"redact_patterns": [r"(?<=key=)\w+"]}})

@@ -33,20 +33,24 @@ _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u20
 def strip_controls(text: str) -> str:
     """Remove terminal control sequences and control characters, keeping newlines and tabs.
 
-    Sequences are found from their first character and parsed where they start; text dense with controls
-    (over one per 64 characters) goes through the alternation in one ``sub`` instead, which is then cheaper."""
-    hits = len(_ANY_CONTROL.findall(text))
-    if not hits:
+    Sequences are found from their first character and parsed where they start; once controls turn out dense
+    (more than one per 64 characters so far), the rest goes through the alternation in one ``sub``, which is
+    then cheaper."""
+    found = _ANY_CONTROL.search(text)
+    if found is None:
         return text
-    if hits * 64 > len(text):
-        return _CONTROLS.sub("", text)
     pieces: list[str] = []
-    pos = 0
-    while (found := _ANY_CONTROL.search(text, pos)) is not None:
+    pos = hits = 0
+    while found is not None:
         start = found.start()
+        hits += 1
+        if hits > 16 and hits * 64 > start:
+            pieces += (text[pos:start], _CONTROLS.sub("", text[start:]))
+            return "".join(pieces)
         sequence = _CONTROLS.match(text, start)
         pieces.append(text[pos:start])
         pos = sequence.end() if sequence is not None and sequence.end() > start else start + 1
+        found = _ANY_CONTROL.search(text, pos)
     pieces.append(text[pos:])
     return "".join(pieces)
 

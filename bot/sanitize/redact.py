@@ -247,7 +247,7 @@ def _run_literal(data: bytes, pattern: re2._Regexp, kind: str, marker: Marker) -
     return b"".join(pieces), count
 
 
-def _compile_custom(pattern: str) -> re2._Regexp:
+def compile_operator_pattern(pattern: str) -> re2._Regexp:
     """An operator pattern; one RE2 cannot run in linear time (backreferences, lookaround) is refused."""
     try:
         return re2.compile(pattern, _options())
@@ -258,7 +258,7 @@ def _compile_custom(pattern: str) -> re2._Regexp:
 @functools.lru_cache(maxsize=32)
 def _build(values: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
     values_re = re2.compile("|".join(re2.escape(v) for v in values), _options()) if values else None
-    return Redactor(values=values_re, custom=tuple(_compile_custom(p) for p in patterns))
+    return Redactor(values=values_re, custom=tuple(compile_operator_pattern(p) for p in patterns))
 
 
 def build_redactor(secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> Redactor:
