@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench.support import RedisProcess, Role, pct, wait_until  # noqa: E402
+from bot.approvals.decisions import ensure_key_pair  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402
@@ -328,9 +329,11 @@ class Bench:
         (self.work / "redis").mkdir()
         slack_port = free_port()
         config = self.work / "config.yaml"
+        private, public = ensure_key_pair(self.work / "keys")  # slack/agent sign decisions, runners verify them
         config.write_text(json.dumps({
             "applications": [{"binary": str(opsctl), "max_concurrency": a.max_concurrency}],
             "approval": {"approvers": {"users": [APPROVER]}},
+            "decisions": {"signing_key_file": str(private), "public_key_files": [str(public)]},
             "agent": {"reclaim_after_seconds": 5, "lock_ttl_seconds": 10, "user_rate_limit_per_minute": 100000,
                       "max_retries": 2},
             "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port,
