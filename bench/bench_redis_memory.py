@@ -65,6 +65,9 @@ async def main(args: argparse.Namespace) -> None:
                   f"({fields} fields, encoding {encoding.decode() if isinstance(encoding, bytes) else encoding})")
             print(f"  every lifecycle key (MEMORY USAGE)  {total / len(ids):6.0f} B per call")
             print(f"  Redis used_memory growth            {(after - before) / len(ids):6.0f} B per call")
+            raw = await redis.hgetall(store.keys.call(ids[0]))
+            large = {k.decode(): len(v) for k, v in raw.items() if len(v) > 64}
+            print(f"  record fields over hash-max-listpack-value (64 B), which make it a hashtable: {large}")
         finally:
             await redis.aclose()
             server.stop()
