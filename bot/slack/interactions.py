@@ -161,6 +161,8 @@ async def pending_in_channel(deps: SlackDeps, channel: str) -> list[CallRecord]:
 def event_ignored(deps: SlackDeps, body: dict[str, Any]) -> bool:
     """Events the bot never acts on, known without Redis: its own posts, edits, deletions, joins..."""
     event = body.get("event") or {}
+    if event.get("type") == "assistant_thread_started":
+        return not deps.settings.assistant
     if event.get("bot_id") or event.get("subtype") not in _IGNORED_SUBTYPES_OK:
         return True
     user = event.get("user")
@@ -177,6 +179,11 @@ async def handle_event(deps: SlackDeps, body: dict[str, Any], *, request_id: str
     if not request_id and event_id and not await deps.state.first_time("event", str(event_id)):
         return None
     if event_ignored(deps, body):
+        return None
+    if event.get("type") == "assistant_thread_started":
+        from bot.slack.assistant import suggest_prompts  # assistant builds on this module: import late
+
+        await suggest_prompts(deps, body)
         return None
     user, channel, ts = event["user"], event["channel"], event["ts"]
     thread_ts = event.get("thread_ts")

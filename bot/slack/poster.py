@@ -32,6 +32,7 @@ from bot.approvals.errors import CallNotFound, InvalidTransition
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack import threads
+from bot.slack.assistant import THINKING, set_status, status_of_calls
 from bot.slack.cards import render_card, render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, card_style, refresh_card
 from bot.slack.mrkdwn import escape
@@ -213,7 +214,11 @@ class Poster:
             for call_id in event.data.get("call_ids") or []:
                 await self.post_card(str(call_id), retry=retry)
         elif event.kind in ("working", "idle"):
-            await self.working(event.conversation, event.kind == "working")
+            status = THINKING if event.kind == "working" else ""
+            if event.kind == "idle" and event.data.get("state") == "suspended":
+                status = await status_of_calls(self.deps, event.conversation)
+            if not await set_status(self.deps, event.conversation, status):
+                await self.working(event.conversation, event.kind == "working")
         elif event.kind == "thread_open":
             await threads.open_thread(self.deps, event, retry=retry)
         elif event.kind == "thread_post":
@@ -239,6 +244,8 @@ class Poster:
                 await self.post_note(record, retry=retry)
             record = await self.deps.store.get(call_id)
         await self.show_latest(record)
+        if not final and record.state == CallState.running:  # the assistant thread says what runs now
+            await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
 
     async def show_latest(self, record: CallRecord) -> None:
         """Update the card; if the call moved on while we did (a progress and a completion event handled at

@@ -39,6 +39,13 @@ class RateLimit(_Section):
     per_channel: int = Field(default=30, ge=0, description="requests per channel per window; 0 = no limit")
 
 
+class AssistantPrompt(_Section):
+    """A suggested prompt offered when a user opens a new assistant thread."""
+
+    title: str = Field(max_length=75)
+    message: str = Field(max_length=2000)
+
+
 class SlackSettings(_Section):
     mode: Literal["socket", "http"] = "socket"
     http_host: str = "0.0.0.0"
@@ -61,6 +68,14 @@ class SlackSettings(_Section):
     rate_limit: RateLimit = Field(default_factory=RateLimit)
     working_reaction: str = "hourglass_flowing_sand"
     deny_reason_dialog: bool = Field(default=True, description="Deny opens a modal asking why (views.open)")
+    assistant: bool = Field(default=False, description="the app has Slack's Agents & AI Apps feature: assistant "
+                            "threads show status (setStatus) and suggested prompts; else the working reaction")
+    assistant_prompts: list[AssistantPrompt] = Field(
+        default_factory=lambda: [
+            AssistantPrompt(title="What is unhealthy?", message="Which services are failing right now, and why?"),
+            AssistantPrompt(title="Recent changes", message="What changed in the last hour that could explain errors?"),
+        ],
+        max_length=4, description="offered when a user opens a new assistant thread (Slack shows up to 4)")
     mention_approvers: bool = Field(default=True, description="the first card of a thread mentions the approvers "
                                     "(later cards name them without a ping); false: never")
     tag_labels: dict[str, str] = Field(

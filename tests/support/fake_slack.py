@@ -338,6 +338,19 @@ class FakeSlack(LoopbackServer):
         return {"ok": True}
 
     def _api_assistant_threads_setStatus(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Like Slack: channel_id, thread_ts and status (``""`` clears it) are required."""
+        if not p.get("channel_id") or not p.get("thread_ts") or "status" not in p:
+            return {"ok": False, "error": "invalid_arguments"}
+        return {"ok": True}
+
+    def _api_assistant_threads_setSuggestedPrompts(self, p: dict[str, Any]) -> dict[str, Any]:
+        """Like Slack: channel_id and 1-4 prompts, each with a title and a message."""
+        prompts = p.get("prompts")
+        if isinstance(prompts, str):
+            prompts = json.loads(prompts)
+        if not p.get("channel_id") or not isinstance(prompts, list) or not 1 <= len(prompts) <= 4 or \
+                not all(isinstance(x, dict) and x.get("title") and x.get("message") for x in prompts):
+            return {"ok": False, "error": "invalid_arguments"}
         return {"ok": True}
 
     def _api_conversations_info(self, p: dict[str, Any]) -> dict[str, Any]:
