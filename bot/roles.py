@@ -386,7 +386,9 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     health = HealthServer(health_host, health_port, collectors=[queue_collector(core), pool_collector(core)])
 
     async def redis_ready() -> tuple[bool, str]:
-        await core.redis.client.ping()
+        # The slack role pings on its reserved acks connections: a burst that keeps the command pool busy must
+        # not take the pod out of its Service, and what readiness promises is that requests can be recorded.
+        await core.redis.acker.ping()
         return True, core.redis.target
 
     health.checks["redis"] = redis_ready
