@@ -139,6 +139,30 @@ class DecisionSigner:
         payload = claims.encode()
         return f"{_b64(payload)}.{_b64(self._key.sign(_DOMAIN + payload))}"
 
+    def sign_statement(self, kind: str, claims: dict[str, str]) -> str:
+        """A token for something other than a decision (a standing approval): its own domain, so it can never
+        pass as a decision, and vice versa."""
+        payload = json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
+        return f"{_b64(payload)}.{_b64(self._key.sign(_statement_domain(kind) + payload))}"
+
+
+def _statement_domain(kind: str) -> bytes:
+    return f"fisk-chatops {kind} statement v1\n".encode()
+
+
+def verified_statement(kind: str, token: str, public_key: Ed25519PublicKey) -> dict[str, str] | None:
+    """The claims of a ``sign_statement`` token if ``public_key`` signed it, else None."""
+    head, sep, tail = token.partition(".")
+    try:
+        payload, signature = _unb64(head), _unb64(tail)
+        public_key.verify(signature, _statement_domain(kind) + payload)
+        claims = json.loads(payload)
+    except (ValueError, binascii.Error, InvalidSignature):
+        return None
+    if not sep or not isinstance(claims, dict):
+        return None
+    return {str(k): str(v) for k, v in claims.items()}
+
 
 class DecisionVerifier:
     """Held by runners: public keys only (several, so keys can rotate), plus this runner's replay memory.

@@ -5,7 +5,8 @@ A grant lives beside the thread's calls in the conversation's shard (``<base>gra
 atomic step: a grant revoked or expired a moment before is never used (the call then waits for a click as
 usual). A call approved by a grant is ``auto_approved`` with actor ``grant:<id>`` and a reason naming who granted
 it and until when, so every use is in the audit trail with the grant id; its decision token is signed by the role
-that applies the grant (the agent's store, see ``CallStore.propose``). Granting and revoking are audited too,
+that applies the grant (the agent's store, see ``CallStore.propose``). The grant itself is signed by the role
+that records it (tool, command line, thread, expiry): a grant written or widened in Redis by hand is ignored. Granting and revoking are audited too,
 under the grant id. Who may grant is checked by the caller against the approval policy (an approver of the
 call in front of them, ``ApprovalPolicy.standing_refusal`` for the tool).
 """
@@ -18,9 +19,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
+from bot.approvals.decisions import DecisionSigner, verified_statement
 from bot.approvals.errors import ApprovalError
 from bot.approvals.keys import Keys
 from bot.approvals.records import from_epoch
@@ -57,6 +60,22 @@ class Grant(BaseModel):
     revoked_by: str = ""
     revoked_at: datetime | None = None
     meta: dict[str, str] = {}
+    signature: str = ""  # the granting role's token over what the grant allows (see ``trusted``)
+
+    def trusted(self, public_key: Ed25519PublicKey, conversation: str) -> Grant | None:
+        """This grant as the granting role signed it (tool, command line, expiry, thread), or None.
+
+        Redis is not authority: a grant written or widened by hand (another tool, a later expiry, another
+        thread) is not signed for, and is ignored, so its calls wait for a click."""
+        claims = verified_statement("grant", self.signature, public_key)
+        if claims is None or claims.get("id") != self.id or claims.get("conversation") != conversation:
+            return None
+        try:
+            expires_at = from_epoch(claims["expires_at"])
+        except (KeyError, ValueError):
+            return None
+        return self.model_copy(update={"tool": claims.get("tool", ""), "argv_hash": claims.get("argv_hash", ""),
+                                       "granted_by": claims.get("granted_by", ""), "expires_at": expires_at})
 
     def active(self, now: float) -> bool:
         return not self.revoked_by and self.expires_at.timestamp() > now
@@ -67,8 +86,9 @@ class Grant(BaseModel):
 
 class GrantStore:
     def __init__(self, redis: Redis, keys: Keys, *, retention_seconds: float,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, signer: DecisionSigner | None = None) -> None:
         self.redis = redis
+        self.signer = signer
         self.keys = keys
         self.retention_seconds = retention_seconds
         self._clock = clock
@@ -94,6 +114,10 @@ class GrantStore:
         fields: dict[Any, Any] = {"id": grant_id, "conversation": conversation, "tool": tool, "argv_hash": argv_hash,
                   "command": command, "granted_by": granted_by, "created_at": repr(now), "expires_at": repr(expires),
                   "revoked_by": "", "revoked_at": ""}
+        if self.signer is not None:
+            claims = {k: str(fields[k]) for k in ("id", "conversation", "tool", "argv_hash", "granted_by",
+                                                   "expires_at")}
+            fields["signature"] = self.signer.sign_statement("grant", claims)
         ttl = int(minutes * 60 + self.retention_seconds)
         scope = "this command line" if argv_hash else "any command line"
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -119,7 +143,8 @@ class GrantStore:
                      command=f.get("command", ""), granted_by=f["granted_by"], created_at=from_epoch(f["created_at"]),
                      expires_at=from_epoch(f["expires_at"]), revoked_by=f.get("revoked_by", ""),
                      revoked_at=from_epoch(f["revoked_at"]) if f.get("revoked_at") else None,
-                     meta={k[5:]: v for k, v in f.items() if k.startswith("meta:")})
+                     meta={k[5:]: v for k, v in f.items() if k.startswith("meta:")},
+                     signature=f.get("signature", ""))
 
     async def active(self, conversation: str) -> list[Grant]:
         """The thread's grants that are neither revoked nor expired, oldest first."""

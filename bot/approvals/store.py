@@ -71,7 +71,7 @@ class CallStore:
         self.retention_seconds = retention_seconds
         self.heartbeat_ttl = heartbeat_ttl
         self._clock = clock
-        self.grants = GrantStore(redis, self.keys, retention_seconds=retention_seconds, clock=clock)
+        self.grants = GrantStore(redis, self.keys, retention_seconds=retention_seconds, clock=clock, signer=signer)
         self._create = redis.register_script(scripts.CREATE)
         self._approve = redis.register_script(scripts.APPROVE)
         self._close = redis.register_script(scripts.CLOSE)
@@ -95,7 +95,7 @@ class CallStore:
         """
         now = self._clock()
         shard = self.keys.shard_for_conversation(conversation)
-        grants = await self.grants.active(conversation) if policy.standing.enabled else []
+        grants = await self._trusted_grants(conversation) if policy.standing.enabled else []
         items = []
         for p in proposals:
             needs, trigger = policy.decide_trigger(p.tool, p.tags)
@@ -455,6 +455,20 @@ class CallStore:
             raise CallNotFound(call_id)
 
     # ---------------------------------------------------------------- helpers
+
+    async def _trusted_grants(self, conversation: str) -> list[Grant]:
+        """The thread's active grants that a deciding role signed, as signed (see ``Grant.trusted``)."""
+        if self.signer is None:
+            return []
+        now = self._clock()
+        trusted = []
+        for grant in await self.grants.active(conversation):
+            checked = grant.trusted(self.signer.public_key, conversation)
+            if checked is None:
+                log.warning("standing approval %s in %s is not signed for; ignored", grant.id, conversation)
+            elif checked.active(now):
+                trusted.append(checked)
+        return trusted
 
     def _sign(self, fields: dict[str, str], approvers: Sequence[str], verdict: CallState, now: float) -> str:
         if self.signer is None:

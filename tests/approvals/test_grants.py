@@ -45,7 +45,7 @@ async def test_a_grant_approves_later_calls_signed_and_audited(redis: Redis) -> 
 
 async def test_revoked_and_expired_grants_are_not_used(redis: Redis) -> None:
     now = [1_000_000.0]
-    store = CallStore(redis, clock=lambda: now[0])
+    store = CallStore(redis, clock=lambda: now[0], signer=decision_keys.signer())
     grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
     await store.grants.revoke(grant.id, "UAPP")
     with pytest.raises(GrantError):
@@ -81,7 +81,7 @@ async def test_a_grant_revoked_after_it_was_read_is_not_used(redis: Redis) -> No
 
 
 async def test_exact_command_grants_and_tools_that_never_get_one(redis: Redis) -> None:
-    store = CallStore(redis)
+    store = CallStore(redis, signer=decision_keys.signer())
     argv = ["status", "--host", "db-3"]
     await store.grants.create(CONV, "opsctl_status", "UAPP", 30, argv_hash=hash_argv(argv))
     same, other = await store.propose(CONV, [_p(argv=argv), _p(argv=["status", "--host", "db-4"]).model_copy(
@@ -101,3 +101,19 @@ async def test_exact_command_grants_and_tools_that_never_get_one(redis: Redis) -
     off = ApprovalPolicy(approvers={"users": ["UAPP"]})  # the default: no grant is ever applied
     (not_used,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t6"})], off, "UREQ")
     assert not_used.state is CallState.awaiting_approval and off.standing_refusal([]) is not None
+
+
+async def test_a_grant_forged_or_widened_in_redis_approves_nothing(redis: Redis) -> None:
+    """Redis is not authority for standing approvals either: the agent uses a grant only as signed."""
+    store = CallStore(redis, signer=DecisionSigner(decision_keys.TEST_KEY, valid_seconds=60))
+    narrow = await store.grants.create(CONV, "opsctl_other", "UAPP", 1)
+    key = store.grants.key(narrow.id)
+    await redis.hset(key, mapping={"tool": "opsctl_status", "expires_at": repr(store.grants.now() + 86400)})
+    forged_id = "0-gforgedforgedforg"
+    await redis.hset(store.grants.key(forged_id), mapping={
+        "id": forged_id, "conversation": CONV, "tool": "opsctl_status", "argv_hash": "", "command": "",
+        "granted_by": "UAPP", "created_at": repr(store.grants.now()), "expires_at": repr(store.grants.now() + 600),
+        "revoked_by": "", "revoked_at": "", "signature": narrow.signature})
+    await redis.sadd(store.grants.index(CONV), forged_id)
+    (call,) = await store.propose(CONV, [_p()], POLICY, "UREQ")
+    assert call.state is CallState.awaiting_approval  # neither the widened nor the forged grant applied
