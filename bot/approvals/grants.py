@@ -6,9 +6,9 @@ atomic step: a grant revoked or expired a moment before is never used (the call 
 usual). A call approved by a grant is ``auto_approved`` with actor ``grant:<id>`` and a reason naming who granted
 it and until when, so every use is in the audit trail with the grant id; its decision token is signed by the role
 that applies the grant (the agent's store, see ``CallStore.propose``). The grant itself is signed by the role
-that records it (tool, command line, thread, expiry): a grant written or widened in Redis by hand is ignored. Granting and revoking are audited too,
-under the grant id. Who may grant is checked by the caller against the approval policy (an approver of the
-call in front of them, ``ApprovalPolicy.standing_refusal`` for the tool).
+that records it (tool, command line, thread, expiry): a grant written or widened in Redis by hand is ignored.
+Granting and revoking are audited too, under the grant id. Who may grant is checked by the caller against the
+approval policy (an approver of the call in front of them, ``ApprovalPolicy.standing_refusal`` for the tool).
 """
 
 from __future__ import annotations
