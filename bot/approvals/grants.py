@@ -6,7 +6,10 @@ atomic step: a grant revoked or expired a moment before is never used (the call 
 usual). A call approved by a grant is ``auto_approved`` with actor ``grant:<id>`` and a reason naming who granted
 it and until when, so every use is in the audit trail with the grant id; its decision token is signed by the role
 that applies the grant (the agent's store, see ``CallStore.propose``). The grant itself is signed by the role
-that records it (tool, command line, thread, expiry): a grant written or widened in Redis by hand is ignored.
+that records it (tool, command line, thread, expiry, and the tool's tags and binary digest as the granter saw
+them): a grant written or widened in Redis by hand is ignored, and a tool re-tagged or replaced since (a new
+per-tag approver rule, a new binary) is not covered by it. A grant never approves a call its own granter
+requested (that would be self-approval) unless the policy writes ``forbid_self_approval: false``.
 Granting and revoking are audited too, under the grant id. Who may grant is checked by the caller against the
 approval policy (an approver of the call in front of them, ``ApprovalPolicy.standing_refusal`` for the tool).
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +56,8 @@ class Grant(BaseModel):
     conversation: str
     tool: str
     argv_hash: str = ""  # "" = any command line of the tool
+    tags: str = ""  # the tool's tags when granted, sorted and newline-joined: a re-tagged tool is not covered
+    binary_digest: str = ""  # the tool's binary when granted: a replaced binary is not covered
     command: str = ""  # the command line shown when the grant is for one command line only
     granted_by: str
     created_at: datetime
@@ -75,13 +80,23 @@ class Grant(BaseModel):
         except (KeyError, ValueError):
             return None
         return self.model_copy(update={"tool": claims.get("tool", ""), "argv_hash": claims.get("argv_hash", ""),
-                                       "granted_by": claims.get("granted_by", ""), "expires_at": expires_at})
+                                       "granted_by": claims.get("granted_by", ""), "expires_at": expires_at,
+                                       "tags": claims.get("tags", ""),
+                                       "binary_digest": claims.get("binary_digest", "")})
 
     def active(self, now: float) -> bool:
         return not self.revoked_by and self.expires_at.timestamp() > now
 
-    def covers(self, tool: str, argv_hash: str) -> bool:
-        return self.tool == tool and (not self.argv_hash or self.argv_hash == argv_hash)
+    def covers(self, tool: str, argv_hash: str, tags: Iterable[str], binary_digest: str) -> bool:
+        """Whether this grant stands in for a click on a call of ``tool`` with this command line, tags and
+        binary: the tool exactly as it was when granted (same tags, so the same approver rules; same binary)."""
+        return (self.tool == tool and (not self.argv_hash or self.argv_hash == argv_hash)
+                and self.tags == tag_key(tags) and self.binary_digest == binary_digest)
+
+
+def tag_key(tags: Iterable[str]) -> str:
+    """Tags in one comparable string (order does not matter)."""
+    return "\n".join(sorted(set(tags)))
 
 
 class GrantStore:
@@ -105,7 +120,8 @@ class GrantStore:
         return self.keys.base(shard) + "conv:" + conversation + ":grants"
 
     async def create(self, conversation: str, tool: str, granted_by: str, minutes: float, *,
-                     argv_hash: str = "", command: str = "") -> Grant:
+                     argv_hash: str = "", command: str = "", tags: Iterable[str] = (),
+                     binary_digest: str = "") -> Grant:
         """Record a grant (audited under its id). The caller has checked that ``granted_by`` may grant it."""
         now = self._clock()
         shard = self.keys.shard_for_conversation(conversation)
@@ -113,10 +129,10 @@ class GrantStore:
         expires = now + minutes * 60
         fields: dict[Any, Any] = {"id": grant_id, "conversation": conversation, "tool": tool, "argv_hash": argv_hash,
                   "command": command, "granted_by": granted_by, "created_at": repr(now), "expires_at": repr(expires),
-                  "revoked_by": "", "revoked_at": ""}
+                  "revoked_by": "", "revoked_at": "", "tags": tag_key(tags), "binary_digest": binary_digest}
         if self.signer is not None:
             claims = {k: str(fields[k]) for k in ("id", "conversation", "tool", "argv_hash", "granted_by",
-                                                   "expires_at")}
+                                                   "expires_at", "tags", "binary_digest")}
             fields["signature"] = self.signer.sign_statement("grant", claims)
         ttl = int(minutes * 60 + self.retention_seconds)
         scope = "this command line" if argv_hash else "any command line"
@@ -140,7 +156,8 @@ class GrantStore:
             raise GrantError(f"no standing approval {grant_id!r} (it may have expired long ago)")
         f = {_text(k): _text(v) for k, v in raw.items()}
         return Grant(id=f["id"], conversation=f["conversation"], tool=f["tool"], argv_hash=f.get("argv_hash", ""),
-                     command=f.get("command", ""), granted_by=f["granted_by"], created_at=from_epoch(f["created_at"]),
+                     command=f.get("command", ""), tags=f.get("tags", ""), binary_digest=f.get("binary_digest", ""),
+                     granted_by=f["granted_by"], created_at=from_epoch(f["created_at"]),
                      expires_at=from_epoch(f["expires_at"]), revoked_by=f.get("revoked_by", ""),
                      revoked_at=from_epoch(f["revoked_at"]) if f.get("revoked_at") else None,
                      meta={k[5:]: v for k, v in f.items() if k.startswith("meta:")},

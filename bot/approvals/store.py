@@ -118,7 +118,7 @@ class CallStore:
             )
             if DENY_TAG in p.tags:
                 item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
-            elif needs and (grant := _grant_for(grants, p, fields["argv_hash"], policy)) is not None:
+            elif needs and (grant := _grant_for(grants, p, fields["argv_hash"], policy, requester)) is not None:
                 # the role applying the grant signs the decision, naming the grant and who granted it
                 fields["signed_decision"] = self._sign(fields, [f"grant:{grant.id}", grant.granted_by],
                                                        CallState.auto_approved, now)
@@ -540,11 +540,17 @@ def _item(
 
 
 
-def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, policy: ApprovalPolicy) -> Grant | None:
-    """The thread's standing approval that covers this proposal, if the policy lets one apply to it."""
+def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, policy: ApprovalPolicy,
+               requester: str) -> Grant | None:
+    """The thread's standing approval that covers this proposal, if the policy lets one apply to it. A grant
+    stands in for its granter's click, so it never approves the granter's own request unless self-approval
+    is explicitly allowed (``forbid_self_approval: false``; unset counts as forbidden: grants are made in
+    Slack, where self-approval is forbidden by default)."""
     if policy.approvals_needed(proposal.tags) > 1 or policy.standing_refusal(proposal.tags) is not None:
         return None
-    return next((g for g in grants if g.covers(proposal.tool, argv_hash)), None)
+    self_ok = policy.forbid_self_approval is False
+    return next((g for g in grants if g.covers(proposal.tool, argv_hash, proposal.tags, proposal.binary_digest)
+                 and (self_ok or g.granted_by != requester)), None)
 
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:

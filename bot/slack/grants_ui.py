@@ -28,6 +28,7 @@ async def grant_from_card(deps: SlackDeps, record: CallRecord, user: str, action
     grant = await deps.store.grants.create(
         record.conversation, record.tool, user, deps.policy.standing.default_minutes,
         argv_hash=record.argv_hash if exact else "", command=short_command(record) if exact else "",
+        tags=record.tool_tags, binary_digest=record.binary_digest,
     )
     await show_grant(deps, grant)
     return grant

@@ -13,7 +13,7 @@ from bot.approvals.grants import GrantError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState, Proposal, hash_argv
 from bot.approvals.store import CallStore
-from tests.approvals.test_decisions import signed_proposal
+from tests.approvals.test_decisions import DIGEST, signed_proposal
 from tests.support import decision_keys
 
 CONV = "slack:C1:1.0"
@@ -28,7 +28,7 @@ def _p(tags: list[str] | None = None, argv: list[str] | None = None) -> Proposal
 async def test_a_grant_approves_later_calls_signed_and_audited(redis: Redis) -> None:
     signer = DecisionSigner(decision_keys.TEST_KEY, valid_seconds=60)
     store = CallStore(redis, signer=signer)
-    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
+    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
     (call,) = await store.propose(CONV, [_p()], POLICY, "UREQ")
     assert call.state is CallState.auto_approved
     assert call.decision is not None and call.decision.actor == f"grant:{grant.id}"
@@ -46,7 +46,7 @@ async def test_a_grant_approves_later_calls_signed_and_audited(redis: Redis) -> 
 async def test_revoked_and_expired_grants_are_not_used(redis: Redis) -> None:
     now = [1_000_000.0]
     store = CallStore(redis, clock=lambda: now[0], signer=decision_keys.signer())
-    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
+    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
     await store.grants.revoke(grant.id, "UAPP")
     with pytest.raises(GrantError):
         await store.grants.revoke(grant.id, "UAPP")
@@ -54,7 +54,7 @@ async def test_revoked_and_expired_grants_are_not_used(redis: Redis) -> None:
     assert call.state is CallState.awaiting_approval
     assert [e.to_state for e in await read_audit(redis, call_id=grant.id)] == ["granted", "revoked"]
 
-    later = await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
+    later = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
     (used,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t2"})], POLICY, "UREQ")
     assert used.state is CallState.auto_approved
     now[0] += 30 * 60 + 1
@@ -67,7 +67,7 @@ async def test_revoked_and_expired_grants_are_not_used(redis: Redis) -> None:
 async def test_a_grant_revoked_after_it_was_read_is_not_used(redis: Redis) -> None:
     """The CREATE script checks the grant itself, so a revoke between the read and the write wins."""
     store = CallStore(redis, signer=DecisionSigner(decision_keys.TEST_KEY, valid_seconds=60))
-    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
+    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
     active = store.grants.active
 
     async def read_then_revoke(conversation: str):  # type: ignore[no-untyped-def]
@@ -83,13 +83,14 @@ async def test_a_grant_revoked_after_it_was_read_is_not_used(redis: Redis) -> No
 async def test_exact_command_grants_and_tools_that_never_get_one(redis: Redis) -> None:
     store = CallStore(redis, signer=decision_keys.signer())
     argv = ["status", "--host", "db-3"]
-    await store.grants.create(CONV, "opsctl_status", "UAPP", 30, argv_hash=hash_argv(argv))
+    await store.grants.create(CONV, "opsctl_status", "UAPP", 30, argv_hash=hash_argv(argv), binary_digest=DIGEST)
     same, other = await store.propose(CONV, [_p(argv=argv), _p(argv=["status", "--host", "db-4"]).model_copy(
         update={"tool_use_id": "t2"})], POLICY, "UREQ")
     assert same.state is CallState.auto_approved and other.state is CallState.awaiting_approval
     assert POLICY.standing_refusal(["two"]) and POLICY.standing_refusal(["impact:rw"])
     assert POLICY.standing_refusal(["ai:confirm"]) and POLICY.standing_refusal(["impact:ro"]) is None
-    await store.grants.create(CONV, "opsctl_status", "UAPP", 30)
+    for tags in (["two"], ["impact:rw"]):  # grants that would cover them, were it not for the policy
+        await store.grants.create(CONV, "opsctl_status", "UAPP", 30, tags=tags, binary_digest=DIGEST)
     two, rw = await store.propose(CONV, [_p(tags=["two"]).model_copy(update={"tool_use_id": "t3"}),
                                          _p(tags=["impact:rw"]).model_copy(update={"tool_use_id": "t4"})],
                                   POLICY, "UREQ")
@@ -117,3 +118,36 @@ async def test_a_grant_forged_or_widened_in_redis_approves_nothing(redis: Redis)
     await redis.sadd(store.grants.index(CONV), forged_id)
     (call,) = await store.propose(CONV, [_p()], POLICY, "UREQ")
     assert call.state is CallState.awaiting_approval  # neither the widened nor the forged grant applied
+
+
+async def test_a_grant_never_approves_its_granters_own_request(redis: Redis) -> None:
+    """A grant stands in for its granter's click: the granter asking in the thread is self-approval, refused
+    unless the policy writes forbid_self_approval: false (unset counts as forbidden, as in Slack)."""
+    store = CallStore(redis, signer=decision_keys.signer())
+    await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
+    (own,) = await store.propose(CONV, [_p()], POLICY, "UAPP")
+    assert own.state is CallState.awaiting_approval and own.signed_decision == ""
+    allowed = POLICY.model_copy(update={"forbid_self_approval": False})
+    (written,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t2"})], allowed, "UAPP")
+    assert written.state is CallState.auto_approved
+
+
+async def test_a_grant_does_not_cover_the_tool_once_re_tagged_or_replaced(redis: Redis) -> None:
+    """Granted for the tool as the approver saw it: after a re-tag (say a per-tag approver rule the granter is
+    not in now applies) or a new binary, its calls wait for a click again."""
+    store = CallStore(redis, signer=decision_keys.signer())
+    policy = POLICY.model_copy(update={"per_tag": {"impact:db": {"users": ["UDBA"]}}})
+    grant = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, tags=["impact:ro"], binary_digest=DIGEST)
+    assert grant.trusted(decision_keys.TEST_KEY.public_key(), CONV) is not None
+    same, retagged, replaced = await store.propose(CONV, [
+        _p(tags=["impact:ro"]),
+        _p(tags=["impact:ro", "impact:db"]).model_copy(update={"tool_use_id": "t2"}),
+        _p(tags=["impact:ro"]).model_copy(update={"tool_use_id": "t3", "binary_digest": "ef" * 32}),
+    ], policy, "UREQ")
+    assert same.state is CallState.auto_approved
+    assert retagged.state is CallState.awaiting_approval and replaced.state is CallState.awaiting_approval
+    # the tags are signed: widening them in Redis makes the grant cover nothing
+    await redis.hset(store.grants.key(grant.id), "tags", "impact:db\nimpact:ro")
+    (still,) = await store.propose(CONV, [_p(tags=["impact:ro", "impact:db"]).model_copy(
+        update={"tool_use_id": "t4"})], policy, "UREQ")
+    assert still.state is CallState.awaiting_approval
