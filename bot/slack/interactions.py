@@ -14,6 +14,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent import bus
+from bot.approvals.errors import CallNotFound
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
@@ -259,7 +260,26 @@ def card_style(deps: SlackDeps, record: CallRecord) -> CardStyle:
 
 
 async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "") -> bool:
-    """Re-render a call's card in place from the record; False when the card is unknown."""
+    """Re-render a call's card in place from the record; False when the card is unknown.
+
+    Several writers update one card (a click's handler, the poster's progress and completion entries, on any
+    replica), each from the record it read. So after its update each writer reads the call again and, if it
+    moved on meanwhile, shows the newer state: whichever update lands last, its writer then shows a state at
+    least as new as the store's, so a late "approved" never stays over "finished"."""
+    for _ in range(4):
+        if not await _update_card(deps, record, channel, ts):
+            return False
+        try:
+            latest = await deps.store.get(record.id)
+        except CallNotFound:
+            return True
+        if (latest.state, latest.cancel, latest.meta) == (record.state, record.cancel, record.meta):
+            return True
+        record = latest
+    return True
+
+
+async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: str) -> bool:
     channel = record.meta.get("slack_channel") or channel
     ts = record.meta.get("slack_ts") or ts
     if not channel or not ts or record.meta.get("slack_card_refused"):

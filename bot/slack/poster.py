@@ -248,12 +248,9 @@ class Poster:
             await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
 
     async def show_latest(self, record: CallRecord) -> None:
-        """Update the card; if the call moved on while we did (a progress and a completion event handled at
-        once), update it again, so an older state can never be the last one shown."""
+        """Update the card (``refresh_card`` reads the call again after updating, so an older state is never
+        the last one shown)."""
         await refresh_card(self.deps, record)
-        latest = await self.deps.store.get(record.id)
-        if latest.state != record.state or latest.meta != record.meta or latest.cancel != record.cancel:
-            await refresh_card(self.deps, latest)
 
     async def _link_card(self, record: CallRecord) -> None:
         """Remember the card's permalink (chat.getPermalink) so the result can link to it."""

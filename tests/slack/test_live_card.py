@@ -17,6 +17,7 @@ from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from bot.fisk.environment import scrub_environment
 from bot.runner import run_argv
+from bot.slack.interactions import refresh_card
 from tests.slack.conftest import CHANNEL, Harness, wait_for
 from tests.support.fisk_app import make_script
 
@@ -210,3 +211,20 @@ async def test_a_card_that_cannot_fit_is_refused_in_words(harness: Harness, post
     assert "field is longer than 2000" in post.params["text"]
     await asyncio.sleep(0.3)
     assert not harness.slack.calls_to("chat.update")  # the refusal stays; no oversized update is attempted
+
+
+async def test_a_late_card_update_never_leaves_an_older_state_on_the_card(harness: Harness) -> None:
+    """A click's handler updating the card from the record it read ("approved") after the poster already showed
+    "finished" (another task or replica) must not leave the card at "approved" with a Cancel button."""
+    record = await harness.propose(CONV, ["opsctl", "status", "web"])
+    await harness.front.poster.post_card(record.id)
+    card_ts = (await harness.store.get(record.id)).meta["slack_ts"]
+    approved = await harness.store.approve(record.id, "UAPPROVER", [], harness.front.deps.policy,
+                                           argv_hash=record.argv_hash)
+    assert await harness.store.claim(record.id, "runner-1") is not None
+    await harness.store.finish(record.id, "runner-1", {"status": "finished", "exit_code": 0, "output": "ok"})
+    await refresh_card(harness.front.deps, await harness.store.get(record.id))  # the poster's update
+    await refresh_card(harness.front.deps, approved)  # the click's update, landing late
+    shown = harness.slack.message(CHANNEL, card_ts)["blocks"]
+    assert "Finished: exit code 0" in card_states(harness, card_ts)[-1]
+    assert "fisk_cancel" not in actions(shown)
