@@ -226,8 +226,11 @@ def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str
 def _confirm(record: CallRecord, style: CardStyle) -> dict[str, Any]:
     """The "are you sure?" dialog on Approve for a dangerous tool (built and length-checked by slack_sdk)."""
     tags = ", ".join(t for t in record.tool_tags if t in style.confirm_tags)
-    text = f"`{record.tool}` is tagged {tags}. Run `{short_command(record)}`?"
-    return ConfirmObject(title="Approve a risky command?", text=MarkdownTextObject(text=text[:300]),
+    # the command line is the model's text: escaped and verbatim, so a mention or a labelled link in it is shown
+    # as typed; cut at Slack's 300 characters without splitting an escape
+    text = f"`{escape(record.tool)}` is tagged {escape(tags)}. Run `{escape(short_command(record))}`?"
+    text = hard_split(text, 300)[0]
+    return ConfirmObject(title="Approve a risky command?", text=MarkdownTextObject(text=text, verbatim=True),
                          confirm="Approve", deny="Back", style="danger").to_dict()
 
 

@@ -8,7 +8,7 @@ import json
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal
 from bot.approvals.store import CallStore
-from bot.slack.cards import render_card, render_decision_note, render_result
+from bot.slack.cards import CardStyle, render_card, render_decision_note, render_result
 from tests.slack.conftest import CHANNEL
 
 CONV = f"slack:{CHANNEL}:1700.000001"
@@ -93,3 +93,19 @@ def test_size_problems_are_named() -> None:
     assert "3000" in (size_problem([section("x" * 3001)]) or "")
     assert "2000" in (size_problem([{"type": "section", "fields": [{"type": "mrkdwn", "text": "x" * 2001}]}]) or "")
     assert "51 blocks" in (size_problem([section("a")] * 51) or "")
+
+
+async def test_the_approve_confirm_dialog_shows_model_text_escaped(store: CallStore) -> None:
+    """The "are you sure?" dialog quotes the command line the model wrote: a mention or a link in it must be
+    shown as typed, never rendered (a link's label could hide where it goes, a mention would ping)."""
+    argv = ["/usr/local/bin/opsctl", "restart", "<!channel>", "<https://evil.example|the runbook>", "a&b"]
+    (record,) = await store.propose(CONV, [Proposal(tool="service_restart", app="opsctl", arguments="{}",
+                                                    argv=argv, tags=["impact:rw"])], POLICY, "UREQ")
+    _, blocks = render_card(record, POLICY, style=CardStyle(confirm_tags=frozenset({"impact:rw"})))
+    (approve,) = [e for b in blocks if b["type"] == "actions" for e in b["elements"]  # type: ignore[attr-defined]
+                  if e["action_id"] == "fisk_approve"]
+    text = approve["confirm"]["text"]
+    assert text["type"] == "mrkdwn" and text.get("verbatim") is True
+    assert "&lt;!channel&gt;" in text["text"] and "&lt;https://evil.example|the runbook&gt;" in text["text"]
+    assert "<!channel>" not in text["text"] and "<https" not in text["text"] and "a&amp;b" in text["text"]
+    assert len(text["text"]) <= 300
