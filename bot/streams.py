@@ -16,6 +16,16 @@ def text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def next_read_id(last_id: str, entries: list[Any]) -> str:
+    """Where a consumer's next XREADGROUP starts. A loop begins at "0" (its own pending entries, left by a restart)
+    and reads past each batch of them ONCE, then switches to ">" (new entries). Re-reading "0" instead returns the
+    same pending entries again at once, in a loop without BLOCK: it spins while they are in flight and burns the
+    retries of one that fails in a moment (retrying it is the reclaim loop's job, after its idle delay)."""
+    if last_id == ">":
+        return last_id
+    return text(entries[-1][0]) if entries else ">"
+
+
 async def ensure_group(redis: Redis, stream: str, group: str, start_id: str = "0") -> None:
     """Create the consumer group (and the stream) if missing; idempotent."""
     try:

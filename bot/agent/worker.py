@@ -31,6 +31,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.agent import bus
 from bot.agent.loop import Agent
 from bot.agent.summary import summarize
+from bot.streams import next_read_id
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -100,7 +101,7 @@ class AgentWorker:
         while True:
             try:
                 reply: Any = await self.reader.xreadgroup(
-                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
+                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
                 )
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("agent %s: reading %s failed (%s)", self.consumer, stream, exc)
@@ -115,8 +116,7 @@ class AgentWorker:
                     await asyncio.sleep(1.0)
                 continue
             entries = reply[0][1] if reply else []
-            if last_id == "0" and not entries:
-                last_id = ">"
+            last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
                 await self._spawn(stream, _text(entry_id), fields)
 

@@ -41,7 +41,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.logcontext import log_context
 from bot.runner.execute import STOP_REQUEST
-from bot.streams import ensure_group
+from bot.streams import ensure_group, next_read_id
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -142,7 +142,7 @@ class RunnerWorker:
             try:
                 reply: Any = await self.reader.xreadgroup(
                     self.group, self.runner_id, {stream: last_id}, count=free,
-                    block=None if last_id == "0" else self.block_ms,
+                    block=None if last_id != ">" else self.block_ms,
                 )
                 backoff = 0.1
             except ResponseError as exc:
@@ -158,8 +158,7 @@ class RunnerWorker:
                 backoff = min(backoff * 2, 2.0)
                 continue
             entries = reply[0][1] if reply else []
-            if last_id == "0" and not entries:
-                last_id = ">"
+            last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
                 self._spawn(shard, entry_id, fields)
 

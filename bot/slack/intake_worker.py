@@ -36,7 +36,7 @@ from bot.slack.clicks import handle_action
 from bot.slack.deny import handle_deny_submission
 from bot.slack.intake import Intake
 from bot.slack.interactions import SlackDeps, handle_command, handle_event
-from bot.streams import ensure_group
+from bot.streams import ensure_group, next_read_id
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ class IntakeWorker:
         while not stop_event.is_set():
             try:
                 reply: Any = await self.reader.xreadgroup(
-                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id == "0" else self.block_ms
+                    GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
                 )
             except ResponseError as exc:
                 if "NOGROUP" in str(exc):  # the stream was deleted (FLUSHALL, a fresh Redis): recreate the group
@@ -120,8 +120,7 @@ class IntakeWorker:
                 await _sleep(stop_event, 0.5)
                 continue
             entries = reply[0][1] if reply else []
-            if last_id == "0" and not entries:
-                last_id = ">"
+            last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
                 await self._spawn(_text(entry_id), fields, stop_event)
 

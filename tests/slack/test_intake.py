@@ -167,3 +167,28 @@ async def test_replays_and_retried_events_are_recorded_once(harness: Harness) ->
         assert status == 200
     await wait_for(lambda: _at_least(harness.redis, 2))
     assert await harness.redis.xlen(harness.front.intake.stream) == 2
+
+
+async def test_a_failing_entry_left_pending_by_a_restart_waits_for_the_reclaim_delay(
+    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """A restarted worker re-reads its own pending entries once: an entry that fails again is retried after
+    ``reclaim_idle_seconds`` like any other, not re-read at once in a loop that burns every attempt in a moment."""
+    settings.reclaim_idle_seconds = 30
+    settings.consumer = "restarted"
+    front = make_front(slack, redis, store, policy, catalog, settings)
+    stream = front.intake.stream
+    await ensure_group(redis, stream, "intake")
+    entry_id = (await redis.xadd(stream, {"kind": "command", "body": "{not json"})).decode()
+    await redis.xreadgroup("intake", "restarted", {stream: ">"}, count=10)  # read before the "crash"
+    stop = asyncio.Event()
+    worker = asyncio.create_task(front.intake_worker.run(stop))
+    try:
+        await asyncio.sleep(1.0)
+        attempts = await redis.get(f"{front.intake.prefix}:{{intake}}:attempts:{entry_id}")
+        assert int(attempts or 0) == 1
+        assert int((await redis.xpending(stream, "intake"))["pending"]) == 1  # kept for a later attempt
+    finally:
+        stop.set()
+        await worker
