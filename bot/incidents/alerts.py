@@ -84,6 +84,8 @@ def parse_json(body: bytes) -> Any:
         return json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise Refused(400, f"body is not JSON: {exc}") from None
+    except RecursionError:  # ``[[[[...`` within the size limit nests deeper than the decoder can follow
+        raise Refused(400, "body is not JSON this intake reads: nested too deeply") from None
 
 
 def _validation(exc: ValidationError) -> str:

@@ -82,7 +82,8 @@ def render_card(
         times.append(f"last notification {_utc(updated_at)} ({deliveries} notifications)")
     if times:
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": " · ".join(times)}]})
-    return f"[{state.upper()}] {clean(n.title, 150)}", blocks
+    # the fallback text is Slack markup too (notifications, clients without blocks): escaped like the blocks
+    return f"[{state.upper()}] {title}", blocks
 
 
 def render_note(n: Notification, state: str, previous: list[str]) -> str | None:
@@ -93,7 +94,7 @@ def render_note(n: Notification, state: str, previous: list[str]) -> str | None:
     if n.status == "acknowledged":
         return f":eyes: *Acknowledged*{who} ({n.source}, {_utc_now()})."
     if n.status == "update":
-        return f":memo: {escape(n.event_type)}{who} ({_utc_now()})."
+        return f":memo: {_text(n.event_type, 100)}{who} ({_utc_now()})."
     if n.status == "firing" and previous and previous != n.fingerprints:
         added = len(set(n.fingerprints) - set(previous))
         gone = len(set(previous) - set(n.fingerprints))

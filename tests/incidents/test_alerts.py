@@ -13,7 +13,7 @@ from bot.incidents.alerts import (
     parse_alertmanager,
     parse_pagerduty,
 )
-from bot.incidents.card import render_brief, render_card, safe_url
+from bot.incidents.card import render_brief, render_card, render_note, safe_url
 from bot.incidents.settings import IncidentSecrets, IncidentSettings
 from tests.incidents.payloads import (
     AM_TOKEN,
@@ -80,6 +80,7 @@ def test_alertmanager_parsing() -> None:
     b"not json", b"[]", b'{"version": "3"}', dumps({**am_payload(), "groupKey": ""}),
     dumps({**am_payload(), "alerts": []}), dumps({**am_payload(), "status": "exploded"}),
     dumps({**am_payload(), "alerts": [{"labels": {"a": 1}}]}), b"\xff\xfe",
+    b"[" * 200_000, b'{"a":' * 100_000,  # nesting deeper than the decoder follows: 400, not a crash (500)
 ])  # fmt: skip
 def test_alertmanager_malformed_is_400(body: bytes) -> None:
     with pytest.raises(Refused) as err:
@@ -135,6 +136,21 @@ def test_card_and_brief_treat_alert_text_as_untrusted() -> None:
     data = brief.split("<alert_data>\n", 1)[1]
     assert data.count("</alert_data>") == 1 and data.endswith("</alert_data>")  # no early close from the alert
     assert "xoxb-1234567890" not in brief and "\x1b" not in brief
+
+
+def test_title_and_event_type_cannot_mention_or_link_anywhere_in_the_posts() -> None:
+    """The card's fallback ``text`` (notifications, the thread_open post) is Slack markup like the blocks."""
+    payload = am_payload(alerts=[am_alert(name="<!channel> <@U0ADMIN> <http://evil.example|click>")])
+    payload["commonLabels"] = {}
+    n = parse_alertmanager(dumps(payload))
+    text, blocks = render_card(n, state="open", route="web")
+    for shown in (text, json.dumps(blocks)):
+        assert "<!channel>" not in shown and "<@U0ADMIN>" not in shown and "<http://evil" not in shown
+    assert text.startswith("[OPEN] &lt;!channel&gt; &lt;@U0ADMIN&gt;")
+    event = pd_payload("incident.annotated")
+    event["event"]["event_type"] = "incident.<!here>\x1b[2J"
+    note = render_note(parse_pagerduty(dumps(event)), "open", [])  # type: ignore[arg-type]
+    assert note is not None and "<!here>" not in note and "\x1b" not in note and "&lt;!here&gt;" in note
 
 
 def test_safe_url() -> None:
