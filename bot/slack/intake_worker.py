@@ -16,26 +16,21 @@ is deduplicated, the mention/message pair claimed by entry, so a retried entry d
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
 import socket
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from slack_bolt.context.respond.async_respond import AsyncRespond
-from slack_sdk.errors import SlackApiError
 
-from bot.slack import client as api
 from bot.slack.clicks import handle_action
 from bot.slack.deny import handle_deny_submission
 from bot.slack.intake import Intake
 from bot.slack.interactions import SlackDeps, handle_command, handle_event
+from bot.slack.retry import TRANSIENT_REDIS, pause, until_done
 from bot.streams import ensure_group, next_read_id
 from bot.streams import text as _text
 
@@ -43,33 +38,6 @@ log = logging.getLogger(__name__)
 
 GROUP = "intake"
 MAX_ATTEMPTS = 5
-_TRANSIENT_REDIS = (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError)
-
-
-async def until_done(work: Callable[[], Awaitable[Any]], stop_event: asyncio.Event,
-                     backoff: tuple[float, float]) -> bool:
-    """Run ``work`` until it succeeds (True) or the process stops (False), retrying transient Redis and Slack
-    failures with exponential backoff. A permanent Slack refusal counts as done (Slack will never accept it);
-    other errors propagate."""
-    delay = backoff[0]
-    while not stop_event.is_set():
-        try:
-            await work()
-            return True
-        except SlackApiError as exc:
-            if not api.is_transient(exc):
-                log.error("slack intake: Slack refused a request's work for good (%s)", api.error_code(exc))
-                return True
-            log.warning("slack intake: Slack failed (%s); retrying in %.1fs", api.error_code(exc) or exc, delay)
-        except _TRANSIENT_REDIS as exc:
-            log.warning("slack intake: %s; retrying in %.1fs", exc, delay)
-        except Exception as exc:
-            if not api.is_transient(exc):
-                raise
-            log.warning("slack intake: %s; retrying in %.1fs", exc, delay)
-        await _sleep(stop_event, delay)
-        delay = min(delay * 2, backoff[1])
-    return False
 
 
 class IntakeWorker:
@@ -113,11 +81,11 @@ class IntakeWorker:
                     await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
                 else:  # never let the loop die: recorded requests would wait for a restart
                     log.error("slack intake: reading failed (%s); retrying", exc)
-                    await _sleep(stop_event, 1.0)
+                    await pause(stop_event, 1.0)
                 continue
-            except _TRANSIENT_REDIS as exc:
+            except TRANSIENT_REDIS as exc:
                 log.warning("slack intake: reading failed (%s); retrying", exc)
-                await _sleep(stop_event, 0.5)
+                await pause(stop_event, 0.5)
                 continue
             entries = reply[0][1] if reply else []
             last_id = next_read_id(last_id, entries)
@@ -127,12 +95,12 @@ class IntakeWorker:
     async def _reclaim_loop(self, stop_event: asyncio.Event) -> None:
         while not stop_event.is_set():
             idle = self.deps.settings.reclaim_idle_seconds
-            await _sleep(stop_event, min(max(0.05, idle / 2), 5.0))
+            await pause(stop_event, min(max(0.05, idle / 2), 5.0))
             try:
                 reply: Any = await self.redis.xautoclaim(
                     self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
                 )
-            except (*_TRANSIENT_REDIS, ResponseError) as exc:  # NOGROUP is repaired by the read loop
+            except (*TRANSIENT_REDIS, ResponseError) as exc:  # NOGROUP is repaired by the read loop
                 log.warning("slack intake: reclaiming failed (%s)", exc)
                 continue
             for entry_id, fields in reply[1] if len(reply) > 1 else []:
@@ -195,6 +163,3 @@ class IntakeWorker:
             log.error("slack intake: request %s of unknown kind %r skipped", entry_id, kind)
 
 
-async def _sleep(stop_event: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop_event.wait(), seconds)

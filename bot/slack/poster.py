@@ -14,7 +14,6 @@ posted in the order this replica read them. Slack's per-method limits are kept b
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -25,7 +24,6 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
-from slack_sdk.errors import SlackApiError
 
 from bot.agent import bus
 from bot.approvals.errors import CallNotFound, InvalidTransition
@@ -37,6 +35,7 @@ from bot.slack.cards import render_card, render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, card_style, refresh_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_reply, section, size_problem
+from bot.slack.retry import pause, until_done
 from bot.slack.settings import parse_conversation
 from bot.streams import text as _text
 
@@ -113,11 +112,11 @@ class Poster:
                     await self._until_ok(lambda: bus.ensure_group(redis, stream, GROUP), stop_event)
                 else:  # never let the loop die: every later post of this stream would wait for a restart
                     log.error("poster: reading %s failed (%s); retrying", stream, exc)
-                    await _sleep(stop_event, 1.0)
+                    await pause(stop_event, 1.0)
                 continue
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("poster: reading %s failed (%s); retrying", stream, exc)
-                await _sleep(stop_event, 1.0)
+                await pause(stop_event, 1.0)
                 continue
             for entry_id, fields in entries:
                 if (stream, entry_id) in self._inflight_ids:
@@ -164,27 +163,7 @@ class Poster:
         return [(_text(i), _fields(f)) for _s, entries in reply or [] for i, f in entries if f]
 
     async def _until_ok(self, work: Callable[[], Awaitable[Any]], stop_event: asyncio.Event) -> bool:
-        """Run ``work`` until it succeeds (True) or the poster stops (False). Permanent Slack errors are logged
-        and count as done: a request Slack will never accept must not block every later post."""
-        delay = self.backoff[0]
-        while not stop_event.is_set():
-            try:
-                await work()
-                return True
-            except SlackApiError as exc:
-                if not api.is_transient(exc):
-                    log.error("poster: Slack refused a post for good (%s); skipping it", api.error_code(exc))
-                    return True
-                log.warning("poster: Slack failed (%s); retrying in %.1fs", api.error_code(exc) or exc, delay)
-            except (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError) as exc:
-                log.warning("poster: %s; retrying in %.1fs", exc, delay)
-            except Exception as exc:  # aiohttp errors and the like: retry, the outage may pass
-                if not api.is_transient(exc):
-                    raise
-                log.warning("poster: %s; retrying in %.1fs", exc, delay)
-            await _sleep(stop_event, delay)
-            delay = min(delay * 2, self.backoff[1])
-        return False
+        return await until_done(work, stop_event, self.backoff, "poster")
 
     async def _handle_once(self, stream: str, entry_id: str, fields: dict[str, str]) -> None:
         state = self.deps.state
@@ -372,8 +351,3 @@ class Poster:
 
 def _fields(raw: Any) -> dict[str, str]:
     return {_text(k): _text(v) for k, v in raw.items()}
-
-
-async def _sleep(stop_event: asyncio.Event, seconds: float) -> None:
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop_event.wait(), seconds)
