@@ -393,6 +393,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
 
     health.checks["redis"] = redis_ready
     tasks: list[asyncio.Task[None]] = []
+    front: SlackFrontEnd | None = None
     try:
         if "agent" in roles:
             await check_model_access(core)
@@ -440,5 +441,9 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if front is not None:  # a start-up failure after auth.test (a busy port) never ran the front end
+            from bot.slack.client import close_client
+
+            await close_client(front.client)
         await health.stop()
         await core.close()

@@ -74,6 +74,9 @@ def assert_one_line_and_no_redis(result: subprocess.CompletedProcess[str], tmp_p
     assert len(lines) == 1, result.stderr
     assert expected in lines[0]
     assert "Traceback" not in result.stderr
+    # nothing logged as an error beside that line (an unclosed Slack session used to add two "Unclosed ..." lines)
+    errors = [line for line in result.stderr.splitlines() if line.startswith("{") and '"level": "error"' in line]
+    assert errors == [], errors
     embedded = EmbeddedRedis(tmp_path / "state")
     assert not os.path.exists(embedded.socket_path), "the embedded redis-server was left running"
 
