@@ -70,11 +70,13 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         records = (await pending_in_channel(deps, channel))[:PENDING_LISTED]
         links = {}
         for record in records:  # chat.getPermalink: Slack's own link to each card (the workspace's domain)
-            card = record.meta.get("slack_ts")
-            if card:
+            card, link = record.meta.get("slack_ts"), record.meta.get("slack_card_link")
+            if card and not link:  # asked once per card and kept: repeating the command costs no Web API call
                 link = await api.permalink(deps.client, record.meta.get("slack_channel", channel), card)
                 if link:
-                    links[record.id] = link
+                    await deps.store.set_meta(record.id, slack_card_link=link)
+            if link:
+                links[record.id] = link
         await respond(response_type="ephemeral", text="Pending approvals", blocks=render_pending(records, links))
     elif word == "stop":
         conversation = None

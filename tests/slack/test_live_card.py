@@ -188,6 +188,15 @@ async def test_pending_lists_links_to_the_cards(harness: Harness, poster: Start)
     card_ts = record.meta["slack_ts"].replace(".", "")
     link = f"https://fake-team.slack.com/archives/{CHANNEL}/p{card_ts}?thread_ts={THREAD_TS}&cid={CHANNEL}"
     assert f"<{link}|open its card>" in text and "`opsctl_status`" in text
+    # the link is kept: a user repeating /fisk pending costs no chat.getPermalink per card each time (a flood
+    # of them would queue the poster's own permalink calls behind it)
+    asked = len(harness.slack.calls_to("chat.getPermalink"))
+    for _ in range(3):
+        await harness.command("pending")
+    await wait_for(lambda: len([p for ps in harness.slack.response_url_posts.values() for p in ps]) == 4)
+    assert len(harness.slack.calls_to("chat.getPermalink")) == asked
+    last = [p for ps in harness.slack.response_url_posts.values() for p in ps][-1]
+    assert f"<{link}|open its card>" in json.dumps(last["blocks"])
 
 
 async def test_a_card_that_cannot_fit_is_refused_in_words(harness: Harness, poster: Start) -> None:
