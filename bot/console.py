@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
-import shlex
 import signal
 import sys
 import threading
@@ -30,7 +29,7 @@ from bot.approvals.errors import ApprovalError
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.config import Config, Secrets
-from bot.console_view import ConsoleView, card_text, result_text
+from bot.console_view import ConsoleView, card_text, command_line, result_text
 from bot.fisk.environment import is_credential_name
 from bot.hardening import harden
 from bot.roles import Core, agent_worker, check_model_access, instance_name, require_model_credentials, runner_worker
@@ -217,7 +216,7 @@ class Console:
                 elif str(record.state) == "auto_approved":
                     self.running[record.id] = (record.tool, time.monotonic())
                     self.view.note(f"running {record.tool} (auto-approved: {record.trigger}): "
-                                   f"$ {shlex.join(record.argv)}", "cyan")
+                                   f"$ {command_line(record.argv)[0]}", "cyan")
         elif event.kind == "idle" and event.data.get("state") == "done":
             self.turn_done.set()
             self.thinking_since = None

@@ -12,7 +12,6 @@ rendering: plain lines that scripts can read.
 from __future__ import annotations
 
 import math
-import shlex
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -30,6 +29,7 @@ from rich.text import Text
 
 from bot.approvals.describe import state_sentence
 from bot.approvals.records import CallRecord
+from bot.sanitize import display_command_line
 
 OUTPUT_LINES = 60
 STATE_STYLES = {"finished": "green", "denied": "red", "expired": "red", "rejected": "red", "timed_out": "red",
@@ -42,11 +42,25 @@ def local_time(moment: datetime) -> str:
     return moment.astimezone().strftime("%H:%M:%S %Z").strip()
 
 
+INVISIBLE_WARNING = ("⚠ The command contains invisible or control characters, shown as escapes"
+                     " (\\n, \\x1b, \\u202e, \\u3164...). Check them before approving.")
+
+
+def command_line(argv: list[str]) -> tuple[str, bool]:
+    """The command line as people see it, the same as on a Slack card (``display_command_line``): secrets as
+    fingerprinted markers, every invisible or control character escaped (a raw escape sequence or bidi override
+    would rewrite the terminal line the approver reads); and whether anything was escaped."""
+    return display_command_line(argv)
+
+
 def card_text(record: CallRecord) -> Text:
-    """The approval card: the exact command line, why approval is needed, when it expires, the question."""
+    """The approval card: the command line as shown to people, why approval is needed, when it expires, the
+    question; a warning line when the command holds characters shown as escapes."""
+    shown, revealed = command_line(record.argv)
+    warning: list[str | tuple[str, str]] = [("│ ", "yellow"), (INVISIBLE_WARNING, "bold red"), "\n"] if revealed else []
     return Text.assemble(
         ("\n┌ ", "yellow"), ("approval needed: ", "bold yellow"), (record.tool, "bold"), f" ({record.trigger})\n",
-        ("│ ", "yellow"), ("$ ", "dim"), (shlex.join(record.argv), "bold"), "\n",
+        ("│ ", "yellow"), ("$ ", "dim"), (shown, "bold"), "\n", *warning,
         ("└ ", "yellow"), f"expires {local_time(record.expires_at)}. ", ("Approve? [y/N] ", "bold yellow"),
     )  # fmt: skip
 

@@ -1,0 +1,55 @@
+"""The console front end shows a command line exactly as a Slack card does (issue #11): secrets as fingerprinted
+markers, every invisible or control character escaped, with the warning. The argv that runs is untouched."""
+
+from __future__ import annotations
+
+import io
+from datetime import UTC, datetime
+
+from bot.approvals.records import CallRecord, CallState
+from bot.console_view import ConsoleView, card_text, command_line
+from bot.sanitize import display_command_line
+
+DB_PASSWORD = "Sup3rS3cret-pw"
+SLACK_TOKEN = "xox" + "b-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+INVISIBLES = ["\u3164", "\u115f", "\u2800", "\ufe0f", "\u061c", "\ufeff", "\u200b", "\u202e", "\U000e0041",
+              "\x1b"]
+
+
+def _record(argv: list[str]) -> CallRecord:
+    now = datetime.now(UTC)
+    return CallRecord(id="0-1", conversation="c", tool="opsctl_db_query", app="opsctl", arguments="{}", argv=argv,
+                      argv_hash="h", requester="U", state=CallState.awaiting_approval, trigger="default policy",
+                      created_at=now, expires_at=now, updated_at=now)
+
+
+def _shown(argv: list[str]) -> str:
+    out = io.StringIO()
+    ConsoleView(out, terminal=False).emit(card_text(_record(argv)))
+    return out.getvalue()
+
+
+def test_console_card_redacts_secrets_like_the_slack_card() -> None:
+    argv = ["opsctl", "db", "query", f"--dsn=postgres://admin:{DB_PASSWORD}@db.internal:5432/app",
+            f"--notify-token={SLACK_TOKEN}", "--label", "nightly"]
+    shown = _shown(argv)
+    assert DB_PASSWORD not in shown and SLACK_TOKEN not in shown
+    assert display_command_line(argv)[0] in shown  # the same text as the Slack card's command line
+    assert "[REDACTED:url_password#" in shown and "--label nightly" in shown
+    assert "invisible or control characters" not in shown
+
+
+def test_console_card_escapes_invisible_characters_with_the_warning() -> None:
+    argv = ["opsctl", "service", "restart", *[f"web{c}1" for c in INVISIBLES]]
+    shown = _shown(argv)
+    for char in INVISIBLES:
+        assert char not in shown, hex(ord(char))
+    for escape in ("\\u3164", "\\u115f", "\\u2800", "\\ufe0f", "\\u061c", "\\ufeff", "\\u200b", "\\u202e",
+                   "\\U000e0041", "\\x1b"):
+        assert escape in shown, escape
+    assert "invisible or control characters" in shown
+
+
+def test_console_note_for_auto_approved_calls_uses_the_same_display() -> None:
+    text, revealed = command_line(["curl", "-u", "deploy:Pa55word!", "https://example.com/\u202e"])
+    assert "Pa55word!" not in text and "\u202e" not in text and revealed
