@@ -72,6 +72,13 @@ TOKENS: tuple[Detector, ...] = (
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
     Detector("azure_sas", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    Detector(
+        "azure_storage_key",
+        # A storage account key on its own (``az storage account keys list``: "value": "<88 chars>"): 64 random
+        # bytes in base64. "sha512-<same shape>" (npm integrity) is not one: "-" is not a boundary here.
+        r"(?:^|[^A-Za-z0-9+/=_-])(?P<v>[A-Za-z0-9+/]{86}==)(?:[^A-Za-z0-9+/=]|$)",
+        check="generated",
+    ),
 )
 
 # Names of assignments that may hold a secret: checked further in Python (shapes.sensitive_name).
@@ -140,6 +147,17 @@ CONTEXT: tuple[Detector, ...] = (
         rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
         rf"[ \t]{{0,4}}\n[ \t]{{0,64}}\"?value\"?[ \t]{{0,4}}:[ \t]{{0,4}}(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="env_pair",
+    ),
+    Detector(
+        "xml_value",
+        # XML configuration: <password>v</password> (Maven settings.xml), <add key="DbPassword" value="v"/> (.NET).
+        rf"<(?P<name>{_NAME})>(?P<v>[^<\s]{{1,256}})</",
+        check="xml_pair",
+    ),
+    Detector(
+        "xml_value",
+        rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>\"[^\"\n]{{1,256}}\")",
+        check="xml_pair",
     ),
     Detector(
         "assignment",

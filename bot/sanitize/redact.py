@@ -41,7 +41,9 @@ _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
 _LINE_START = re.compile(rb"[ \t\-{,\[]*")
-_FIXED_LENGTH_KINDS = frozenset({"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer"})
+_FIXED_LENGTH_KINDS = frozenset(
+    {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key"}
+)
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
 _UNANCHORED = re2._Anchor.UNANCHORED
@@ -132,7 +134,7 @@ def _accept(detector: Detector, match: re.Match[bytes], index: int, value: bytes
     name_start, name_end = match.span(f"b{index}_name")
     if shapes.name_kind(text[name_start:name_end].decode("utf-8", "replace")) is None:
         return None  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
-    if check == "env_pair":
+    if check in ("env_pair", "xml_pair"):
         return shapes.accept_assignment(text[name_start:name_end].decode("utf-8", "replace"), "=", shown, True)
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
     # line for every candidate on it, which is quadratic).
@@ -170,7 +172,7 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
         return min(stops) if stops else len(data)
     if detector.check == "assignment" or detector.check == "env_pair":
         return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
-    if detector.kind in _FIXED_LENGTH_KINDS or detector.check == "url_password":
+    if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
         return end
     return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
 

@@ -64,8 +64,8 @@ def name_kind(name: str) -> tuple[str, bool] | None:
         return None
     if len(words) >= 2 and words[-1] in ("key", "keys") and words[-2] in _LOOKUP_KEY_WORDS:
         return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
-    if len(words) == 1 and words[0] in ("pwd", "oldpwd", "key", "keys"):
-        return None  # the shell's working directory, and "key" alone (prose: "key=value pairs")
+    if len(words) == 1 and words[0] in ("oldpwd", "key", "keys"):
+        return None  # the shell's previous directory, and "key" alone (prose: "key=value pairs")
     for word in reversed(words):
         if word.endswith(_PASSWORD_WORDS) and not word.endswith(("bypass", "compass", "oldpwd")):
             return "password", True
@@ -124,8 +124,10 @@ def accept_assignment(
     kind, password_like = found
     bare = value.strip("\"'")
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
+    if password_like and bare.startswith(("/", "./", "~/")):
+        return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db), not a password
     if password_like and structured and not (separator == ":" and sentence):
-        return None if bare.startswith(("/", "./", "~/")) else kind
+        return kind
     return kind if generated(value) else None
 
 

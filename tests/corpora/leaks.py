@@ -7,14 +7,9 @@ secrets that must not survive; what else must stay visible is checked by the tes
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class Leak:
-    family: str
-    text: str
-    secrets: tuple[str, ...]
+from tests.corpora.leak_case import Leak
+from tests.corpora.leaks_fresh import FRESH_LEAKS
 
 
 def _b64(text: str) -> str:
@@ -78,3 +73,5 @@ LEAKS: tuple[Leak, ...] = (
     Leak("yaml_client_secret", "oauth:\n  client_id: web-app\n  client_secret: 9d8c7b6a5f4e3d2c1b0a\n",
          ("9d8c7b6a5f4e3d2c1b0a",)),
 )
+
+LEAKS += FRESH_LEAKS
