@@ -3,13 +3,17 @@ the bolt listeners in ``app.py`` only acknowledge and call these, so a test can 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -31,6 +35,7 @@ from bot.tools.catalog import Catalog
 log = logging.getLogger(__name__)
 
 Respond = Callable[..., Awaitable[Any]]
+ASKED_RECORD_PATIENCE_SECONDS = 300.0  # how long a recorded post waits for Redis before the request is redone
 PENDING_LISTED = 40  # /fisk pending lists the oldest this many (one chat.getPermalink each)
 _STOP_WORDS = {"stop", "stop!", "cancel", "abort"}
 _IGNORED_SUBTYPES_OK = {None, "thread_broadcast", "file_share"}
@@ -125,9 +130,9 @@ async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str
                              request_id: str | None = None) -> str | None:
     """Post "<@user> asked: ..." as the bot, own its thread and hand the request to the agent.
 
-    With ``request_id`` each step is done once even when the whole is retried: the post's ts is recorded (a
-    crash between Slack's answer and that record is the one window where a retry posts again), the thread is
-    opened idempotently and the hand-off is deduplicated."""
+    With ``request_id`` each step is done once even when the whole is retried: the post's ts is recorded (retried
+    in place while Redis is away; a crash between Slack's answer and that record is the one window where a retry
+    posts again), the thread is opened idempotently and the hand-off is deduplicated."""
     ts = await deps.state.asked_ts(request_id) if request_id else None
     if ts is None:
         try:
@@ -142,13 +147,29 @@ async def start_from_command(deps: SlackDeps, channel: str, user: str, text: str
             return None
         ts = str(posted["ts"])
         if request_id:
-            await deps.state.record_asked(request_id, ts)
+            await _record_asked(deps, request_id, ts)
     conversation = await deps.state.open_thread(channel, ts, user, last_ts=ts)
     await bus.submit_user_message(
         deps.redis, conversation, user, text, {"channel": channel, "thread_ts": ts, "ts": ts, "source": "command"},
         dedupe=_once(request_id),
     )
     return conversation
+
+
+async def _record_asked(deps: SlackDeps, request_id: str, ts: str) -> None:
+    """Record the "asked" post's ts, retrying a transient Redis failure HERE: the intake worker would retry the
+    whole request instead, and with no ts recorded that posts the request again and opens a second thread."""
+    delay, deadline = 0.1, time.monotonic() + ASKED_RECORD_PATIENCE_SECONDS
+    while True:
+        try:
+            await deps.state.record_asked(request_id, ts)
+            return
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            if time.monotonic() + delay > deadline:
+                raise
+            log.warning("slack: recording the asked post of %s failed (%s); retrying in %.1fs", request_id, exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
 
 async def pending_in_channel(deps: SlackDeps, channel: str) -> list[CallRecord]:

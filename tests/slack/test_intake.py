@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -23,7 +24,7 @@ from bot.slack.settings import SlackSettings
 from bot.streams import ensure_group
 from bot.tools.catalog import Catalog
 from tests.slack.conftest import CHANNEL, Harness, make_front, serving, wait_for
-from tests.support.fake_slack import FakeSlack
+from tests.support.fake_slack import FakeSlack, SlackCall
 from tests.support.redis_server import RedisServer
 
 MENTION = {"type": "app_mention", "user": "UREQ", "channel": CHANNEL, "ts": "1700.000001",
@@ -192,3 +193,42 @@ async def test_a_failing_entry_left_pending_by_a_restart_waits_for_the_reclaim_d
     finally:
         stop.set()
         await worker
+
+
+async def test_redis_lost_right_after_the_asked_post_does_not_post_it_twice(
+    tmp_path: Path, slack: FakeSlack, policy: ApprovalPolicy, catalog: Catalog, settings: SlackSettings,
+) -> None:
+    """Redis restarts between Slack's answer to the "asked" post and recording its ts: the worker waits for Redis
+    to record it instead of redoing the whole request (which posted the request twice and opened two threads)."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    handle = await connect_redis(server.url, state_dir=".", readers=1)
+    front = make_front(slack, handle.client, CallStore(handle.client), policy, catalog, settings,
+                       reader=handle.reader)
+
+    def post_then_lose_redis(call: SlackCall) -> dict[str, object]:
+        answer = slack._api_chat_postMessage(call.params)
+        if "asked:" in str(call.params.get("text")) and len(asked_posts(slack)) == 0:
+            server.kill()  # Slack has posted it; the ts is not recorded yet
+            restart.start()
+        return answer
+
+    restart = threading.Timer(7.0, server.start)  # down longer than redis-py's own retries last
+
+    slack.on("chat.postMessage", post_then_lose_redis)
+    try:
+        async with serving(front, slack, CallStore(handle.client), handle.client) as h:
+            assert (await h.command("why is db-3 slow?"))[0] == 200
+            await wait_for(lambda: _started(restart), timeout=10)
+            await asyncio.to_thread(restart.join)
+            (message,) = await wait_for(lambda: inbox(handle.client), timeout=20)
+            assert await wait_for(lambda: _all_acked(handle.client, front.intake.stream), timeout=20)
+            assert len(asked_posts(slack)) == 1
+            assert message.conversation == f"slack:{CHANNEL}:{asked_posts(slack)[0]}"
+    finally:
+        await handle.close()
+        server.stop()
+
+
+async def _started(timer: threading.Timer) -> bool:
+    return timer.is_alive() or timer.finished.is_set()
