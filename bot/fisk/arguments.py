@@ -11,13 +11,16 @@ The bot also refuses the shapes real fisk would parse differently from what the 
 argv a human reads must be the argv fisk acts on; see ``_refuse_misread_*`` below and the README's list):
 a positional that is exactly ``--`` (fisk's lexer drops every such item, shifting the rest), a map key holding
 ``:`` or ``=`` (fisk splits ``KEY=VALUE`` at the first of either), a non-cumulative positional given other than
-exactly one value (a missing or extra item shifts later positionals), and a required parameter given zero values (an
-empty array or object passes a presence check, then fisk fails after a human approved it).
+exactly one value (a missing or extra item shifts later positionals), a non-cumulative flag given several values
+(fisk refuses a repeated flag after approval), a required parameter given zero values (an empty array or object
+passes a presence check, then fisk fails after a human approved it), and an unpaired surrogate (no argv item can
+hold it as the card shows it).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -136,11 +139,22 @@ def _go_sorted(keys: Mapping[str, Any]) -> list[str]:
     return sorted(keys, key=lambda k: k.encode("utf-8", "surrogatepass"))
 
 
+# JSON allows "\ud800" on its own; Python keeps it as a code point no encoder accepts (Go's decoder would have
+# replaced it with U+FFFD), so it can never be the argv item the card shows.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _checked(tokens: list[str]) -> list[str]:
     """Refuse what can never be an argv item, so it is never shown for approval and then fails to start."""
     for token in tokens:
         if "\x00" in token:
             raise ArgumentsError("nul_byte", "a value contains a NUL character, which a command line cannot hold")
+        if _SURROGATE.search(token):
+            raise ArgumentsError(
+                "lone_surrogate", "a value contains an unpaired UTF-16 surrogate (a \\ud800-\\udfff escape that is "
+                "not half of a pair), which is not text: it would reach the command as other bytes than the card "
+                "shows, or fail to start. Send the character itself, or its complete surrogate pair",
+            )
         size = len(token.encode("utf-8", "surrogatepass"))
         if size > MAX_TOKEN_BYTES:
             raise ArgumentsError(
@@ -182,7 +196,18 @@ def _flag_argv(flag: FlagModel, value: Any, *, strict: bool = True) -> list[str]
     tokens = _checked(_flag_tokens(flag, value))
     if strict:
         _refuse_required_without_value(flag.required, value, tokens)
+        _refuse_repeated_single_flag(flag, tokens)
     return tokens
+
+
+def _refuse_repeated_single_flag(flag: FlagModel, tokens: Sequence[str]) -> None:
+    """fisk refuses a non-cumulative flag given twice ("flag 'x' cannot be repeated"): after approval."""
+    if not flag.cumulative and len(tokens) > 1:
+        raise ArgumentsError(
+            "flag_not_repeatable",
+            f"takes one value, got {len(tokens)}; fisk refuses this flag given more than once, so the call would fail "
+            "after approval. Send a single value (a string, not a list or an object with several keys)",
+        )
 
 
 def _positional_argv(value: Any) -> str:

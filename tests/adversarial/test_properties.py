@@ -35,7 +35,7 @@ from bot.tools.tool import AppSettings, Tool
 KINDS = {"unknown_property", "expected_boolean", "unsupported_value_type", "missing_required", "nul_byte",
          "argument_too_long", "positional_gap_without_default", "unnegatable_false_with_true_default",
          "cumulative_not_last", "invalid_json", "double_dash_positional", "map_key_separator",
-         "positional_not_single", "required_without_value"}
+         "positional_not_single", "required_without_value", "flag_not_repeatable", "lone_surrogate"}
 
 
 def all_tools() -> list[Tool]:

@@ -141,6 +141,57 @@ def test_the_optional_cumulative_positional_may_be_empty() -> None:
     assert argv[-4:] == ["--", "x", "sev1", "web"]
 
 
+@pytest.mark.parametrize(
+    "name, arguments, parameter",
+    [
+        ("auth_user_add", {"username": "alice", "email": ["a@example.net", "b@example.net"]}, "flag \"email\""),
+        ("deploy_rollback", {"service": "web", "reason": {"a": "1", "b": "2"}}, "flag \"reason\""),
+        ("service_restart", {"service": "web", "region": ["eu-1", "us-1"]}, "flag \"region\""),
+    ],
+)
+def test_a_single_value_flag_given_several_values_is_refused(name: str, arguments: dict[str, Any],
+                                                             parameter: str) -> None:
+    """fisk refuses a non-cumulative flag given twice ("cannot be repeated") only when it runs, after approval."""
+    error = refusal(name, arguments)
+    assert error.kind == "flag_not_repeatable"
+    assert parameter in error.message and "Send a single value" in error.message
+
+
+def test_every_single_value_flag_of_every_tool_refuses_two_values_and_takes_one() -> None:
+    checked = 0
+    for candidate in CATALOG:
+        for flag in candidate.command.flags:
+            if flag.cumulative or flag.boolean or flag.hidden or flag.name not in candidate.input_schema["properties"]:
+                continue
+            values: dict[str, Any] = {n: True if candidate.input_schema["properties"][n]["type"] == "boolean"
+                                      else "v" for n in candidate.input_schema.get("required", [])}  # fmt: skip
+            with pytest.raises(ArgumentsError) as caught:
+                candidate.render_argv({**values, flag.name: ["one", "two"]})
+            assert caught.value.kind == "flag_not_repeatable", (candidate.name, flag.name)
+            assert f"--{flag.name}=one" in candidate.render_argv({**values, flag.name: ["one"]})
+            checked += 1
+    assert checked >= 15
+
+
+@pytest.mark.parametrize(
+    "name, arguments",
+    [
+        ("service_restart", {"service": "\udcff"}),  # would reach fisk as the raw byte 0xff
+        ("service_restart", {"service": "web", "grace": "\ud800"}),  # would fail to start after approval
+        ("incident_note", {"id": 1, "text": ["ok", "x\udfffy"]}),
+        ("deploy_rollout", {"service": "api", "version": "v2", "set": {"\ud83d": "v"}}),
+    ],
+)
+def test_an_unpaired_surrogate_is_refused(name: str, arguments: dict[str, Any]) -> None:
+    """JSON may escape half a surrogate pair; it is no character, so no argv item can carry what the card shows."""
+    error = refusal(name, arguments)
+    assert error.kind == "lone_surrogate" and "unpaired" in error.message
+
+
+def test_a_complete_surrogate_pair_is_the_character() -> None:
+    assert tool("service_restart").render_argv('{"service":"\\ud83d\\ude00"}')[-1] == "\U0001f600"
+
+
 SHAPES = st.sampled_from(["double_dash", "map_key", "empty_required"])
 PLAIN = st.text(alphabet="abcxyz019", min_size=1, max_size=5)
 
@@ -220,6 +271,9 @@ def run_exec(binary: Path, tool_name: str, arguments: str) -> subprocess.Complet
         ("service_logs", {"service": []}, "send at least one value"),
         ("incident_note", {"id": 3, "text": []}, "send at least one value"),
         ("auth_user_add", {"username": "alice", "email": []}, "send at least one value"),
+        ("auth_user_add", {"username": "alice", "email": ["a@x", "b@x"]}, "Send a single value"),
+        ("service_status", {"service": "\udcff"}, "unpaired"),
+        ("service_status", {"service": "\ud800"}, "unpaired"),
     ],
 )
 def test_exec_refuses_the_shape_and_runs_nothing(tmp_path: Path, tool_name: str, arguments: dict[str, Any],
