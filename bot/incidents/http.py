@@ -37,5 +37,12 @@ async def _body(request: web.Request, intake: Intake) -> bytes:
     limit = intake.settings.max_body_bytes
     if request.content_length is not None and request.content_length > limit:
         return b"\0" * (limit + 1)  # refused as too large by the intake, without reading it
-    data = await request.content.read(limit + 1)
-    return data
+    # one read returns what has arrived so far (a chunked body comes in pieces): read to the end, or one byte
+    # past the limit so the intake refuses it as too large
+    data = bytearray()
+    while len(data) <= limit:
+        piece = await request.content.read(limit + 1 - len(data))
+        if not piece:
+            break
+        data += piece
+    return bytes(data)

@@ -88,11 +88,13 @@ class IncidentSecrets:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> IncidentSecrets:
         env = os.environ if env is None else env
-        basic = env.get(ALERTMANAGER_BASIC_ENV) or ""
+        # a Secret written from a file often ends in a newline, which no header value can carry: strip it, or
+        # every delivery would be refused
+        basic = (env.get(ALERTMANAGER_BASIC_ENV) or "").strip()
         user, sep, password = basic.partition(":")
         secrets = tuple(s.strip() for s in re.split(r"[,\s]+", env.get(PAGERDUTY_SECRETS_ENV) or "") if s.strip())
         return cls(
-            alertmanager_token=env.get(ALERTMANAGER_TOKEN_ENV) or None,
+            alertmanager_token=(env.get(ALERTMANAGER_TOKEN_ENV) or "").strip() or None,
             alertmanager_basic=(user, password) if sep and user and password else None,
             pagerduty_secrets=secrets,
         )

@@ -64,6 +64,11 @@ def test_secrets_from_environment() -> None:
     secrets = IncidentSecrets.from_env(env)
     assert secrets == IncidentSecrets("t", ("u", "p:q"), ("a", "b"))
     assert IncidentSecrets.from_env({"FISK_CHATOPS_ALERTMANAGER_BASIC_AUTH": "nopassword"}).alertmanager_basic is None
+    from_file = IncidentSecrets.from_env({"FISK_CHATOPS_ALERTMANAGER_TOKEN": "t0k\n",
+                                          "FISK_CHATOPS_ALERTMANAGER_BASIC_AUTH": "u:p\n"})
+    check_alertmanager_auth(bearer("t0k"), from_file)  # the trailing newline of a Secret file is no part of it
+    check_alertmanager_auth(basic("u", "p"), from_file)
+    assert IncidentSecrets.from_env({"FISK_CHATOPS_ALERTMANAGER_TOKEN": " \n"}).alertmanager_token is None
 
 
 def test_alertmanager_parsing() -> None:

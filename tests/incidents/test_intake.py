@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import AsyncIterator
 
 from bot.agent import bus
 from bot.incidents.service import OnCall
@@ -147,3 +148,24 @@ async def test_two_replicas_receiving_one_incident_at_once_open_one_thread(
         assert len(thread_opens) == 1
     finally:
         await second._runner.cleanup()  # type: ignore[union-attr]
+
+
+async def test_a_chunked_delivery_is_read_whole(intake: Intake, harness: Harness) -> None:
+    """Without Content-Length the body arrives in pieces; one read returns only what has arrived so far, so
+    the intake must read until the end (or the limit), not take the first piece as the whole body."""
+    body = dumps(am_payload(group_key="chunked"))
+
+    async def pieces() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 64):
+            yield body[start:start + 64]
+            await asyncio.sleep(0.01)
+
+    async with intake.session.post(intake.url + AM, data=pieces(), headers=bearer()) as resp:
+        assert resp.status == 201, await resp.text()
+
+    async def endless() -> AsyncIterator[bytes]:
+        yield b"{" + b" " * 600_000
+        yield b" " * 600_000 + b"}"
+
+    async with intake.session.post(intake.url + AM, data=endless(), headers=bearer()) as resp:
+        assert resp.status == 413
