@@ -5,6 +5,8 @@ It imports nothing of the bot, so every package may use it without breaking the 
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Iterable
 from typing import Any
 
 from redis.asyncio import Redis
@@ -14,6 +16,23 @@ from redis.exceptions import ResponseError
 def text(value: Any) -> str:
     """A Redis reply value as str (clients here run with ``decode_responses=False``)."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def stop_consumer(loops: Iterable[asyncio.Task[Any]], handlers: Iterable[asyncio.Task[Any]] = (), *,
+                        grace: float = 10.0) -> None:
+    """Stop a stream consumer: its read and reclaim loops at once, then its entry handlers once they had ``grace``
+    seconds to finish their step. Whatever is cut short was not acknowledged, so it stays pending in its stream
+    and is read again by a restart or taken over by a peer."""
+    stopped = list(loops)
+    for task in stopped:
+        task.cancel()
+    await asyncio.gather(*stopped, return_exceptions=True)
+    running = list(handlers)
+    if running and grace > 0:
+        await asyncio.wait(running, timeout=grace)
+    for task in running:
+        task.cancel()
+    await asyncio.gather(*running, return_exceptions=True)
 
 
 def next_read_id(last_id: str, entries: list[Any]) -> str:

@@ -31,7 +31,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.agent import bus
 from bot.agent.loop import Agent
 from bot.agent.summary import summarize
-from bot.streams import next_read_id
+from bot.streams import next_read_id, stop_consumer
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -77,13 +77,7 @@ class AgentWorker:
         try:
             await stop_event.wait()
         finally:
-            for task in loops:
-                task.cancel()
-            await asyncio.gather(*loops, return_exceptions=True)
-            if self._tasks:  # let handlers finish their step; unfinished entries stay pending for others
-                await asyncio.wait(self._tasks, timeout=10)
-                for task in self._tasks:
-                    task.cancel()
+            await stop_consumer(loops, self._tasks)
 
     async def _ensure_group(self, stream: str) -> None:
         """Create the group, retrying while Redis is unreachable (a restart of Redis must not end the role)."""

@@ -28,7 +28,7 @@ from bot.agent import bus
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.incidents.store import IncidentStore
-from bot.streams import ensure_group
+from bot.streams import ensure_group, stop_consumer
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -62,9 +62,7 @@ class TimelineRecorder:
         try:
             await stop_event.wait()
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await stop_consumer(tasks)
 
     async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
         last_id = "0"  # our own pending entries first (a restart), then new ones

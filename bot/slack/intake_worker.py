@@ -31,7 +31,7 @@ from bot.slack.deny import handle_deny_submission
 from bot.slack.intake import Intake
 from bot.slack.interactions import SlackDeps, handle_command, handle_event
 from bot.slack.retry import TRANSIENT_REDIS, pause, until_done
-from bot.streams import ensure_group, next_read_id
+from bot.streams import ensure_group, next_read_id, stop_consumer
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -61,13 +61,7 @@ class IntakeWorker:
         try:
             await stop_event.wait()
         finally:
-            for task in loops:
-                task.cancel()
-            await asyncio.gather(*loops, return_exceptions=True)
-            if self._tasks:  # let started work finish its step; unfinished entries stay pending for others
-                await asyncio.wait(list(self._tasks.values()), timeout=10)
-                for task in list(self._tasks.values()):
-                    task.cancel()
+            await stop_consumer(loops, self._tasks.values())
 
     async def _read_loop(self, stop_event: asyncio.Event) -> None:
         stream, last_id = self.intake.stream, "0"  # our own pending entries first (a restart), then new ones

@@ -37,6 +37,7 @@ from bot.slack.mrkdwn import escape
 from bot.slack.render import render_reply, section, size_problem
 from bot.slack.retry import pause, until_done
 from bot.slack.settings import parse_conversation
+from bot.streams import stop_consumer
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -77,13 +78,7 @@ class Poster:
         try:
             await stop_event.wait()
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            inflight = list(self._inflight)  # not acknowledged yet: read again after a restart
-            for task in inflight:
-                task.cancel()
-            await asyncio.gather(*inflight, return_exceptions=True)
+            await stop_consumer(tasks, self._inflight, grace=0)  # not acknowledged yet: read again after a restart
 
     async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
         redis = self.deps.redis
