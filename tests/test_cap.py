@@ -6,14 +6,19 @@ sanitizer, as in ``run_argv``, so the gap between the captured head and tail is 
 
 from __future__ import annotations
 
+import base64
+import json
 import random
 import re
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.runner import run_argv
 from bot.runner.output import OutputCapture
-from bot.sanitize import SanitizedOutput, build_redactor, sanitize_captured, strip_controls
+from bot.sanitize import Captured, SanitizedOutput, build_redactor, sanitize_captured, strip_controls
 
 REDACTOR = build_redactor()
 MARKER = re.compile(r"\n… \[(\d+) bytes omitted\] …\n")
@@ -170,3 +175,41 @@ def test_strip_controls_fast_path_equals_the_plain_substitution(text: str) -> No
     padded = text + "x" * (64 * len(text))  # sparse enough for the per-sequence path
     assert strip_controls(padded) == _CONTROLS.sub("", padded)
     assert strip_controls(text) == _CONTROLS.sub("", text)
+
+
+PRINTER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
+
+
+def _big_secret(fmt: str, keys: int) -> tuple[bytes, list[str]]:
+    """``kubectl get secret -o yaml|json`` of one Secret whose data block is larger than the cap."""
+    values = [base64.b64encode(f"cut-secret-value-{i:05d}".encode()).decode() for i in range(keys)]
+    data = {f"key{i:05d}": v for i, v in enumerate(values)}
+    manifest = {"apiVersion": "v1", "data": data, "kind": "Secret", "metadata": {"name": "bundle"}, "type": "Opaque"}
+    if fmt == "json":
+        return (json.dumps({"apiVersion": "v1", "items": [manifest], "kind": "List"}, indent=4) + "\n").encode(), values
+    lines = "".join(f"    {k}: {v}\n" for k, v in data.items())
+    text = f"apiVersion: v1\nitems:\n- apiVersion: v1\n  data:\n{lines}  kind: Secret\n  metadata:\n    name: bundle\n"
+    return (text + "kind: List\n").encode(), values
+
+
+async def test_a_secret_cut_from_its_kind_by_the_cap_is_still_redacted() -> None:
+    """kubectl prints data: before kind:, so a data block longer than the cap loses "kind: Secret" from the head
+    and "data:" from the tail: both halves must still be recognised (issue #11, cap)."""
+    for fmt in ("yaml", "json"):
+        raw, values = _big_secret(fmt, 2000)
+        path = Path(f"/tmp/cut-secret-{fmt}-{id(raw)}.txt")
+        path.write_bytes(raw)
+        try:
+            result = await run_argv([sys.executable, "-c", PRINTER, str(path)], env={}, cwd=None, timeout=30,
+                                    output_limit=16384)
+        finally:
+            path.unlink()
+        assert result.status == "finished" and "bytes omitted" in result.output
+        assert not [v for v in values if v in result.output], fmt
+        assert result.output.count("[REDACTED:k8s_secret]") > 100
+
+
+def test_a_configmap_cut_at_its_start_stays_visible() -> None:
+    tail = b'\n            "k1": "aGVsbG8=",\n        },\n        "kind": "ConfigMap",\n        "metadata": {\n'
+    captured = Captured(head=b"", tail=tail, total_bytes=100000)
+    assert "aGVsbG8=" in sanitize_captured(captured, build_redactor(), 65536).text

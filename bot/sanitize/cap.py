@@ -105,8 +105,8 @@ def _redact_orphan_pem_end(text: str) -> tuple[str, int]:
     return MARKER.format(kind="private_key") + text[match.end() :], 1
 
 
-def _clean(data: bytes, redactor: Redactor) -> tuple[str, int]:
-    return redactor.redact(strip_controls(data.decode("utf-8", "replace")))
+def _clean(data: bytes, redactor: Redactor, *, cut_start: bool = False, cut_end: bool = False) -> tuple[str, int]:
+    return redactor.redact(strip_controls(data.decode("utf-8", "replace")), cut_start=cut_start, cut_end=cut_end)
 
 
 def sanitize_captured(captured: Captured, redactor: Redactor, output_limit: int) -> SanitizedOutput:
@@ -121,8 +121,8 @@ def sanitize_captured(captured: Captured, redactor: Redactor, output_limit: int)
             return SanitizedOutput(text=text, truncated=False, redactions=redactions)
         head_text, tail_text = text, text
     else:
-        head_text, head_n = _clean(_cut_head_at_space(captured.head), redactor)
-        tail_text, tail_n = _clean(_cut_tail_at_space(captured.tail), redactor)
+        head_text, head_n = _clean(_cut_head_at_space(captured.head), redactor, cut_end=True)
+        tail_text, tail_n = _clean(_cut_tail_at_space(captured.tail), redactor, cut_start=True)
         tail_text, pem_n = _redact_orphan_pem_end(tail_text)
         redactions = head_n + tail_n + pem_n
     budget = max(0, output_limit - len(omission_marker(captured.total_bytes).encode()))

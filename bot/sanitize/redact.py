@@ -216,11 +216,14 @@ class Redactor:
     values: re2._Regexp | None
     custom: tuple[re2._Regexp, ...]
 
-    def redact(self, text: str, *, fingerprints: bool = False) -> tuple[str, int]:
+    def redact(
+        self, text: str, *, fingerprints: bool = False, cut_start: bool = False, cut_end: bool = False
+    ) -> tuple[str, int]:
         """Return ``text`` with every secret replaced by its marker, and the number of redactions.
 
         ``fingerprints`` adds a short keyed digest of each secret to its marker (approval cards: two different
-        secrets must look different)."""
+        secrets must look different). ``cut_start`` / ``cut_end``: ``text`` is the tail / head of a capped output,
+        so a structure may have lost its start / end (see ``structured.redact_secret_manifests``)."""
         marker = _fingerprint_marker if fingerprints else _plain_marker
         data = text.encode("utf-8", "surrogatepass")
         data, count = _redact_private_keys(data, marker)
@@ -230,7 +233,7 @@ class Redactor:
                 count += found
         data, found = _run_pass(data, _TOKEN_PASS, marker)
         count += found
-        data, found = redact_secret_manifests(data, marker)
+        data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end)
         count += found
         data, found = _run_pass(data, _CONTEXT_PASS, marker)
         return data.decode("utf-8", "surrogatepass"), count + found

@@ -28,15 +28,48 @@ class _Mapping:
     indent: int
     is_secret: bool = False
     pending: list[int] = field(default_factory=list)
+    is_object: bool = False  # has an apiVersion: a Kubernetes object, whose kind may lie beyond a cut
+    kind_seen: bool = False
 
 
 def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" \t"))
 
 
-def redact_secret_manifests(data: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
-    """``data`` with the values of every Secret's data/stringData replaced; and how many were replaced."""
-    if b"Secret" not in data:
+def _orphan_lines(lines: list[bytes]) -> tuple[list[int], int]:
+    """For a text cut at its start: the leading lines more indented than what follows them (the end of a
+    mapping whose opening line was cut off), and the indentation of the first key after them (-1: none)."""
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or _indent(lines[first]) == 0:
+        return [], -1
+    floor, closed = _indent(lines[first]), False
+    orphans: list[int] = []
+    for number in range(first, len(lines)):
+        line = lines[number]
+        if not line.strip():
+            continue
+        indent = _indent(line)
+        match = _KEY.match(line[indent:])
+        if indent < floor or closed and indent <= floor:
+            if match is None:  # a JSON closer ("},"): the keys of the enclosing object come next
+                floor, closed = indent, True
+                continue
+            return orphans, indent + len(match.group("item") or b"")
+        if match is not None and not closed:
+            orphans.append(number)
+    return [], -1
+
+
+def redact_secret_manifests(
+    data: bytes, marker: Callable[[str, bytes], bytes], *, cut_start: bool = False, cut_end: bool = False
+) -> tuple[bytes, int]:
+    """``data`` with the values of every Secret's data/stringData replaced; and how many were replaced.
+
+    ``cut_start`` / ``cut_end`` say the text is the tail / head of a capped output. kubectl prints ``data:``
+    before ``kind:``, so a cut can separate a Secret's values from the line that says it is one: at the end, the
+    values of an open object whose kind was cut off are redacted; at the start, values whose opening line was cut
+    off are redacted when their object turns out to be a Secret."""
+    if b"Secret" not in data and not (cut_end and b"apiVersion" in data):
         return data, 0
     lines = data.split(b"\n")
     count = 0
@@ -68,9 +101,13 @@ def redact_secret_manifests(data: bytes, marker: Callable[[str, bytes], bytes]) 
 
     stack: list[_Mapping] = []
     collecting: tuple[_Mapping, int] | None = None
+    orphans, orphan_indent = _orphan_lines(lines) if cut_start else ([], -1)
+    if orphans:
+        stack.append(_Mapping(orphan_indent, pending=orphans))
+    skip = orphans[-1] if orphans else -1
     for number, line in enumerate(lines):
         stripped = line.strip()
-        if not stripped or stripped.startswith(b"#"):
+        if number <= skip or not stripped or stripped.startswith(b"#"):
             continue
         indent = _indent(line)
         if collecting is not None:
@@ -98,12 +135,18 @@ def redact_secret_manifests(data: bytes, marker: Callable[[str, bytes], bytes]) 
             stack.append(_Mapping(key_indent))
         mapping = stack[-1]
         key, value = match.group("key"), match.group("value").strip()
-        if key == b"kind" and _SECRET_KIND.match(value):
-            mapping.is_secret = True
+        if key == b"kind":
+            mapping.kind_seen = True
+            mapping.is_secret = _SECRET_KIND.match(value) is not None
+        elif key == b"apiVersion":
+            mapping.is_object = True
         elif key in (b"data", b"stringData") and value in (b"", b"{"):
             collecting = (mapping, key_indent)
     while stack:
-        close(stack.pop())
+        mapping = stack.pop()
+        if cut_end and mapping.is_object and not mapping.kind_seen:
+            mapping.is_secret = True  # its kind was cut off: it may be a Secret
+        close(mapping)
     return b"\n".join(lines), count
 
 
