@@ -10,12 +10,22 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 
+from bot.sanitize import shapes
 from bot.sanitize.controls import reveal_invisible, strip_controls
 from bot.sanitize.redact import MARKER, build_redactor, fingerprint
 
-_FLAG_WITH_SECRET = re.compile(r"(?i)^--?[\w-]*(?:password|passwd|passphrase|secret|token|api-?key|apikey)$")
+# A flag whose value is a secret: its last word names one (--password, --db-pass, --secret-key, --auth).
+_FLAG_WITH_SECRET = re.compile(
+    r"(?i)^--?(?:[\w-]*[-_])?(?:password|passwd|passphrase|pass|pwd|secret|token|api-?key|apikey|secret-?key"
+    r"|private-?key|access-?key|signing-?key|encryption-?key|auth|credentials?|client-?secret)$"
+)
+_FLAG_EQUALS = re.compile(r"^(--?[\w-]+)=(.+)$", re.DOTALL)
+# Short flags that take a password in a few common clients (sshpass -p, redis-cli -a).
+_PROGRAM_PASSWORD_FLAGS = {"sshpass": frozenset({"-p"}), "redis-cli": frozenset({"-a", "--pass"})}
+# A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
+_SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
 
-
+_DETECTED_KIND = re.compile(r"\[REDACTED:([a-z0-9_]+)")
 _MYSQL_PASSWORD = re.compile(r"-p[^\s]+")
 _USER_FLAGS = frozenset({"-u", "--user", "--proxy-user"})
 
@@ -34,17 +44,28 @@ def _shown_items(
     mysql = program.startswith(("mysql", "mariadb"))
     shown: list[str] = []
     previous = ""
+    program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
     for item in argv:
         text = strip_controls(item) if strip else item
-        if _FLAG_WITH_SECRET.match(previous) and not item.startswith("-"):
+        flag_equals = _FLAG_EQUALS.match(text)
+        if (_FLAG_WITH_SECRET.match(previous) or previous in program_flags) and not item.startswith("-"):
             shown.append(_marker("flag_value", item, fingerprints))
+        elif _SETTING_NAME.match(previous) and shapes.name_kind(previous) and shapes.generated(item):
+            shown.append(_marker("setting_value", item, fingerprints))
         elif previous in _USER_FLAGS and ":" in text:
             user, _, password = text.partition(":")
             shown.append(f"{user}:{_marker('basic_auth', password, fingerprints)}")
         elif mysql and _MYSQL_PASSWORD.fullmatch(text):
             shown.append("-p" + _marker("password", text[2:], fingerprints))
         else:
-            shown.append(redactor.redact(text, fingerprints=fingerprints)[0])
+            redacted, found = redactor.redact(text, fingerprints=fingerprints)
+            if flag_equals and _FLAG_WITH_SECRET.match(flag_equals[1]) and not shapes.trivial(flag_equals[2]):
+                # the whole value, spaces included (--passphrase=three word phrase is one argument), under the
+                # kind a detector gave it, if any
+                detected = _DETECTED_KIND.search(redacted) if found else None
+                kind = detected[1] if detected else "flag_value"
+                redacted = f"{flag_equals[1]}={_marker(kind, flag_equals[2], fingerprints)}"
+            shown.append(redacted)
         previous = item
     return shown
 

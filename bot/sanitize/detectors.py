@@ -57,6 +57,7 @@ TOKENS: tuple[Detector, ...] = (
     Detector("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     Detector("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
+    Detector("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
     Detector("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
     Detector("digitalocean_token", _B + r"(?P<v>do[opr]_v1_[a-f0-9]{64})"),
     Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),

@@ -64,3 +64,37 @@ def test_command_line_display_covers_curl_user_and_mysql_password() -> None:
     assert "Pa55word!" not in shown and "deploy:[REDACTED:basic_auth#" in shown
     shown, _ = display_command_line(["mysql", "-u", "root", "-pS3cretPw", "app"])
     assert "S3cretPw" not in shown and "-p[REDACTED:password#" in shown
+
+
+SECRET_ARGUMENTS = [
+    (["opsctl", "--db-pass", "DbPassArg1"], "DbPassArg1"),
+    (["opsctl", "--secret-key", "SecKeyArg12"], "SecKeyArg12"),
+    (["opsctl", "--private-key", "PrivKeyArg12"], "PrivKeyArg12"),
+    (["opsctl", "--auth", "user:AuthArgPw1"], "AuthArgPw1"),
+    (["opsctl", "--passphrase=Pass Phrase With Spaces"], "Phrase With Spaces"),
+    (["sshpass", "-p", "SshPassPw", "ssh", "host"], "SshPassPw"),
+    (["redis-cli", "-a", "RedisCliPw1", "ping"], "RedisCliPw1"),
+    (["vault", "login", "hvs." + "CAESIJ4Kx7w9Zq3mN5pR8tV2yB6dF0gH"], "CAESIJ4Kx7w9Zq3mN5pR8tV2yB6dF0gH"),
+    (["aws", "configure", "set", "aws_secret_access_key", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9xmpLe0aB"], "wJalrXUtnF"),
+    (["helm", "upgrade", "x", "--set", "auth.password=HelmSetPw1"], "HelmSetPw1"),
+    (["kubectl", "create", "secret", "generic", "x", "--from-literal=password=S3cr3tLit"], "S3cr3tLit"),
+    (["docker", "run", "-e", "MYSQL_ROOT_PASSWORD=DockRootPw", "mysql"], "DockRootPw"),
+    (["curl", "-H", "Authorization: Bearer abcDEF123456ghi", "https://x"], "abcDEF123456ghi"),
+    (["opsctl", "--client-secret", "csecret123"], "csecret123"),
+]
+
+
+def test_card_redacts_secrets_in_the_argument_forms_models_propose() -> None:
+    for argv, secret in SECRET_ARGUMENTS:
+        shown, _ = display_command_line(argv)
+        assert secret not in shown and "[REDACTED:" in shown, shown
+
+
+def test_card_keeps_arguments_that_only_name_secrets() -> None:
+    for argv in (["kubectl", "get", "secret", "db-credentials", "-n", "prod"],
+                 ["docker", "login", "--password-stdin", "registry.example.com"],
+                 ["git", "config", "credential.helper", "store"],
+                 ["opsctl", "--token-ttl", "3600", "--auth-method", "oidc"],
+                 ["aws", "configure", "set", "region", "eu-west-1"]):
+        shown, _ = display_command_line(argv)
+        assert "REDACTED" not in shown, shown
