@@ -92,6 +92,12 @@ class Intake:
             source=n.source, key=n.key, status=n.status, event=event, fields=fields, fingerprints=n.fingerprints,
             event_id=n.event_id,
         )  # fmt: skip
+        if applied.outcome == "duplicate" and applied.incident_id:
+            # a retry of a delivery applied before its posts were queued (the attempt failed after the script, so
+            # the source retries): queue what that attempt did not, or the incident would never get its thread
+            record = await self.store.get(applied.incident_id)
+            if record and not record.get("thread_queued"):
+                await self._queue_posts(n, route, applied)
         if applied.outcome in ("none", "duplicate"):
             return Answer(200, {"status": "ignored", "reason": "no open incident" if applied.outcome == "none"
                                 else "delivery already handled"})

@@ -34,7 +34,9 @@ from bot.streams import text as _text
 # 5 ttl, 6 new-incident fields (JSON object), 7 fingerprints (JSON), 8 event (JSON), 9 '1' if KEYS[2] is used
 _APPLY = r"""
 if ARGV[9] == '1' then
-  if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[5]) then return {'duplicate', '', ''} end
+  if not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[5]) then
+    return {'duplicate', redis.call('GET', KEYS[1]) or '', ''}
+  end
 end
 local status = ARGV[3]
 local id = redis.call('GET', KEYS[1])
@@ -77,7 +79,8 @@ return {outcome, id, previous}
 @dataclass(frozen=True)
 class Applied:
     """What a delivery did: ``new`` incident, ``repeat`` of an open one, ``resolved``, ``none`` (nothing open to
-    update), ``duplicate`` (this very delivery was handled before)."""
+    update), ``duplicate`` (this very delivery was handled before; ``incident_id`` is the incident still open
+    for its key, if any)."""
 
     outcome: str
     incident_id: str

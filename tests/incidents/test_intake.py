@@ -169,3 +169,27 @@ async def test_a_chunked_delivery_is_read_whole(intake: Intake, harness: Harness
 
     async with intake.session.post(intake.url + AM, data=endless(), headers=bearer()) as resp:
         assert resp.status == 413
+
+
+async def test_a_retry_of_a_delivery_that_failed_before_its_thread_was_queued_opens_the_thread(
+    intake: Intake, harness: Harness,
+) -> None:
+    """The first attempt ran the store's script (marking the event id seen) and then failed before queueing the
+    thread (Redis or the pod went away: the source got no 2xx). PagerDuty retries with the same event id; the
+    retry must not be dropped as already handled while no thread exists."""
+    body = dumps(pd_payload(event_id="crashed-once"))
+    store = IncidentStore(intake.redis)
+    applied = await store.apply(source="pagerduty", key="PGR0VU2", status="firing", event={"kind": "firing"},
+                                fields={"source": "pagerduty", "key": "PGR0VU2", "route": "checkout",
+                                        "channel": CHECKOUT, "title": "Checkout API latency"},
+                                fingerprints=["PGR0VU2"], event_id="crashed-once")  # fmt: skip
+    assert applied.outcome == "new"
+    status, answer = await intake.post(PD, body, pd_headers(body, PD_SECRET))
+    assert (status, answer["status"]) == (200, "ignored")
+    (card,) = await wait_for(lambda: top_level(harness, CHECKOUT), timeout=10)
+    assert "Checkout API latency" in json.dumps(card["blocks"])
+    assert (await store.get(applied.incident_id))["thread_ts"] == card["ts"]
+    again = await intake.post(PD, body, pd_headers(body, PD_SECRET))  # a further retry queues nothing more
+    assert again[1]["status"] == "ignored"
+    await asyncio.sleep(0.3)
+    assert len([e for e in await intake.outbox() if e.kind == "thread_open"]) == 1
