@@ -123,8 +123,12 @@ async def cancel_click(
         return "already"
     except InvalidTransition as exc:
         await refresh_card(deps, await deps.store.get(record.id))
-        await tell(f"This call had already ended ({exc.current_state.replace('_', ' ')}) before your cancel;"
-                   " nothing was stopped.")
+        if exc.current_state == CallState.awaiting_approval.value:
+            await tell("This call has not been approved yet, so there is nothing to stop: Deny withdraws it."
+                       " Nothing was changed.")
+        else:
+            await tell(f"This call had already ended ({exc.current_state.replace('_', ' ')}) before your cancel;"
+                       " nothing was stopped.")
         return "stale"
     await refresh_card(deps, updated)
     if updated.state == CallState.cancelled:

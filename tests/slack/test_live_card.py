@@ -237,3 +237,15 @@ async def test_a_late_card_update_never_leaves_an_older_state_on_the_card(harnes
     shown = harness.slack.message(CHANNEL, card_ts)["blocks"]
     assert "Finished: exit code 0" in card_states(harness, card_ts)[-1]
     assert "fisk_cancel" not in actions(shown)
+
+
+async def test_a_cancel_click_on_a_call_still_awaiting_approval_says_so(harness: Harness, poster: Start) -> None:
+    """Cancel is shown only once a call is approved; a crafted Cancel on an awaiting card changes nothing and
+    must not claim the call "had already ended": it points to Deny."""
+    record = await harness.propose(CONV, ["opsctl", "status"])
+    await harness.front.poster.post_card(record.id)
+    await harness.click(await harness.store.get(record.id), "fisk_cancel", "UREQ")
+    told = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
+                                   if c.params["user"] == "UREQ"])
+    assert "already ended" not in told[0].params["text"] and "Deny" in told[0].params["text"]
+    assert (await harness.store.get(record.id)).state is CallState.awaiting_approval
