@@ -37,7 +37,10 @@ from tests.corpora.leaks import LEAKS  # noqa: E402
 
 SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))
 TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=", "Bearer ", "://", "eyJ",
-            "xoxb-", "sk-", "-----BEGIN", "AccountKey=", "sig=", "- name: ", "authorization:", "@tcp(")
+            "xoxb-", "sk-", "-----BEGIN", "AccountKey=", "sig=", "- name: ", "authorization:", "@tcp(",
+            # Dense candidates: a short unit that each detector must look at and judge, every few bytes (the
+            # costly case: each candidate is parsed and shape-checked in Python; found by review, issue #11).
+            "token_type=a ", "pass: x ", "u:p@tcp(", "<token>a</", "x secretName: y ")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 

@@ -13,6 +13,7 @@ from bot.sanitize import display_command_line
 DB_PASSWORD = "Sup3rS3cret-pw"
 SLACK_TOKEN = "xox" + "b-1234567890-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
 INVISIBLES = ["\u3164", "\u115f", "\u2800", "\ufe0f", "\u061c", "\ufeff", "\u200b", "\u202e", "\U000e0041",
+              "\U0001d159", "\U000e0100",
               "\x1b"]
 
 
@@ -45,7 +46,7 @@ def test_console_card_escapes_invisible_characters_with_the_warning() -> None:
     for char in INVISIBLES:
         assert char not in shown, hex(ord(char))
     for escape in ("\\u3164", "\\u115f", "\\u2800", "\\ufe0f", "\\u061c", "\\ufeff", "\\u200b", "\\u202e",
-                   "\\U000e0041", "\\x1b"):
+                   "\\U000e0041", "\\x1b", "\\U0001d159", "\\U000e0100"):
         assert escape in shown, escape
     assert "invisible or control characters" in shown
 

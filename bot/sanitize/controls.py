@@ -57,7 +57,10 @@ def strip_controls(text: str) -> str:
 
 # Characters that draw nothing (or look like a plain space) although Unicode files them under a visible
 # category: Hangul fillers (Lo), the braille blank (So), the Mongolian vowel separator, and the like.
-_BLANK_LOOKING = frozenset("\u115f\u1160\u3164\uffa0\u2800\u180e\u17b4\u17b5\u034f\u2061\u2062\u2063\u2064")
+_BLANK_LOOKING = frozenset(
+    # ... and the musical null notehead (So), which draws nothing in common fonts
+    "\u115f\u1160\u3164\uffa0\u2800\u180e\u17b4\u17b5\u034f\u2061\u2062\u2063\u2064\U0001d159"
+)
 # Categories that never show as themselves in a code block: controls and formats (bidi overrides, zero-width
 # characters, tag characters), separators other than the plain space, combining and enclosing marks (they
 # stack on the previous character; variation selectors are Mn), unassigned, private-use and surrogates.
