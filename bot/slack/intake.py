@@ -9,13 +9,15 @@ If the write cannot be made (Redis down, or no free connection within ``RECORD_T
 refusal it understands: events and clicks a 503 (Slack retries events; a click shows as failed), slash commands
 (which Slack never retries) a 200 with an ephemeral "could not start, please try again".
 
-Recording is ONE Lua script in one hash slot (``{intake}``): refuse a replayed signature, drop a retried
-delivery of an event already recorded (``event_id``), then XADD. Keys (prefix ``fc:slack``):
+Recording is ONE Lua script in one hash slot (``{intake}``): answer a re-sent attempt with its entry, refuse a
+replayed signature, drop a retried delivery of an event already recorded (``event_id``), then XADD. Keys (prefix
+``fc:slack``):
 
 * ``<p>:{intake}:requests``: the stream (fields ``kind`` = command | event | action | view, ``body`` = JSON);
 * ``<p>:sig:{intake}:<signature>``: a signed HTTP request seen within the replay window (every signed request,
   whether it asks for work or not);
-* ``<p>:{intake}:event:<event_id>``: an event recorded within ``event_dedupe_seconds``.
+* ``<p>:{intake}:event:<event_id>``: an event recorded within ``event_dedupe_seconds``;
+* ``<p>:{intake}:attempt:<uuid>``: the entry one ``record`` call made (a minute), for redis-py's re-sends.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -53,11 +56,19 @@ COULD_NOT_START = (
 )
 
 _RECORD = r"""
+local again = redis.call('GET', KEYS[4])
+if again then return {1, again} end
 if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then return {0, 'replay'} end
 if ARGV[2] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[4]) then return {0, 'duplicate'} end
 local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], '*', 'kind', ARGV[6], 'body', ARGV[7])
+redis.call('SET', KEYS[4], id, 'EX', ARGV[8])
 return {1, id}
 """
+# redis-py sends a command again on a new connection when the first one broke, also when Redis had run it and only
+# the reply was lost. Each ``record`` call carries its own attempt key (``<p>:{intake}:attempt:<uuid>``) naming
+# the entry it made, so that second run answers "recorded" instead of finding its own signature (a 401 for a
+# request that then ran) or, unsigned, adding the request twice.
+ATTEMPT_MEMORY_SECONDS = 60
 
 
 class IntakeUnavailable(RuntimeError):
@@ -97,9 +108,9 @@ class Intake:
                      event_id: str = "") -> Recorded:
         """Write the request (one script). Raises ``IntakeUnavailable`` when Redis cannot take it in time."""
         keys = [self.stream, f"{self.prefix}:sig:{{intake}}:{signature}",
-                f"{self.prefix}:{{intake}}:event:{event_id}"]
+                f"{self.prefix}:{{intake}}:event:{event_id}", f"{self.prefix}:{{intake}}:attempt:{uuid.uuid4().hex}"]
         args = ["1" if signature else "0", "1" if event_id else "0", REPLAY_WINDOW_SECONDS,
-                self.settings.event_dedupe_seconds, STREAM_MAXLEN, kind, json.dumps(body)]
+                self.settings.event_dedupe_seconds, STREAM_MAXLEN, kind, json.dumps(body), ATTEMPT_MEMORY_SECONDS]
         try:
             ok, value = await asyncio.wait_for(self._record(keys=keys, args=args), RECORD_TIMEOUT_SECONDS)
         except (RedisError, OSError, TimeoutError) as exc:

@@ -19,13 +19,14 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
 from bot.redis_connection import connect_redis
 from bot.redis_pool import PoolSettings
-from bot.slack.intake import COULD_NOT_START
+from bot.slack.intake import COULD_NOT_START, Intake
 from bot.slack.settings import SlackSettings
 from bot.streams import ensure_group
 from bot.tools.catalog import Catalog
 from tests.slack.conftest import CHANNEL, Harness, make_front, serving, wait_for
 from tests.support.fake_slack import FakeSlack, SlackCall
 from tests.support.redis_server import RedisServer
+from tests.support.reply_dropping_proxy import ReplyDroppingProxy
 
 MENTION = {"type": "app_mention", "user": "UREQ", "channel": CHANNEL, "ts": "1700.000001",
            "text": "<@UBOT> check db-3"}
@@ -232,3 +233,26 @@ async def test_redis_lost_right_after_the_asked_post_does_not_post_it_twice(
 
 async def _started(timer: threading.Timer) -> bool:
     return timer.is_alive() or timer.finished.is_set()
+
+
+async def test_a_record_retried_by_redis_py_after_a_lost_reply_is_recorded_not_a_replay(
+    redis_url: str, redis: Redis, settings: SlackSettings,
+) -> None:
+    """Redis ran the recording script but the connection broke before its reply: redis-py sends it again on a new
+    connection. That second run is ours, not a replayed request: the request is recorded once and Slack is told so
+    (it used to find its own signature and answer 401 "replayed request" for a request that then ran)."""
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    await Intake(redis, settings).record("event", {"text": "loads the script"})  # so the next EVALSHA runs it
+    async with ReplyDroppingProxy(host, int(port), b"EVALSHA") as proxy:
+        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
+        try:
+            intake = Intake(handle.client, settings)
+            recorded = await intake.record("command", {"text": "hi"}, signature="v0=lost-reply")
+        finally:
+            await handle.close()
+    assert proxy.dropped == 1  # the reply of the first run was lost indeed
+    assert recorded.outcome == "recorded"
+    (_, entry) = await redis.xrange(intake.stream)
+    assert entry[0].decode() == recorded.entry_id
+    replay = await Intake(redis, settings).record("command", {"text": "hi"}, signature="v0=lost-reply")
+    assert replay.outcome == "replay"  # a real replay is still refused
