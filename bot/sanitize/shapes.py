@@ -48,6 +48,7 @@ _TRIVIAL_VALUES = _word_set(
     "optional string secret password token value example n/a na"
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
+_PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
 _PLACEHOLDER = re.compile(r"\[REDACTED|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Z_][A-Z0-9_]*$")
 
@@ -124,7 +125,7 @@ def accept_assignment(
     kind, password_like = found
     bare = value.strip("\"'")
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
-    if password_like and bare.startswith(("/", "./", "~/")):
+    if password_like and _PATH.fullmatch(bare):
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db), not a password
     if password_like and structured and not (separator == ":" and sentence):
         return kind

@@ -322,4 +322,5 @@ FRESH_LEAKS: tuple[Leak, ...] = (
     Leak("xml_elem", "<password>xmlElemPw77</password>", ("xmlElemPw77",)),
     Leak("terraform_output", 'db_password = "tfOutPw-88"', ("tfOutPw-88",)),
     Leak("stripe", "STRIPE_KEY=sk_live_" + "51HxYzAbCdEfGhIjKlMnOpQr", ("51HxYzAbCdEfGhIjKlMnOpQr",)),
+    Leak("password_leading_slash", "db password: /Sup3r$ecret!", ("/Sup3r$ecret!",)),
 )
