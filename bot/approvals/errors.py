@@ -55,5 +55,10 @@ class ArgvMismatch(ApprovalError):
     """The click was bound to a different argv than the one stored: the card is stale or forged."""
 
 
+class TamperedRecord(ArgvMismatch):
+    """What the call record says about who may approve it (tool, requester, tags, approvals needed, earlier
+    approvals) is not what the deciding role sealed at proposal: someone wrote Redis. Nothing is signed."""
+
+
 class PolicyError(ValueError):
     """The approval policy in the configuration is invalid (e.g. a regex that does not compile)."""

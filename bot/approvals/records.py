@@ -92,6 +92,7 @@ class Approval(BaseModel):
 
     user: str
     at: datetime
+    seal: str = Field(default="", description="the deciding role's signed statement of this approval (seals.py)")
 
 
 class Decision(BaseModel):
@@ -142,6 +143,7 @@ class CallRecord(BaseModel):
     binary_digest: str = ""
     model_hash: str = ""
     signed_decision: str = Field(default="", description="the deciding role's token (see decisions.py)")
+    proposal_seal: str = Field(default="", description="the proposing role's seal of the fields a click relies on")
     created_at: datetime
     expires_at: datetime
     updated_at: datetime
@@ -169,7 +171,7 @@ class CallRecord(BaseModel):
             trigger=fields.get("trigger", ""),
             state=CallState(fields["state"]),
             approvals=[
-                Approval(user=a["user"], at=from_epoch(a["at"]))
+                Approval(user=a["user"], at=from_epoch(a["at"]), seal=str(a.get("seal") or ""))
                 for a in json.loads(fields.get("approvals") or "[]")
             ],
             approvals_needed=int(fields.get("approvals_needed") or 1),
@@ -182,6 +184,7 @@ class CallRecord(BaseModel):
             binary_digest=fields.get("binary_digest", ""),
             model_hash=fields.get("model_hash", ""),
             signed_decision=fields.get("signed_decision", ""),
+            proposal_seal=fields.get("proposal_seal", ""),
             created_at=from_epoch(fields["created_at"]),
             expires_at=from_epoch(fields["expires_at"]),
             updated_at=from_epoch(fields["updated_at"]),

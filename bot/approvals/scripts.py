@@ -130,7 +130,8 @@ return out
 
 # KEYS[1] = call; ARGV[5] id, 6 user, 7 argv hash or '', 8 approvals needed now, 9 reason,
 # 10 the approver ids the token in 11 was signed for (newline-joined; '*' = this store signs nothing),
-# 11 the signed decision token. The approval that completes the call must carry a token signed for exactly
+# 11 the signed decision token, 12 the approval's seal (seals.py; '' without a signer).
+# The approval that completes the call must carry a token signed for exactly
 # the approvers recorded; otherwise nothing is written and the caller re-signs for the ids returned.
 APPROVE = PRELUDE + r"""
 local key = KEYS[1]
@@ -148,7 +149,7 @@ local approvals = cjson.decode(redis.call('HGET', key, 'approvals'))
 for _, a in ipairs(approvals) do
   if a.user == user then return {'already', user} end
 end
-approvals[#approvals + 1] = {user=user, at=now}
+approvals[#approvals + 1] = {user=user, at=now, seal=ARGV[12]}
 local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
 if #approvals >= needed then
   if ARGV[10] ~= '*' then

@@ -44,6 +44,7 @@ from bot.approvals.records import (
     initial_fields,
     to_epoch,
 )
+from bot.approvals.seals import check_sealed, proposal_claims, seal_approval
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -116,6 +117,11 @@ class CallStore:
                 binary_digest=p.binary_digest,
                 model_hash=p.model_hash,
             )
+            if self.signer is not None:  # what a click will rely on, sealed by the role that knows it
+                fields["proposal_seal"] = self.signer.sign_statement("proposal", proposal_claims(
+                    call_id=fields["id"], conversation=conversation, tool=p.tool, app=p.app,
+                    argv_hash=fields["argv_hash"], binary_digest=p.binary_digest, model_hash=p.model_hash,
+                    requester=requester, tags=p.tags, approvals_needed=int(fields["approvals_needed"])))
             if DENY_TAG in p.tags:
                 item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
             elif needs and (grant := _grant_for(grants, p, fields["argv_hash"], policy, requester)) is not None:
@@ -242,17 +248,20 @@ class CallStore:
         answers ``resign`` when the approvers so far differ from the copy's.
         """
         record = await self._immutable_view(call_id, known)
-        policy.check_approver(record, user, groups)
         if argv_hash is not None and argv_hash != record.argv_hash:
             raise ArgvMismatch(f"call {call_id}: the approved command line differs from the stored one")
         if binary_digest is not None and binary_digest != record.binary_digest:
             raise ArgvMismatch(f"call {call_id}: the binary digest on the card differs from the stored one")
+        if self.signer is not None:  # a record rewritten in Redis does not choose who approves or how many
+            check_sealed(self.signer, record)
+        policy.check_approver(record, user, groups)
         now = self._clock()
         shard = self.keys.shard_of_call(call_id)
         signed_for = [a.user for a in record.approvals] + [user]
         for _ in range(3):
             # The token is signed for the approvers this click completes; if another click landed in between,
             # the script answers with the real list and the decision is signed again for it.
+            seal = seal_approval(self.signer, record, user) if self.signer is not None else ""
             if self.signer is None:
                 approvers, token = "*", ""
             elif len(signed_for) >= max(record.approvals_needed, policy.approvals_needed(record)):
@@ -270,11 +279,17 @@ class CallStore:
                     reason or f"approved by {user}",
                     approvers,
                     token,
+                    seal,
                 ],
             )
             if _text(reply[0]) != "resign":
                 break
-            signed_for = _text(reply[1]).split("\n")
+            # another click landed in between: the approvers so far come from a fresh read, each one's seal
+            # checked (the list in the reply is Redis's word, not the bot's)
+            record = await self.get(call_id)
+            if self.signer is not None:
+                check_sealed(self.signer, record)
+            signed_for = [a.user for a in record.approvals] + [user]
         else:
             raise InvalidTransition("awaiting_approval")
         result = _unwrap(reply, call_id)

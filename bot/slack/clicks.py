@@ -15,6 +15,7 @@ from bot.approvals.errors import (
     CallNotFound,
     InvalidTransition,
     NotAuthorized,
+    TamperedRecord,
 )
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
@@ -87,6 +88,10 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
             record = await deps.store.deny(call_id, user, groups, deps.policy, known=record)
     except NotAuthorized as exc:
         await tell(f"You may not {'approve' if approve else 'deny'} this call: {exc.reason}. Nothing was changed.")
+        return "refused"
+    except TamperedRecord:
+        await tell("This call's record was changed outside the bot (who asked, its tags or its approvals);"
+                   " it cannot be approved. Nothing was changed.")
         return "refused"
     except ArgvMismatch:
         await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
