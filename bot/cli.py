@@ -136,7 +136,7 @@ def redis_url_for(config: Config) -> str | None:
 async def _read_audit(config: Config, since: datetime | None, limit: int, call_id: str | None) -> list[AuditEntry]:
     handle = await open_redis(redis_url_for(config), redis_topology(config), state_dir=config.redis.state_dir)
     try:
-        return await read_audit(handle.client, since, limit, call_id=call_id)
+        return await read_audit(handle.client, since, limit, call_id=call_id, shards=config.redis.shards)
     finally:
         await handle.close()
 
