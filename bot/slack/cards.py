@@ -19,7 +19,7 @@ from slack_sdk.models.blocks import ConfirmObject, MarkdownTextObject
 from bot.approvals.describe import approval_line, state_sentence
 from bot.approvals.grants import Grant
 from bot.approvals.policy import ApprovalPolicy
-from bot.approvals.records import CallRecord, CallState
+from bot.approvals.records import CallRecord, CallState, hash_argv
 from bot.fisk.digest import short
 from bot.sanitize import display_command_line
 from bot.slack.mrkdwn import CHUNK, code_block, escape, hard_split
@@ -101,8 +101,12 @@ def who_may_approve(record: CallRecord, policy: ApprovalPolicy, mention: bool = 
 
 
 def button_value(record: CallRecord) -> str:
-    """Binds a click to this call AND this exact argv: a stale or forged card cannot approve anything else."""
-    return json.dumps({"call": record.id, "argv": record.argv_hash, "bin": record.binary_digest},
+    """Binds a click to this call AND this exact argv: a stale or forged card cannot approve anything else.
+
+    The hash is computed from the argv the card shows, not copied from the record's ``argv_hash`` field: a
+    record whose argv was rewritten in Redis (hash left alone) shows the rewritten command, and a click on it
+    must not sign the original one."""
+    return json.dumps({"call": record.id, "argv": hash_argv(record.argv), "bin": record.binary_digest},
                       separators=(",", ":"))
 
 

@@ -14,10 +14,16 @@ import json
 import pytest
 from redis.asyncio import Redis
 
+from bot.agent import bus
 from bot.approvals.errors import NotAuthorized, TamperedRecord
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal, hash_argv
 from bot.approvals.store import CallStore
+from bot.tools.catalog import Catalog
+from tests.adversarial.conftest import wait_until
+from tests.adversarial.test_trust import CONV as CARD_CONV
+from tests.adversarial.test_trust import POLICY, status_proposal
+from tests.slack.conftest import Harness
 from tests.support import decision_keys
 
 CONV = "slack:C1:1700.000009"
@@ -84,3 +90,33 @@ async def test_another_applications_tool_with_the_same_command_line_is_refused(r
     with pytest.raises(TamperedRecord):
         await store.approve(call.id, "UAPP", [], policy, argv_hash=call.argv_hash, binary_digest="b" * 64)
     await untouched(store, call.id)
+
+
+async def test_a_card_posted_from_rewritten_argv_cannot_approve_the_original(
+    harness: Harness, poster, counted_catalog: Catalog
+) -> None:
+    """The attacker rewrites argv (not its hash) before the card is posted: the card shows the rewritten command,
+    so its button must be bound to *that* command line, and the click must not sign the original one."""
+    (record,) = await harness.store.propose(CARD_CONV, [status_proposal(counted_catalog, "web")], POLICY, "UREQ")
+    shown = [*record.argv[:-1], "payroll"]
+    await harness.redis.hset(harness.store.keys.call(record.id), "argv", json.dumps(shown))
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CARD_CONV, {"call_ids": [record.id]}))
+    await poster()
+
+    async def carded() -> CallRecord | None:
+        latest = await harness.store.get(record.id)
+        return latest if latest.meta.get("slack_ts") else None
+
+    record = await wait_until(carded)
+    card = harness.slack.calls_to("chat.postMessage")[-1].params
+    assert "payroll" in json.dumps(card["blocks"])
+    value = next(e["value"] for b in card["blocks"] if b["type"] == "actions" for e in b["elements"]
+                 if e["action_id"] == "fisk_approve")
+    await harness.click(record, "fisk_approve", "UAPPROVER", value=value)
+
+    def told_stale() -> bool:
+        return any("stale" in c.params["text"] for c in harness.slack.calls_to("chat.postEphemeral"))
+
+    await wait_until(told_stale, 15)
+    latest = await harness.store.get(record.id)
+    assert latest.state == CallState.awaiting_approval and not latest.signed_decision
