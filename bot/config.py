@@ -260,6 +260,32 @@ def parse_config(data: Any, source: str = "<config>") -> Config:
     return config
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses a key written twice in one mapping. Plain YAML keeps the last one without
+    a word, so a setting added above the example's own line for it (``anyone_may_approve: true``) was undone."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            if isinstance(key, str) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None,
+                    f"{key!r} is written twice in this mapping (first on line {seen[key].start_mark.line + 1}); "
+                    "keep one",
+                    key_node.start_mark,
+                )  # fmt: skip
+            seen[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str) -> Any:
+    """The configuration file's YAML as plain data, refusing a key written twice (``yaml.YAMLError``)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader: plain data only
+
+
 def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     """Load the YAML file at ``path`` (or $FISK_CHATOPS_CONFIG); no file at all means the defaults."""
     chosen = path or os.environ.get(CONFIG_ENV)
@@ -271,7 +297,7 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     except OSError as exc:
         raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
     try:
-        data = yaml.safe_load(text)
+        data = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "<root>"

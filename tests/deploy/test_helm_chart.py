@@ -298,11 +298,11 @@ def test_notes_tell_the_next_steps(chart):
 def test_rendered_config_is_accepted_by_the_app(chart, values):
     """The ConfigMap is parsed by the app's own configuration model (extra keys forbidden), and passes the slack
     role's start-up check of the approval policy."""
-    from bot.config import Config, parse_config
+    from bot.config import Config, parse_config, parse_yaml
     from bot.slack.app import slack_policy
     from bot.slack.settings import SlackSettings
 
-    config = yaml.safe_load(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    config = parse_yaml(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
     if "slack" not in Config.model_fields:  # until the Config model embeds the slack: section itself
         SlackSettings.model_validate(config.pop("slack"))
     parsed = parse_config(config, "configmap config.yaml")

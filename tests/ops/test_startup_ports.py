@@ -48,7 +48,6 @@ def write_config(tmp_path: Path, opsctl: Path, slack_port: int) -> Path:
         f"applications: [{{binary: {opsctl}}}]\nredis: {{state_dir: {tmp_path / 'state'}}}\n"
         "approval: {approvers: {users: [UAPPROVER]}}\n"
         f"slack: {{mode: http, http_host: 127.0.0.1, http_port: {slack_port}}}\n"
-        "approval: {approvers: {users: [UAPPROVER]}}\n"
     )
     return config
 

@@ -207,3 +207,14 @@ def test_environment_errors_name_the_variable(tmp_path: Path, monkeypatch: pytes
     monkeypatch.setenv("FISK_CHATOPS__APPLICATIONS", "[{binary: /x}")
     assert str(load_config_error(tmp_path, path.read_text())).startswith(
         "environment FISK_CHATOPS__APPLICATIONS: not valid JSON (")
+
+
+def test_a_key_written_twice_is_refused_with_both_lines(tmp_path: Path) -> None:
+    """YAML keeps the LAST of two equal keys without a word: adding `anyone_may_approve: true` at the top of the
+    example's `approval:` block (as its comment suggests) was silently undone by its own `false` further down."""
+    path = write(tmp_path, "approval:\n  anyone_may_approve: true\n  approvers: {users: []}\n"
+                           "  anyone_may_approve: false\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(info.value) == (f"{path}: line 4: invalid YAML: 'anyone_may_approve' is written twice in this mapping "
+                               "(first on line 2); keep one")
