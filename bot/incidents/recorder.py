@@ -28,13 +28,14 @@ from bot.agent import bus
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.incidents.store import IncidentStore
-from bot.streams import ensure_group, stop_consumer
+from bot.streams import ensure_group, next_read_id, stop_consumer
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
 GROUP = "timeline"
 OUTPUT_EXCERPT = 1500
+MAX_ATTEMPTS = 5  # tries of an entry that fails for a reason other than a Redis outage
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
 
@@ -65,27 +66,50 @@ class TimelineRecorder:
             await stop_consumer(tasks)
 
     async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
-        last_id = "0"  # our own pending entries first (a restart), then new ones
+        last_id = "0"  # our own pending entries first (a restart), each once; then new ones
         while not stop_event.is_set():
             try:
                 await ensure_group(self.redis, stream, GROUP)
                 reply: Any = await self.reader.xreadgroup(
-                    GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id == "0" else self.block_ms
+                    GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id != ">" else self.block_ms
                 )
                 entries = reply[0][1] if reply else []
-                if last_id == "0" and not entries:
-                    last_id = ">"
+                if last_id != ">" and not entries:
                     claimed: Any = await self.redis.xautoclaim(stream, GROUP, self.consumer, 60_000, "0-0", count=50)
                     entries = [e for e in (claimed[1] or []) if e[1]]
+                    last_id = ">"
+                elif last_id != ">":
+                    last_id = next_read_id(last_id, entries)
                 for entry_id, fields in entries:
-                    await self.record(stream, _text(entry_id), {_text(k): _text(v) for k, v in (fields or {}).items()})
-                    await self.redis.xack(stream, GROUP, entry_id)
+                    await self._record_entry(stream, _text(entry_id), fields or {}, stop_event)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("timeline recorder: reading %s failed (%s); retrying", stream, exc)
                 await asyncio.sleep(1.0)
-            except Exception:
-                log.exception("timeline recorder: an entry of %s could not be recorded", stream)
+
+    async def _record_entry(self, stream: str, entry_id: str, fields: Mapping[Any, Any],
+                            stop_event: asyncio.Event) -> None:  # fmt: skip
+        """Record and acknowledge one entry. A Redis outage is waited out (the entry is never skipped for it); an
+        entry that fails for any other reason is tried ``MAX_ATTEMPTS`` times, then acknowledged with an error log,
+        so one bad entry cannot stop every thread's timeline (the facts it copies stay in the audit trail)."""
+        decoded = {_text(k): _text(v) for k, v in fields.items()}
+        failures = 0
+        while not stop_event.is_set():
+            try:
+                await self.record(stream, entry_id, decoded)
+                await self.redis.xack(stream, GROUP, entry_id)
+                return
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                log.warning("timeline recorder: recording %s/%s waits for Redis (%s)", stream, entry_id, exc)
                 await asyncio.sleep(1.0)
+            except Exception:
+                failures += 1
+                if failures >= MAX_ATTEMPTS:
+                    log.exception("timeline recorder: %s/%s failed %d times; skipped (left out of its timeline)",
+                                  stream, entry_id, failures)  # fmt: skip
+                    await self.redis.xack(stream, GROUP, entry_id)
+                    return
+                log.exception("timeline recorder: %s/%s could not be recorded; retrying", stream, entry_id)
+                await asyncio.sleep(0.2 * failures)
 
     async def record(self, stream: str, entry_id: str, fields: Mapping[str, str]) -> None:
         """Turn one stream entry into a timeline entry of its conversation (or nothing)."""

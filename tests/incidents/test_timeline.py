@@ -74,3 +74,29 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
 
     later = await build_timeline(redis, incidents, CONV, since=time.time() + 60)
     assert later.entries == []
+
+
+async def test_a_bad_entry_left_pending_does_not_stop_the_timeline(redis: Redis) -> None:
+    """An entry that cannot be recorded (here: a corrupt inbox entry left pending by a crashed recorder) is tried a
+    few times, then acknowledged; the entries after it still reach their timelines, after a restart too."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    await redis.xgroup_create(bus.INBOX, "timeline", id="0", mkstream=True)
+    await redis.xadd(bus.INBOX, {"kind": "user_message", "conversation": CONV, "data": "{not json"})
+    await redis.xreadgroup("timeline", "timeline-crashed", {bus.INBOX: ">"}, count=10)  # delivered, never acked
+    await bus.submit_user_message(redis, CONV, "UREQ", "after the bad one")
+
+    recorder = TimelineRecorder(redis, incidents, calls, consumer="timeline-crashed", block_seconds=0.05)
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+    try:
+        async def recorded() -> bool:
+            return any("after the bad one" in str(e) for e in await read_timeline(redis, incidents, CONV))
+        await wait_for(recorded, timeout=15)
+
+        async def nothing_pending() -> bool:
+            return (await redis.xpending(bus.INBOX, "timeline"))["pending"] == 0
+        await wait_for(nothing_pending, timeout=15)
+    finally:
+        stop.set()
+        await task
