@@ -20,7 +20,7 @@ from pathlib import Path
 
 import redis
 
-from bot.redis_connection import redis_server_binary
+from bot.redis_connection import die_with_parent, redis_server_binary
 from tests.support.redis_server import free_port
 
 SLOTS = 16384
@@ -83,7 +83,9 @@ class _Node:
                 "--save", "", "--appendonly", "yes", "--appendfsync", "everysec", "--daemonize", "no", *self.extra,
             ]  # fmt: skip
         log = open(self.directory / "server.log", "ab")  # noqa: SIM115 (the child keeps it)
-        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # die with the test process even when it is killed (a timed-out run must not leave servers behind)
+        self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=die_with_parent(signal.SIGKILL))
         log.close()
 
     def wait_up(self, timeout: float = 10.0) -> None:
