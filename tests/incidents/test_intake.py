@@ -188,7 +188,10 @@ async def test_a_retry_of_a_delivery_that_failed_before_its_thread_was_queued_op
     assert (status, answer["status"]) == (200, "ignored")
     (card,) = await wait_for(lambda: top_level(harness, CHECKOUT), timeout=10)
     assert "Checkout API latency" in json.dumps(card["blocks"])
-    assert (await store.get(applied.incident_id))["thread_ts"] == card["ts"]
+
+    async def thread_recorded() -> bool:  # the poster records the thread's ts just after posting its card
+        return (await store.get(applied.incident_id)).get("thread_ts") == card["ts"]
+    await wait_for(thread_recorded, timeout=10)
     again = await intake.post(PD, body, pd_headers(body, PD_SECRET))  # a further retry queues nothing more
     assert again[1]["status"] == "ignored"
     await asyncio.sleep(0.3)
