@@ -80,6 +80,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         if why_not:
             await tell(f"This call cannot be approved for the thread: {why_not}. Nothing was changed.")
             return "refused"
+    checked = record  # the copy store.approve checks against the proposal's seal: grants are made from it, never
+    # from the record the approve script hands back (a Redis write between the check and the script could change it)
     try:
         if approve:
             record = await deps.store.approve(call_id, user, groups, deps.policy, argv_hash=argv_hash, known=record,
@@ -107,7 +109,7 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "stale"
     await refresh_card(deps, record, channel, card_ts)
     if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
-        await grant_from_card(deps, record, user, str(action_id))
+        await grant_from_card(deps, checked, user, str(action_id))
         return "granted"
     return "approved" if approve else "denied"
 
