@@ -25,7 +25,7 @@ from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params
 from bot.tools.tool import Tool
-from bot.wiring import execution_limits, load_catalog
+from bot.wiring import execution_limits, load_catalog, text_redactor
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (128 + 13), as `git log | head`
@@ -158,7 +158,7 @@ async def _timeline(config: Config, conversation: str, since: datetime | None, f
     handle = await open_redis(redis_url_for(config), redis_topology(config), state_dir=config.redis.state_dir)
     try:
         timeline = await build_timeline(handle.client, IncidentStore(handle.client), conversation,
-                                        since=since.timestamp() if since else None)
+                                        since=since.timestamp() if since else None, redactor=text_redactor(config))
     finally:
         await handle.close()
     if not timeline.entries:

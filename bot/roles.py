@@ -46,7 +46,7 @@ from bot.runner.binary import BinarySnapshots
 from bot.runner.call import ChildEnvironments
 from bot.streams import entry_age_seconds, trim_acknowledged
 from bot.tools.catalog import Catalog
-from bot.wiring import CatalogSource, execution_limits
+from bot.wiring import CatalogSource, execution_limits, text_redactor
 
 if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a runner never loads anthropic or bolt
     from bot.agent.worker import AgentWorker
@@ -271,7 +271,7 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
         core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,
         catalog=core.catalog, bot_token=s.slack_bot_token, app_token=s.slack_app_token,
         signing_secret=s.slack_signing_secret, api_url=s.slack_api_url, reader=core.redis.reader,
-        acker=core.redis.acker,
+        acker=core.redis.acker, redactor=text_redactor(core.config),
     )
 
 
@@ -281,7 +281,8 @@ def on_call_front_end(core: Core) -> OnCall:
     from bot.incidents.settings import IncidentSecrets
 
     return OnCall(core.redis.client, core.store, core.config.incidents, IncidentSecrets.from_env(),
-                  consumer=instance_name("timeline"), reader=core.redis.reader)
+                  consumer=instance_name("timeline"), reader=core.redis.reader,
+                  redactor=text_redactor(core.config))
 
 
 def slack_readiness(front: SlackFrontEnd) -> Callable[[], Awaitable[tuple[bool, str]]]:

@@ -7,8 +7,10 @@ import logging
 
 from bot.config import ApplicationConfig, Config, ConfigError
 from bot.fisk.digest import path_identity
+from bot.fisk.environment import scrub_environment
 from bot.fisk.introspect import IntrospectionError, introspect_with_digest
 from bot.runner.call import ExecutionLimits
+from bot.sanitize.redact import Redactor, build_redactor
 from bot.tools.catalog import AppSpec, Catalog, CatalogError, LoadedApplication, build_catalog
 from bot.tools.selection import SelectionError
 from bot.tools.tool import AppSettings
@@ -92,6 +94,14 @@ class CatalogSource:
                 return False
             log.info("binary changed (%s): catalog rebuilt, %d tools", ", ".join(changed), len(self._catalog))
             return True
+
+
+def text_redactor(config: Config) -> Redactor:
+    """The redactor for text shown outside tool output (alert cards, briefs, timeline exports): the same as
+    tool output gets, so the values of this process's credentials and of the operator's ``sensitive_env_vars``,
+    and the ``execution.redact_patterns``, are scrubbed too (memoized by ``build_redactor``)."""
+    credentials = scrub_environment(None, config.sensitive_env_vars).removed_values.values()
+    return build_redactor(credentials, config.execution.redact_patterns)
 
 
 def execution_limits(config: Config) -> ExecutionLimits:

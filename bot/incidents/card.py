@@ -10,23 +10,26 @@ never as instructions.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from bot.incidents.alerts import Notification
 from bot.sanitize.controls import strip_controls
-from bot.sanitize.redact import build_redactor
+from bot.sanitize.redact import Redactor, build_redactor
 
-_REDACTOR = build_redactor()
+# the default patterns only: callers pass the process's configured redactor (credential values, the
+# operator's sensitive_env_vars and redact_patterns), as tool output gets
+_DEFAULT = build_redactor()
 TEXT_LIMIT = 2500
 LABELS_SHOWN = 20
 _ICON = {"firing": ":rotating_light:", "acknowledged": ":eyes:", "resolved": ":white_check_mark:", "update": ":memo:"}
 
 
-def clean(text: str, limit: int = TEXT_LIMIT) -> str:
+def clean(text: str, limit: int = TEXT_LIMIT, redactor: Redactor = _DEFAULT) -> str:
     """Untrusted alert text, cleaned like tool output (controls stripped, secrets redacted), then capped."""
-    text = _REDACTOR.redact(strip_controls(text or ""))[0].strip()
+    text = redactor.redact(strip_controls(text or ""))[0].strip()
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -44,19 +47,25 @@ def safe_url(url: str) -> str | None:
     return url if parts.scheme in ("http", "https") and parts.netloc else None
 
 
-def _text(text: str, limit: int = TEXT_LIMIT) -> str:
-    return escape(clean(text, limit))
+def _cleaner(redactor: Redactor) -> Callable[..., str]:
+    return lambda text, limit=TEXT_LIMIT: clean(text, limit, redactor)
+
+
+def _texter(redactor: Redactor) -> Callable[..., str]:
+    """``clean`` with this redactor, then escaped for Slack."""
+    return lambda text, limit=TEXT_LIMIT: escape(clean(text, limit, redactor))
 
 
 def render_card(
     n: Notification, *, state: str, route: str, deliveries: int = 1, opened_at: float | None = None,
-    updated_at: float | None = None,
+    updated_at: float | None = None, redactor: Redactor = _DEFAULT,
 ) -> tuple[str, list[dict[str, Any]]]:
     """The message at the top of the incident thread (posted once, then updated in place)."""
-    title = _text(n.title, 150)
+    t = _texter(redactor)
+    title = t(n.title, 150)
     headline = f"{_ICON.get(state, '')} [{state.upper()}] {title}".strip()
     fields = [
-        f"*Severity:* {_text(n.severity, 50) or 'unknown'}",
+        f"*Severity:* {t(n.severity, 50) or 'unknown'}",
         f"*Source:* {n.source}",
         f"*Route:* {escape(route)}",
         f"*Alerts firing:* {len(n.fingerprints)}",
@@ -65,12 +74,12 @@ def render_card(
         {"type": "section", "text": {"type": "mrkdwn", "text": f"*{headline}*"}},
         {"type": "section", "fields": [{"type": "mrkdwn", "text": f} for f in fields]},
     ]
-    body = "\n".join(p for p in (_text(n.summary), _text(n.description)) if p)
+    body = "\n".join(p for p in (t(n.summary), t(n.description)) if p)
     if body:
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": body[:2900]}})
     labels = sorted(n.labels.items())[:LABELS_SHOWN]
     if labels:
-        shown = "  ".join(f"`{_text(k, 60)}={_text(v, 120)}`" for k, v in labels)
+        shown = "  ".join(f"`{t(k, 60)}={t(v, 120)}`" for k, v in labels)
         blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": shown[:2900]}]})
     links = [f"<{url}|{escape(name)}>" for name, raw in n.links.items() if (url := safe_url(raw))]
     if links:
@@ -86,15 +95,16 @@ def render_card(
     return f"[{state.upper()}] {title}", blocks
 
 
-def render_note(n: Notification, state: str, previous: list[str]) -> str | None:
+def render_note(n: Notification, state: str, previous: list[str], redactor: Redactor = _DEFAULT) -> str | None:
     """A thread reply for what changed (None when a repeat brings nothing new)."""
-    who = f" by {_text(n.actor, 80)}" if n.actor else ""
+    t = _texter(redactor)
+    who = f" by {t(n.actor, 80)}" if n.actor else ""
     if state == "resolved":
         return f":white_check_mark: *Resolved*{who} ({n.source}, {_utc_now()})."
     if n.status == "acknowledged":
         return f":eyes: *Acknowledged*{who} ({n.source}, {_utc_now()})."
     if n.status == "update":
-        return f":memo: {_text(n.event_type, 100)}{who} ({_utc_now()})."
+        return f":memo: {t(n.event_type, 100)}{who} ({_utc_now()})."
     if n.status == "firing" and previous and previous != n.fingerprints:
         added = len(set(n.fingerprints) - set(previous))
         gone = len(set(previous) - set(n.fingerprints))
@@ -102,19 +112,20 @@ def render_note(n: Notification, state: str, previous: list[str]) -> str | None:
     return None
 
 
-def render_brief(n: Notification, brief: str) -> str:
+def render_brief(n: Notification, brief: str, redactor: Redactor = _DEFAULT) -> str:
     """The agent's first message: the operator's brief, then the alert as fenced, cleaned data."""
+    c = _cleaner(redactor)
     facts = {
         "source": n.source,
         "status": n.status,
-        "title": clean(n.title, 300),
-        "severity": clean(n.severity, 50),
-        "labels": {clean(k, 100): clean(v, 300) for k, v in sorted(n.labels.items())[:50]},
-        "summary": clean(n.summary),
-        "description": clean(n.description),
+        "title": c(n.title, 300),
+        "severity": c(n.severity, 50),
+        "labels": {c(k, 100): c(v, 300) for k, v in sorted(n.labels.items())[:50]},
+        "summary": c(n.summary),
+        "description": c(n.description),
         "alerts": [
-            {"name": clean(a.name, 200), "status": a.status, "starts_at": clean(a.starts_at, 40),
-             "labels": {clean(k, 100): clean(v, 300) for k, v in sorted(a.labels.items())[:30]}}
+            {"name": c(a.name, 200), "status": a.status, "starts_at": c(a.starts_at, 40),
+             "labels": {c(k, 100): c(v, 300) for k, v in sorted(a.labels.items())[:30]}}
             for a in n.alerts[:20]
         ],
     }  # fmt: skip

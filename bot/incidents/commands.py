@@ -13,6 +13,7 @@ from redis.asyncio import Redis
 from bot.agent import bus
 from bot.incidents.store import IncidentStore
 from bot.incidents.timeline import build_timeline, render_markdown, zone
+from bot.sanitize.redact import Redactor
 
 WORDS = ("timeline", "summary")
 MATERIAL_LIMIT = 150_000  # characters of timeline sent for a summary (the agent caps it too)
@@ -30,9 +31,10 @@ def thread_argument(text: str, channel: str) -> tuple[str, str] | None:
     return None
 
 
-async def timeline_command(redis: Redis, conversation: str, tz_name: str | None) -> str:
+async def timeline_command(redis: Redis, conversation: str, tz_name: str | None,
+                           redactor: Redactor | None = None) -> str:
     """Queue the upload of the thread's timeline (Markdown) into the thread; the answer to show the user."""
-    timeline = await build_timeline(redis, IncidentStore(redis), conversation)
+    timeline = await build_timeline(redis, IncidentStore(redis), conversation, redactor=redactor)
     if not timeline.entries:
         return "Nothing is recorded for that thread (yet): no timeline to export."
     content = render_markdown(timeline, zone(tz_name))
@@ -44,9 +46,9 @@ async def timeline_command(redis: Redis, conversation: str, tz_name: str | None)
     return "The timeline is being uploaded to the thread."
 
 
-async def summary_command(redis: Redis, conversation: str, user: str) -> str:
+async def summary_command(redis: Redis, conversation: str, user: str, redactor: Redactor | None = None) -> str:
     """Ask the agent role for a status summary of the thread (posted in the thread when ready)."""
-    timeline = await build_timeline(redis, IncidentStore(redis), conversation)
+    timeline = await build_timeline(redis, IncidentStore(redis), conversation, redactor=redactor)
     if not timeline.entries:
         return "Nothing is recorded for that thread (yet): nothing to summarize."
     material = render_markdown(timeline)

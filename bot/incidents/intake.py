@@ -27,6 +27,7 @@ from bot.incidents.card import clean, render_brief, render_card, render_note
 from bot.incidents.settings import IncidentSecrets, IncidentSettings, Route
 from bot.incidents.store import Applied, IncidentStore
 from bot.metrics import ALERT_DELIVERIES
+from bot.sanitize.redact import Redactor, build_redactor
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,10 @@ class Intake:
     """Both endpoints over one store; stateless (any replica may take any delivery)."""
 
     def __init__(self, redis: Redis, settings: IncidentSettings, secrets: IncidentSecrets,
-                 store: IncidentStore | None = None) -> None:  # fmt: skip
+                 store: IncidentStore | None = None, redactor: Redactor | None = None) -> None:  # fmt: skip
         self.redis = redis
+        # the process's configured redactor (as tool output gets); the default patterns only when not given
+        self.redactor = redactor or build_redactor()
         self.settings = settings
         self.secrets = secrets
         self.store = store or IncidentStore(redis, retention_seconds=settings.retention_seconds)
@@ -85,8 +88,9 @@ class Intake:
             log.warning("incidents: route %s is over its limit of %d deliveries a minute", route.name, limit)
             return Answer(429, {"status": "rate_limited", "error": f"route {route.name}: over {limit} per minute"})
         fields = {"source": n.source, "key": n.key, "route": route.name, "channel": route.channel,
-                  "title": clean(n.title, 300)}
-        event = {"kind": n.status, "source": n.source, "title": clean(n.title, 300), "actor": clean(n.actor, 100),
+                  "title": clean(n.title, 300, self.redactor)}
+        event = {"kind": n.status, "source": n.source, "title": clean(n.title, 300, self.redactor),
+                 "actor": clean(n.actor, 100, self.redactor),
                  "event_type": n.event_type, "alerts": len(n.fingerprints)}  # fmt: skip
         applied = await self.store.apply(
             source=n.source, key=n.key, status=n.status, event=event, fields=fields, fingerprints=n.fingerprints,
@@ -112,18 +116,20 @@ class Intake:
         text, blocks = render_card(
             n, state=state, route=route.name, deliveries=int(record.get("deliveries") or 1),
             opened_at=float(record.get("opened_at") or 0) or None, updated_at=float(record.get("updated_at") or 0),
+            redactor=self.redactor,
         )  # fmt: skip
+        brief = render_brief(n, route.brief or self.settings.brief, self.redactor)
         if not record.get("thread_queued") and await self.store.claim_thread(applied.incident_id):
             # one delivery queues the thread (replicas race here); a creator that died before claiming it is
             # repaired by the next delivery
             await bus.publish_outbox(self.redis, "thread_open", f"incident:{applied.incident_id}", {
                 "record": key, "channel": route.channel, "text": text, "blocks": blocks,
-                "user": f"alert:{n.source}", "brief": render_brief(n, route.brief or self.settings.brief),
+                "user": f"alert:{n.source}", "brief": brief,
                 "meta": {"source": "alert", "incident": applied.incident_id, "route": route.name},
             })  # fmt: skip
             if applied.outcome == "new":
                 return
-        note = render_note(n, state, applied.previous_fingerprints)
+        note = render_note(n, state, applied.previous_fingerprints, self.redactor)
         post_key = f"incident:{applied.incident_id}:{record.get('deliveries', '0')}"
         await bus.publish_outbox(self.redis, "thread_post", f"incident:{applied.incident_id}", {
             "record": key, "key": post_key, "text": note or "", "card": {"text": text, "blocks": blocks},

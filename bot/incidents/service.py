@@ -17,16 +17,18 @@ from bot.incidents.recorder import TimelineRecorder
 from bot.incidents.settings import IncidentSecrets, IncidentSettings
 from bot.incidents.store import IncidentStore
 from bot.listen import start_site
+from bot.sanitize.redact import Redactor
 
 log = logging.getLogger(__name__)
 
 
 class OnCall:
     def __init__(self, redis: Redis, calls: CallStore, settings: IncidentSettings, secrets: IncidentSecrets, *,
-                 consumer: str | None = None, reader: Redis | None = None) -> None:  # fmt: skip
+                 consumer: str | None = None, reader: Redis | None = None,
+                 redactor: Redactor | None = None) -> None:  # fmt: skip
         self.settings = settings
         self.store = IncidentStore(redis, retention_seconds=settings.retention_seconds)
-        self.intake = Intake(redis, settings, secrets, self.store)
+        self.intake = Intake(redis, settings, secrets, self.store, redactor=redactor)
         self.recorder = TimelineRecorder(redis, self.store, calls, consumer=consumer, reader=reader)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None

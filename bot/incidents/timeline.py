@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 from bot.incidents.card import clean
 from bot.incidents.recorder import read_timeline
 from bot.incidents.store import IncidentStore
+from bot.sanitize.redact import Redactor, build_redactor
 
 _CALL_WORDS = {
     "awaiting_approval": "Proposed, waiting for approval",
@@ -63,7 +64,10 @@ class Timeline:
 
 
 async def build_timeline(redis: Redis, incidents: IncidentStore, conversation: str, *,
-                         since: float | None = None) -> Timeline:  # fmt: skip
+                         since: float | None = None, redactor: Redactor | None = None) -> Timeline:  # fmt: skip
+    """The thread's timeline, every outside text cleaned with ``redactor``: pass the process's configured one
+    (credential values, ``sensitive_env_vars``, ``redact_patterns``), as tool output gets."""
+    redactor = redactor or build_redactor()
     entries = await read_timeline(redis, incidents, conversation)
     incident: dict[str, str] = {}
     incident_id = await incidents.incident_of(conversation)
@@ -74,11 +78,12 @@ async def build_timeline(redis: Redis, incidents: IncidentStore, conversation: s
     for entry in entries:  # everything that came from outside is cleaned once more on the way out
         for name in ("text", "output", "reason", "title", "command", "error"):
             if isinstance(entry.get(name), str):
-                entry[name] = clean(entry[name], 20_000)
+                entry[name] = clean(entry[name], 20_000, redactor)
     entries.sort(key=lambda e: float(e.get("at") or 0))
     if since is not None:
         entries = [e for e in entries if float(e.get("at") or 0) >= since]
-    return Timeline(conversation, entries, {k: clean(v, 300) for k, v in incident.items() if k != "fingerprints"})
+    shown = {k: clean(v, 300, redactor) for k, v in incident.items() if k != "fingerprints"}
+    return Timeline(conversation, entries, shown)
 
 
 def zone(name: str | None) -> tzinfo | None:

@@ -25,6 +25,7 @@ from bot.approvals.errors import PolicyError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
 from bot.listen import start_site
+from bot.sanitize.redact import Redactor
 from bot.slack import client as api
 from bot.slack.access import RateLimiter
 from bot.slack.cards import (
@@ -88,6 +89,7 @@ class SlackFrontEnd:
         api_url: str | None = None,
         reader: Redis | None = None,
         acker: Redis | None = None,
+        redactor: Redactor | None = None,
     ) -> None:
         policy = slack_policy(policy)
         api.check_tokens(settings.mode, bot_token, app_token, signing_secret)
@@ -96,6 +98,8 @@ class SlackFrontEnd:
         self.signing_secret = signing_secret
         self.client = api.make_client(str(bot_token), api.api_base_url(settings, api_url))
         self.deps = SlackDeps(redis, self.client, settings, store, policy, catalog)
+        if redactor is not None:
+            self.deps.redactor = redactor
         self.poster = Poster(self.deps, reader=reader)
         # what is written before Slack is answered goes through connections background work cannot take
         self.intake = Intake(acker or redis, settings)

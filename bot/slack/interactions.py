@@ -22,6 +22,7 @@ from bot.approvals.errors import CallNotFound
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.sanitize.redact import Redactor, build_redactor
 from bot.slack import client as api
 from bot.slack import oncall
 from bot.slack.access import RateLimiter, refusal
@@ -52,6 +53,8 @@ class SlackDeps:
     state: SlackState = field(init=False)
     limiter: RateLimiter = field(init=False)
     bot_user_id: str = ""
+    # the process's configured redactor (credential values, sensitive_env_vars, redact_patterns) for exports
+    redactor: Redactor = field(default_factory=build_redactor)
 
     def __post_init__(self) -> None:
         self.state = SlackState(self.redis, self.settings)

@@ -37,8 +37,9 @@ async def oncall_command(deps: SlackDeps, body: dict[str, Any], word: str, argum
     if refusal(deps.settings, conversation.split(":")[1], user):
         return "Sorry, that thread is in a channel where this bot is not enabled for you."
     if word == "timeline":
-        return await commands.timeline_command(deps.redis, conversation, await user_timezone(deps, user))
-    return await commands.summary_command(deps.redis, conversation, user)
+        return await commands.timeline_command(deps.redis, conversation, await user_timezone(deps, user),
+                                               deps.redactor)
+    return await commands.summary_command(deps.redis, conversation, user, deps.redactor)
 
 
 async def user_timezone(deps: SlackDeps, user: str) -> str | None:
