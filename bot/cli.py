@@ -57,8 +57,11 @@ def _add_source(parser: argparse.ArgumentParser) -> None:
 def _config(args: argparse.Namespace) -> Config:
     if getattr(args, "app", None):
         binary = args.app
-        if "/" not in binary:
-            binary = shutil.which(binary) or binary
+        if "/" not in binary:  # a bare name is a PATH look-up, as in a shell: never a file in this directory
+            found = shutil.which(binary)
+            if found is None:
+                raise CliError(f"--app {binary}: not found on PATH (give its path, e.g. ./{binary})")
+            binary = found
         return config_for_binary(binary)
     return load_config(args.config)
 

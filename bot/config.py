@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -307,6 +308,10 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
     for app in config.applications:
         if not os.path.isabs(app.binary) and os.sep in app.binary:
             app.binary = str((base / app.binary).resolve())
+        elif os.sep not in app.binary:
+            # A bare name is looked up on PATH once, here, so introspection, the digest and execution all use one
+            # absolute path (never a file of that name in whatever directory the process runs in).
+            app.binary = shutil.which(app.binary) or app.binary
     return config
 
 

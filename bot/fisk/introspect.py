@@ -60,6 +60,8 @@ class NotAFiskModel(IntrospectionError):
 
 
 def _check_binary(binary: str) -> None:
+    if os.sep not in binary:  # configuration resolves bare names on PATH; one left bare was not found there
+        raise BinaryNotFound(f"{binary}: not found on PATH (give its path)")
     path = Path(binary)
     if not path.exists():
         raise BinaryNotFound(f"{binary}: no such file")

@@ -218,3 +218,24 @@ def test_a_key_written_twice_is_refused_with_both_lines(tmp_path: Path) -> None:
         load_config(path)
     assert str(info.value) == (f"{path}: line 4: invalid YAML: 'anyone_may_approve' is written twice in this mapping "
                                "(first on line 2); keep one")
+
+
+def test_a_bare_binary_name_is_a_path_look_up_never_the_working_directory(
+    tmp_path: Path, opsctl: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`binary: opsctl` is resolved on PATH once, at load (introspection, digest and execution use one absolute
+    path); a file of that name in the process's working directory is never taken for it."""
+    monkeypatch.setenv("PATH", f"{opsctl.parent}{os.pathsep}{os.environ['PATH']}")
+    config = load_config(write(tmp_path, f"applications:\n  - binary: {opsctl.name}\n"))
+    assert config.applications[0].binary == str(opsctl)
+    assert load_catalog(config).get("service_status") is not None
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.chdir(opsctl.parent)  # ./opsctl exists here, but is not on PATH
+    config = load_config(write(tmp_path, f"applications:\n  - binary: {opsctl.name}\n"))
+    with pytest.raises(Exception, match="not found on PATH"):
+        load_catalog(config)
+    repo = str(Path(__file__).resolve().parents[2])
+    result = subprocess.run([*CLI, "tools", "--app", opsctl.name], capture_output=True, text=True, timeout=60,
+                            cwd=opsctl.parent, env={**os.environ, "PYTHONPATH": repo})
+    assert result.returncode != 0 and "not found on PATH" in result.stderr and "Traceback" not in result.stderr
