@@ -211,7 +211,8 @@ class Core:
             client_name="fisk-chatops." + "-".join(sorted(roles)),
         )
         store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds,
-                          shards=config.redis.shards, signer=signer)
+                          shards=config.redis.shards, signer=signer,
+                          redact_patterns=config.execution.redact_patterns)
         return cls(config, secrets, handle, catalogs, store, verifier)
 
     async def close(self) -> None:

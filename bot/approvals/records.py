@@ -71,10 +71,11 @@ def hash_argv(argv: Sequence[str]) -> str:
     return hashlib.sha256("\0".join(argv).encode()).hexdigest()
 
 
-def shown_command(argv: Sequence[str]) -> str:
-    """The command line as people may read it (secrets redacted): kept on the record and in every audit entry,
-    so a timeline can say what ran after the record itself has expired."""
-    return shlex.join(redact_argv(argv))
+def shown_command(argv: Sequence[str], redact_patterns: Sequence[str] = ()) -> str:
+    """The command line as people may read it (secrets redacted, the operator's ``redact_patterns`` too, as the
+    runner's result shows it): kept on the record and in every audit entry, so a timeline can say what ran after
+    the record itself has expired."""
+    return shlex.join(redact_argv(argv, (), redact_patterns))
 
 
 def to_epoch(moment: datetime) -> float:
@@ -214,6 +215,7 @@ def initial_fields(
     expires_at: float,
     binary_digest: str = "",
     model_hash: str = "",
+    redact_patterns: Sequence[str] = (),
 ) -> dict[str, str]:
     """The hash fields of a freshly proposed call (every value a string, as the Lua script expects)."""
     return {
@@ -224,7 +226,7 @@ def initial_fields(
         "arguments": arguments,
         "argv": json.dumps(list(argv)),
         "argv_hash": hash_argv(argv),
-        "command": shown_command(argv),
+        "command": shown_command(argv, redact_patterns),
         "requester": requester,
         "tool_tags": json.dumps(list(tags)),
         "trigger": trigger,

@@ -65,8 +65,11 @@ class CallStore:
         heartbeat_ttl: float = 10.0,
         clock: Callable[[], float] = time.time,
         signer: DecisionSigner | None = None,
+        redact_patterns: Sequence[str] = (),
     ) -> None:
         self.redis = redis
+        # execution.redact_patterns: also applied to the command line kept on the record and the audit trail
+        self.redact_patterns = tuple(redact_patterns)
         self.signer = signer
         self.keys = Keys(key_prefix, shards)
         self.retention_seconds = retention_seconds
@@ -107,6 +110,7 @@ class CallStore:
                 app=p.app,
                 arguments=p.arguments,
                 argv=p.argv,
+                redact_patterns=self.redact_patterns,
                 requester=requester,
                 tags=p.tags,
                 trigger=trigger,
@@ -169,6 +173,7 @@ class CallStore:
             app=app,
             arguments=arguments,
             argv=argv,
+            redact_patterns=self.redact_patterns,
             requester=requester,
             tags=tags,
             trigger="rejected",

@@ -46,3 +46,23 @@ async def test_every_entry_names_thread_tool_command_and_requester(redis: Redis)
     # the filter is exact: another thread's calls are not mixed in
     elsewhere = await read_audit(redis, since, 1000, conversation="slack:C2:2.2", shards=3)
     assert [e.call_id for e in elsewhere] == [other.id]
+
+
+async def test_the_shown_command_honours_the_operators_redact_patterns(redis: Redis) -> None:
+    """``execution.redact_patterns`` reach the audit's command line (and the record's), as they reach the result."""
+    ticket = "ACME-1234-ABCDEF"  # only the operator's pattern knows this is a secret
+    argv = ["/bin/opsctl", "deploy", "--ticket", ticket, f"note={ticket}"]
+    since = datetime.now(UTC) - timedelta(minutes=1)
+    await CallStore(redis).propose("slack:C1:1.1", [_proposal("deploy", argv)], ApprovalPolicy(), "U_REQ")
+    [unconfigured] = await read_audit(redis, since, 1000, conversation="slack:C1:1.1")
+    assert ticket in unconfigured.command  # the default detectors alone would show it
+    store = CallStore(redis, redact_patterns=["ACME-[0-9]{4}-[A-Z]{6}"])
+    [record] = await store.propose("slack:C3:3.3", [_proposal("deploy", argv)], ApprovalPolicy(), "U_REQ")
+    rejected = await store.reject("slack:C3:3.3", tool="deploy", arguments="{}", reason="bad arguments",
+                                  requester="U_REQ", app="opsctl", argv=argv)
+    entries = await read_audit(redis, since, 1000, conversation="slack:C3:3.3")
+    assert {e.call_id for e in entries} == {record.id, rejected.id}
+    on_record = await redis.hget(store.keys.call(record.id), "command")  # type: ignore[misc]
+    on_record = on_record.decode() if isinstance(on_record, bytes) else str(on_record)
+    for shown in [on_record] + [e.command for e in entries]:
+        assert ticket not in shown and shown.startswith("/bin/opsctl deploy --ticket ") and "[REDACTED:" in shown
