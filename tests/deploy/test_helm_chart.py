@@ -596,3 +596,142 @@ def test_incidents_intake_port_service_and_optional_secrets(chart):
     said = notes(chart, {"incidents": {"enabled": True}})
     assert f"http://{FULLNAME}-alerts.{NAMESPACE}.svc:9095/alerts/alertmanager" in said
     assert "FISK_CHATOPS_PAGERDUTY_SECRETS" in said and "Alerts" not in notes(chart)
+
+
+# --- external Redis: Sentinel, Cluster, ACL users, TLS, passwords from Secrets --------------------------------
+
+SENTINEL = {"internal": {"enabled": False}, "external": {
+    "mode": "sentinel", "username": "fisk",
+    "password": {"existingSecret": "redis-auth", "key": "data-pw"},
+    "sentinel": {"addresses": ["sentinel-0.redis:26379", "sentinel-1.redis:26379", "sentinel-2.redis:26379"],
+                 "serviceName": "fisk-primary", "username": "watcher",
+                 "password": {"existingSecret": "redis-auth", "key": "sentinel-pw"}}}}
+CLUSTER_TLS = {"internal": {"enabled": False}, "external": {
+    "mode": "cluster", "existingSecret": "redis-creds", "key": "url", "username": "fisk",
+    "password": {"existingSecret": "redis-auth"},
+    "tls": {"enabled": True, "existingSecret": "redis-tls-files", "caKey": "ca.pem", "certKey": "client.pem",
+            "keyKey": "client-key.pem"}}}
+
+
+def parsed_config(objects: dict[tuple[str, str], Manifest]) -> Any:
+    """The rendered ConfigMap through the app's own configuration model (as the test above does)."""
+    from bot.config import Config, parse_config, parse_yaml
+    from bot.slack.settings import SlackSettings
+
+    config = parse_yaml(objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+    if "slack" not in Config.model_fields:
+        SlackSettings.model_validate(config.pop("slack"))
+    return parse_config(config, "configmap config.yaml")
+
+
+def assert_passwords_only_referenced(objects: dict[tuple[str, str], Manifest], expected: dict[str, Any]) -> None:
+    configmap = objects[("ConfigMap", FULLNAME)]["data"]["config.yaml"]
+    assert "password" not in configmap
+    for role, dep in deployments(objects).items():
+        variables = env(dep)
+        for name, ref in expected.items():
+            assert variables[name] == {"name": name, "valueFrom": {"secretKeyRef": ref}}, (role, name)
+
+
+def test_sentinel_mode_renders_valid_objects_the_app_accepts(chart):
+    from bot.config import redis_topology
+
+    objects = render(chart, {"redis": SENTINEL})
+    validate_all(objects)
+    assert ("StatefulSet", f"{FULLNAME}-redis") not in objects
+    parsed = parsed_config(objects)
+    assert parsed.redis.mode == "sentinel" and parsed.redis.username == "fisk"
+    assert parsed.redis.sentinel.addresses == SENTINEL["external"]["sentinel"]["addresses"]
+    assert parsed.redis.sentinel.service_name == "fisk-primary" and parsed.redis.sentinel.username == "watcher"
+    topology = redis_topology(parsed)
+    assert [f"{host}:{port}" for host, port in topology.sentinels][0] == "sentinel-0.redis:26379"
+    assert_passwords_only_referenced(objects, {
+        "REDIS_PASSWORD": {"name": "redis-auth", "key": "data-pw"},
+        "REDIS_SENTINEL_PASSWORD": {"name": "redis-auth", "key": "sentinel-pw"}})
+    for dep in deployments(objects).values():
+        assert "REDIS_URL" not in env(dep)  # the sentinels name the primary; a URL would be ignored
+        assert "redis-tls" not in {v["name"] for v in dep["spec"]["template"]["spec"]["volumes"]}
+    assert "via Sentinel, primary fisk-primary" in notes(chart, {"redis": SENTINEL})
+
+
+def test_cluster_with_tls_renders_valid_objects_the_app_accepts(chart):
+    objects = render(chart, {"redis": CLUSTER_TLS, "config": {"redis": {"shards": 3}}})
+    validate_all(objects)
+    parsed = parsed_config(objects)
+    assert parsed.redis.mode == "cluster" and parsed.redis.shards == 3 and parsed.redis.username == "fisk"
+    tls = parsed.redis.tls
+    assert tls.enabled and tls.ca_file == "/etc/fisk-chatops/redis-tls/ca.crt"
+    assert tls.cert_file == "/etc/fisk-chatops/redis-tls/tls.crt"
+    assert tls.key_file == "/etc/fisk-chatops/redis-tls/tls.key"
+    assert_passwords_only_referenced(objects, {
+        "REDIS_URL": {"name": "redis-creds", "key": "url"},
+        "REDIS_PASSWORD": {"name": "redis-auth", "key": "redis-password"}})
+    for role, dep in deployments(objects).items():
+        assert "REDIS_SENTINEL_PASSWORD" not in env(dep)
+        volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"]["volumes"]}
+        assert volumes["redis-tls"]["secret"] == {"secretName": "redis-tls-files", "defaultMode": 0o440, "items": [
+            {"key": "ca.pem", "path": "ca.crt"}, {"key": "client.pem", "path": "tls.crt"},
+            {"key": "client-key.pem", "path": "tls.key"}]}, role
+        mount = next(m for m in container(dep)["volumeMounts"] if m["name"] == "redis-tls")
+        assert mount == {"name": "redis-tls", "mountPath": "/etc/fisk-chatops/redis-tls", "readOnly": True}
+
+
+def test_tls_without_files_uses_system_cas(chart):
+    values = {"internal": {"enabled": False}, "external": {"url": "rediss://redis.example:6380/0",
+                                                           "tls": {"enabled": True}}}
+    objects = render(chart, {"redis": values})
+    validate_all(objects)
+    tls = parsed_config(objects).redis.tls
+    assert tls.enabled and tls.ca_file is None and tls.cert_file is None
+
+
+def test_standalone_defaults_write_only_the_mode(chart):
+    redis = parsed_config(render(chart)).redis
+    assert (redis.mode, redis.username, redis.tls.enabled, redis.sentinel.addresses) == ("standalone", None, False, [])
+
+
+def external(**changes: Any) -> dict[str, Any]:
+    return {"redis": {"internal": {"enabled": False}, "external": changes}}
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (external(mode="sentinel", sentinel={"addresses": ["s:26379"]}), "needs redis.external.sentinel.addresses"),
+        (external(mode="sentinel", url="redis://x:6379", sentinel={"addresses": ["s:26379"], "serviceName": "m"}),
+         "leave redis.external.url"),
+        (external(url="redis://x:6379", sentinel={"serviceName": "m"}), "but redis.external.mode is standalone"),
+        (external(mode="cluster"), "mode=cluster needs redis.external.url"),
+        (external(url="redis://x:6379", tls={"existingSecret": "t"}), "tls.enabled is false"),
+        (external(url="redis://x:6379", tls={"enabled": True, "existingSecret": "t", "certKey": "c"}),
+         "set both certKey and keyKey"),
+        (external(url="redis://x:6379", tls={"enabled": True, "certKey": "c", "keyKey": "k"}),
+         "need redis.external.tls.existingSecret"),
+        ({"redis": {"external": {"password": {"existingSecret": "p"}}}}, "set redis.internal.enabled=false"),
+        ({"redis": EXTERNAL_SECRET, "config": {"redis": {"mode": "cluster"}}}, "config.redis.mode: set the chart"),
+        ({"redis": EXTERNAL_SECRET, "config": {"redis": {"tls": {"enabled": True}}}}, "config.redis.tls"),
+        (external(mode="replica"), "mode"),
+        (external(mode="sentinel", sentinel={"addresses": ["no-port"], "serviceName": "m"}), "addresses"),
+    ],
+)
+def test_bad_redis_values_fail_clearly(chart, values, message):
+    assert message in render_error(chart, with_approvers(values))
+
+
+def test_chart_readme_sentinel_tls_example_renders(chart):
+    """The example in the chart README is kept working: strict lint, valid objects, the app accepts the config."""
+    text = (CHART / "README.md").read_text()
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    example = yaml.safe_load(block)
+    assert set(example) == {"redis"}
+    report = helm.lint(CHART, with_approvers(example), strict=True, kube_version=f"v{KUBE_VERSION}",
+                       namespace=NAMESPACE)
+    assert report["errors"] == [] and [m for m in report["messages"] if m["severity"] >= 2] == [], report
+    objects = render(chart, example)
+    validate_all(objects)
+    redis = parsed_config(objects).redis
+    assert redis.mode == "sentinel" and redis.sentinel.tls
+    assert redis.tls.cert_file == "/etc/fisk-chatops/redis-tls/tls.crt"
+    assert_passwords_only_referenced(objects, {
+        "REDIS_PASSWORD": {"name": "redis-auth", "key": "data-password"},
+        "REDIS_SENTINEL_PASSWORD": {"name": "redis-auth", "key": "sentinel-password"}})

@@ -84,7 +84,32 @@ Included by the ConfigMap, which is always rendered.
 {{- if and $ext.url $ext.existingSecret -}}
 {{- fail "redis.external: set either url or existingSecret, not both" -}}
 {{- end -}}
-{{- $external := or $ext.url $ext.existingSecret -}}
+{{- $sentinelMode := eq $ext.mode "sentinel" -}}
+{{- if and $sentinelMode (or $ext.url $ext.existingSecret) -}}
+{{- fail "redis.external.mode=sentinel: the sentinels name the primary; leave redis.external.url and redis.external.existingSecret empty (the data nodes' password goes in redis.external.password)" -}}
+{{- end -}}
+{{- if and $sentinelMode (not (and $ext.sentinel.addresses $ext.sentinel.serviceName)) -}}
+{{- fail "redis.external.mode=sentinel needs redis.external.sentinel.addresses (host:port list) and redis.external.sentinel.serviceName" -}}
+{{- end -}}
+{{- if and (not $sentinelMode) (or $ext.sentinel.addresses $ext.sentinel.serviceName $ext.sentinel.username $ext.sentinel.password.existingSecret $ext.sentinel.tls) -}}
+{{- fail (printf "redis.external.sentinel.* is set but redis.external.mode is %s: set redis.external.mode=sentinel or remove them" $ext.mode) -}}
+{{- end -}}
+{{- if and (eq $ext.mode "cluster") (not (or $ext.url $ext.existingSecret)) -}}
+{{- fail "redis.external.mode=cluster needs redis.external.url or redis.external.existingSecret: any node of the cluster" -}}
+{{- end -}}
+{{- if and $ext.tls.existingSecret (not $ext.tls.enabled) -}}
+{{- fail "redis.external.tls.existingSecret is set but redis.external.tls.enabled is false: set tls.enabled=true or remove it" -}}
+{{- end -}}
+{{- if ne (empty $ext.tls.certKey) (empty $ext.tls.keyKey) -}}
+{{- fail "redis.external.tls: set both certKey and keyKey (a client certificate and its key), or neither" -}}
+{{- end -}}
+{{- if and $ext.tls.certKey (not $ext.tls.existingSecret) -}}
+{{- fail "redis.external.tls.certKey/keyKey need redis.external.tls.existingSecret (the Secret holding the files)" -}}
+{{- end -}}
+{{- $external := or $ext.url $ext.existingSecret $sentinelMode -}}
+{{- if and $internal (or (ne $ext.mode "standalone") $ext.username $ext.password.existingSecret $ext.tls.enabled) -}}
+{{- fail "redis.external.mode/username/password/tls describe an external Redis: set redis.internal.enabled=false (the in-chart Redis is a plain standalone server without a password)" -}}
+{{- end -}}
 {{- if and $external $internal -}}
 {{- fail "redis: both redis.external and redis.internal.enabled are set; configure exactly one (set redis.internal.enabled=false to use your external Redis)" -}}
 {{- end -}}
@@ -96,6 +121,13 @@ Included by the ConfigMap, which is always rendered.
 {{- end -}}
 {{- if and (kindIs "map" .Values.config.redis) (hasKey .Values.config.redis "url") -}}
 {{- fail "config.redis.url: do not put the Redis URL in the configuration; set redis.external.url or redis.external.existingSecret" -}}
+{{- end -}}
+{{- if kindIs "map" .Values.config.redis -}}
+{{- range $k := list "mode" "username" "tls" "sentinel" -}}
+{{- if hasKey $.Values.config.redis $k -}}
+{{- fail (printf "config.redis.%s: set the chart values redis.external.* instead; the chart writes the Redis connection settings (and mounts the TLS files, injects the passwords)" $k) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
 {{- if kindIs "map" .Values.config.slack -}}
 {{- range $k := list "mode" "http_port" "http_path" -}}
@@ -149,10 +181,52 @@ Included by the ConfigMap, which is always rendered.
 {{- else if .Values.redis.external.url }}
 - name: REDIS_URL
   value: {{ .Values.redis.external.url | quote }}
-{{- else }}
+{{- else if .Values.redis.internal.enabled }}
 - name: REDIS_URL
   value: {{ printf "redis://%s:%d/0" (include "fisk-chatops.redisName" .) (int .Values.redis.internal.port) | quote }}
 {{- end }}
+{{- with .Values.redis.external.password.existingSecret }}
+- name: REDIS_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.redis.external.password.key }}
+{{- end }}
+{{- with .Values.redis.external.sentinel.password.existingSecret }}
+- name: REDIS_SENTINEL_PASSWORD
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.redis.external.sentinel.password.key }}
+{{- end }}
+{{- end -}}
+
+{{/* The `redis:` connection settings of the configuration, from redis.external (no secret: those are env). */}}
+{{- define "fisk-chatops.redisConfig" -}}
+{{- $ext := .Values.redis.external -}}
+{{- $redis := dict "mode" $ext.mode -}}
+{{- with $ext.username -}}
+{{- $_ := set $redis "username" . -}}
+{{- end -}}
+{{- if $ext.tls.enabled -}}
+{{- $tls := dict "enabled" true -}}
+{{- if and $ext.tls.existingSecret $ext.tls.caKey -}}
+{{- $_ := set $tls "ca_file" "/etc/fisk-chatops/redis-tls/ca.crt" -}}
+{{- end -}}
+{{- if and $ext.tls.existingSecret $ext.tls.certKey -}}
+{{- $_ := set $tls "cert_file" "/etc/fisk-chatops/redis-tls/tls.crt" -}}
+{{- $_ := set $tls "key_file" "/etc/fisk-chatops/redis-tls/tls.key" -}}
+{{- end -}}
+{{- $_ := set $redis "tls" $tls -}}
+{{- end -}}
+{{- if eq $ext.mode "sentinel" -}}
+{{- $sentinel := dict "addresses" $ext.sentinel.addresses "service_name" $ext.sentinel.serviceName "tls" $ext.sentinel.tls -}}
+{{- with $ext.sentinel.username -}}
+{{- $_ := set $sentinel "username" . -}}
+{{- end -}}
+{{- $_ := set $redis "sentinel" $sentinel -}}
+{{- end -}}
+{{- toYaml $redis -}}
 {{- end -}}
 
 {{- define "fisk-chatops.secretEnv" -}}
@@ -224,5 +298,10 @@ Included by the ConfigMap, which is always rendered.
 {{- $_ := set $incidents "listen" "own" -}}
 {{- $_ := set $incidents "http_port" (int .Values.incidents.port) -}}
 {{- $_ := set $config "incidents" $incidents -}}
+{{- $redis := dict -}}
+{{- if kindIs "map" $config.redis -}}
+{{- $redis = $config.redis -}}
+{{- end -}}
+{{- $_ := set $config "redis" (merge $redis (fromYaml (include "fisk-chatops.redisConfig" .))) -}}
 {{- toYaml $config -}}
 {{- end -}}
