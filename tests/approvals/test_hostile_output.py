@@ -1,6 +1,7 @@
 """Issue #11: output built to be expensive to sanitize cannot stall a runner.
 
-Two real runner processes (heartbeat every 0.2 s, a call is stale after 0.6 s without one) each run a real
+Two real runner processes (heartbeat every 0.2 s, a call is stale after 2 s without one: the old redactor
+stalled for tens of seconds, and 0.6 s flaked on a loaded machine) each run a real
 tool whose output repeats every trigger word without whitespace, megabytes of it, under a 2 MiB cap. Under
 the old redactor one such call held the event loop for minutes: heartbeats stopped and the other runner's
 sweeper marked the call ``interrupted``, throwing the result away. Both calls must finish ``finished``, their
@@ -25,7 +26,7 @@ async def test_hostile_output_under_two_runners_finishes_with_heartbeats(
     redis_url: str, redis: Redis, store: CallStore, tmp_path: Path
 ) -> None:
     marker = tmp_path / "marker"
-    options = ("--mode", "hostile", "--output-limit", str(2 << 20), "--stale-after", "0.6", "--heartbeat", "0.2")
+    options = ("--mode", "hostile", "--output-limit", str(2 << 20), "--stale-after", "2.0", "--heartbeat", "0.2")
     procs = [spawn_worker(redis_url, marker, f"runner-{i}", *options) for i in range(2)]
     try:
         ids = await approved_calls(store, 2)
