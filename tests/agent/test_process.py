@@ -41,7 +41,7 @@ def go(proc: subprocess.Popen[str]) -> None:
     assert proc.stdout.readline().strip() == "ready"
 
 
-async def wait_for(check: Callable[[], object], timeout: float = 15.0) -> None:
+async def wait_for(check: Callable[[], object], timeout: float = 40.0) -> None:
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
         result = check()
