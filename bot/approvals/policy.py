@@ -51,6 +51,9 @@ class AutoApprove(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
+CARD_MINUTES = (15.0, 30.0, 60.0, 120.0)  # what a card offers, up to approval.standing.max_minutes
+
+
 class StandingApprovals(BaseModel):
     """``approval.standing``: an approver may approve a tool "for this thread" for a while (a grant). Off unless
     the operator turns it on: one click then approves calls nobody has seen yet, which widens what runs."""
@@ -69,6 +72,24 @@ class StandingApprovals(BaseModel):
         if self.default_minutes > self.max_minutes:
             raise PolicyError("approval.standing.default_minutes must not exceed approval.standing.max_minutes")
         return self
+
+    def choices(self) -> list[float]:
+        """The durations a card offers: the usual ones up to ``max_minutes``, and ``default_minutes`` always."""
+        return sorted({m for m in CARD_MINUTES if m <= self.max_minutes} | {self.default_minutes})
+
+    def chosen_minutes(self, chosen: str | None) -> float:
+        """How long the grant an approver chose lasts: ``default_minutes`` when nothing was chosen, else a number
+        of minutes from 1 to ``max_minutes`` (or the default itself). The value comes from the click's payload,
+        which anyone can forge: anything else raises ``PolicyError`` so no longer grant is ever made."""
+        if chosen is None or chosen == "":
+            return self.default_minutes
+        try:
+            minutes = float(chosen)
+        except ValueError:
+            raise PolicyError(f"{chosen[:20]!r} is not a number of minutes") from None
+        if minutes == self.default_minutes or 1 <= minutes <= self.max_minutes:
+            return minutes
+        raise PolicyError(f"a standing approval lasts from 1 to {self.max_minutes:g} minutes, not {minutes:g}")
 
 
 class ApprovalPolicy(BaseModel):

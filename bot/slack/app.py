@@ -33,6 +33,7 @@ from bot.slack.cards import (
     CANCEL_ACTION,
     DENY_ACTION,
     GRANT_COMMAND_ACTION,
+    GRANT_MINUTES_ACTION,
     GRANT_TOOL_ACTION,
     REVOKE_ACTION,
 )
@@ -158,6 +159,7 @@ class SlackFrontEnd:
         @app.action(CANCEL_ACTION)
         @app.action(GRANT_TOOL_ACTION)
         @app.action(GRANT_COMMAND_ACTION)
+        @app.action(GRANT_MINUTES_ACTION)
         @app.action(REVOKE_ACTION)
         async def on_click(ack: Any) -> None:
             await ack()

@@ -39,6 +39,7 @@ DENY_ACTION = "fisk_deny"
 CANCEL_ACTION = "fisk_cancel"
 GRANT_TOOL_ACTION = "fisk_grant_tool"  # approve, and approve this tool in this thread for a while
 GRANT_COMMAND_ACTION = "fisk_grant_command"  # approve, and approve this exact command line for a while
+GRANT_MINUTES_ACTION = "fisk_grant_minutes"  # the menu choosing how long those grants last (read on their click)
 REVOKE_ACTION = "fisk_revoke"
 RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attached as a snippet
 SHORT_COMMAND_CHARS = 80
@@ -204,15 +205,37 @@ def _buttons(record: CallRecord, complete: bool, policy: ApprovalPolicy) -> list
     if record.state == CallState.awaiting_approval:
         approve = [_button("Approve", APPROVE_ACTION, record, "primary")] if complete else []
         if complete and record.approvals_needed == 1 and policy.standing_refusal(record.tool_tags) is None:
-            minutes = f"{policy.standing.default_minutes:g} min"
-            approve += [_button(f"Approve tool here {minutes}", GRANT_TOOL_ACTION, record, ""),
-                        _button(f"Approve command here {minutes}", GRANT_COMMAND_ACTION, record, "")]
+            approve += [_button("Approve tool here", GRANT_TOOL_ACTION, record, ""),
+                        _button("Approve command here", GRANT_COMMAND_ACTION, record, ""),
+                        _minutes_menu(policy)]
         return [*approve, _button("Deny", DENY_ACTION, record, "danger")]
     if record.state in (CallState.approved, CallState.auto_approved) or (
         record.state == CallState.running and record.cancel is None
     ):
         return [_button("Cancel", CANCEL_ACTION, record, "danger")]
     return []
+
+
+def _minutes_menu(policy: ApprovalPolicy) -> dict[str, Any]:
+    """How long "Approve tool/command here" lasts, the default preselected. Slack sends the choice with the
+    button's click (``state.values``); the server checks it against ``max_minutes`` (``chosen_minutes``)."""
+    def option(minutes: float) -> dict[str, Any]:
+        return {"text": {"type": "plain_text", "text": f"for {minutes:g} min"}, "value": f"{minutes:g}"}
+
+    return {"type": "static_select", "action_id": GRANT_MINUTES_ACTION,
+            "placeholder": {"type": "plain_text", "text": "for how long"},
+            "options": [option(m) for m in policy.standing.choices()],
+            "initial_option": option(policy.standing.default_minutes)}
+
+
+def chosen_minutes_value(body: dict[str, Any]) -> str | None:
+    """The duration chosen in a card's menu, as the click's payload carries it (None: none chosen)."""
+    values = (body.get("state") or {}).get("values") or {}
+    for block in values.values() if isinstance(values, dict) else ():
+        menu = block.get(GRANT_MINUTES_ACTION) if isinstance(block, dict) else None
+        if isinstance(menu, dict) and isinstance(menu.get("selected_option"), dict):
+            return str(menu["selected_option"].get("value") or "")
+    return None
 
 
 def _button(label: str, action: str, record: CallRecord, style: str) -> dict[str, Any]:

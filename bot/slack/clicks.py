@@ -15,6 +15,7 @@ from bot.approvals.errors import (
     CallNotFound,
     InvalidTransition,
     NotAuthorized,
+    PolicyError,
     TamperedRecord,
 )
 from bot.approvals.records import CallRecord, CallState
@@ -25,9 +26,11 @@ from bot.slack.cards import (
     CANCEL_ACTION,
     DENY_ACTION,
     GRANT_COMMAND_ACTION,
+    GRANT_MINUTES_ACTION,
     GRANT_TOOL_ACTION,
     REVOKE_ACTION,
     button_binary,
+    chosen_minutes_value,
     parse_button_value,
 )
 from bot.slack.deny import open_deny_dialog
@@ -50,6 +53,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     async def tell(text: str) -> None:
         await api.ephemeral(deps.client, channel, user, text, thread_ts=thread_ts)
 
+    if action.get("action_id") == GRANT_MINUTES_ACTION:
+        return "chosen"  # choosing a duration changes nothing: the grant button's click reads it
     refused = refusal(deps.settings, channel, user)
     if refused:  # allowed_users and direct_messages hold for clicks too, whatever the approval policy says
         await tell(f"{refused} Nothing was changed.")
@@ -74,9 +79,14 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     if action_id == DENY_ACTION and deps.settings.deny_reason_dialog and body.get("trigger_id"):
         return await open_deny_dialog(deps, record, user, groups, str(body["trigger_id"]), card_ts, tell)
     approve = action_id in (APPROVE_ACTION, GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION)
+    minutes = deps.policy.standing.default_minutes
     if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
         why_not = deps.policy.standing_refusal(record.tool_tags) or (
             "it needs two approvers" if record.approvals_needed > 1 else None)
+        try:
+            minutes = deps.policy.standing.chosen_minutes(chosen_minutes_value(body))
+        except PolicyError as exc:
+            why_not = why_not or str(exc)
         if why_not:
             await tell(f"This call cannot be approved for the thread: {why_not}. Nothing was changed.")
             return "refused"
@@ -109,7 +119,7 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "stale"
     await refresh_card(deps, record, channel, card_ts)
     if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
-        await grant_from_card(deps, checked, user, str(action_id))
+        await grant_from_card(deps, checked, user, str(action_id), minutes)
         return "granted"
     return "approved" if approve else "denied"
 

@@ -1,6 +1,6 @@
-"""Standing approvals in Slack: "Approve tool here 30 min" / "Approve command here 30 min" on a card approve the
-call and create a grant for the thread (``bot.approvals.grants``), shown as a thread message with a Revoke
-button; ``/fisk revoke`` revokes the grants of the user's latest thread in the channel.
+"""Standing approvals in Slack: "Approve tool here" / "Approve command here" on a card approve the call and create
+a grant for the thread (``bot.approvals.grants``) lasting the minutes chosen in the card's menu, shown as a thread
+message with a Revoke button; ``/fisk revoke`` revokes the grants of the user's latest thread in the channel.
 
 Who may revoke: whoever granted it, and any listed approver (or anyone, when the policy lets anyone approve):
 stopping automatic approvals only ever narrows what runs.
@@ -22,11 +22,12 @@ from bot.slack.settings import parse_conversation
 Tell = Callable[[str], Awaitable[None]]
 
 
-async def grant_from_card(deps: SlackDeps, record: CallRecord, user: str, action_id: str) -> Grant:
-    """After ``user`` approved ``record`` with a grant button: record the grant and post it in the thread."""
+async def grant_from_card(deps: SlackDeps, record: CallRecord, user: str, action_id: str, minutes: float) -> Grant:
+    """After ``user`` approved ``record`` with a grant button: record the grant for ``minutes`` (checked by the
+    caller against the policy) and post it in the thread."""
     exact = action_id == GRANT_COMMAND_ACTION
     grant = await deps.store.grants.create(
-        record.conversation, record.tool, user, deps.policy.standing.default_minutes,
+        record.conversation, record.tool, user, minutes,
         argv_hash=record.argv_hash if exact else "", command=short_command(record) if exact else "",
         tags=record.tool_tags, binary_digest=record.binary_digest,
     )

@@ -13,7 +13,8 @@ from urllib.parse import urlencode
 from bot.agent import bus
 from bot.approvals.audit import read_audit
 from bot.approvals.records import CallRecord, CallState
-from tests.slack.conftest import CHANNEL, Harness, wait_for
+from tests.slack.conftest import CHANNEL, Harness, click_payload, wait_for
+from tests.support import decision_keys
 
 THREAD = "1700.000001"
 CONV = f"slack:{CHANNEL}:{THREAD}"
@@ -48,6 +49,20 @@ async def _revoke_click(harness: Harness, message: dict[str, Any], user: str) ->
     await harness.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
 
 
+def _menu(harness: Harness, record: CallRecord) -> dict[str, Any]:
+    blocks = harness.slack.message(CHANNEL, record.meta["slack_ts"])["blocks"]
+    return next(e for b in blocks if b["type"] == "actions" for e in b["elements"] if e["type"] == "static_select")
+
+
+async def _grant_click(harness: Harness, record: CallRecord, action: str, user: str, minutes: str) -> None:
+    """A grant button's click as Slack sends it: the card's menu choice rides along in ``state.values``."""
+    payload = click_payload(record, action, user, harness.slack.response_url("click"))
+    payload["state"] = {"values": {"menu": {"fisk_grant_minutes": {
+        "type": "static_select", "selected_option": {"text": {"type": "plain_text", "text": f"for {minutes} min"},
+                                                     "value": minutes}}}}}
+    await harness.send(urlencode({"payload": json.dumps(payload)}), "application/x-www-form-urlencoded")
+
+
 def _enable(harness: Harness, **standing: Any) -> None:
     deps = harness.front.deps
     deps.policy = deps.policy.model_copy(update={"standing": deps.policy.standing.model_copy(
@@ -59,7 +74,7 @@ async def test_standing_approval_used_then_revoked_then_expired(harness: Harness
     await poster()
     first = await _carded(harness, ["opsctl", "status", "web"])
     card = json.dumps(harness.slack.message(CHANNEL, first.meta["slack_ts"])["blocks"])
-    assert "fisk_grant_tool" in card and "Approve tool here 30 min" in card
+    assert "fisk_grant_tool" in card and "Approve tool here" in card and "for 30 min" in card
     await harness.click(first, "fisk_grant_tool", "UAPPROVER")
     (message,) = await wait_for(lambda: _grant_messages(harness))
     assert (await harness.store.get(first.id)).state is CallState.approved
@@ -117,3 +132,44 @@ async def test_revoke_command_and_tools_that_never_get_a_grant(harness: Harness,
     refusal = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
                                       if "cannot be approved for the thread" in c.params["text"]])
     assert refusal and (await harness.store.get(risky.id)).state is CallState.awaiting_approval
+
+
+async def test_the_approver_chooses_how_long_and_a_forged_duration_is_refused(harness: Harness, poster) -> None:
+    _enable(harness, max_minutes=60)
+    await poster()
+    record = await _carded(harness, ["opsctl", "status", "web"])
+    menu = _menu(harness, record)
+    assert [o["value"] for o in menu["options"]] == ["15", "30", "60"]  # 120 is over max_minutes
+    assert menu["initial_option"]["value"] == "30"
+
+    # choosing in the menu is acknowledged and changes nothing (the button's click carries the choice)
+    choose = click_payload(record, "fisk_grant_minutes", "UAPPROVER", harness.slack.response_url("choose"))
+    choose["actions"][0].update(type="static_select", selected_option=menu["options"][2])
+    status, _ = await harness.send(urlencode({"payload": json.dumps(choose)}), "application/x-www-form-urlencoded")
+    assert status == 200 and (await harness.store.get(record.id)).state is CallState.awaiting_approval
+
+    for forged in ("100000", "0.5", "-5", "nan", "soon"):  # over max_minutes, under a minute, not a number
+        await _grant_click(harness, record, "fisk_grant_tool", "UAPPROVER", forged)
+        await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
+                                if "cannot be approved for the thread" in c.params["text"]])
+    await wait_for(lambda: len(harness.slack.calls_to("chat.postEphemeral")) == 5 or None)
+    refusals = [c.params["text"] for c in harness.slack.calls_to("chat.postEphemeral")]
+    assert any("from 1 to 60 minutes, not 100000" in text for text in refusals)
+    assert any("'soon' is not a number of minutes" in text for text in refusals)
+    assert (await harness.store.get(record.id)).state is CallState.awaiting_approval
+    assert await harness.store.grants.active(CONV) == []
+
+    await _grant_click(harness, record, "fisk_grant_tool", "UAPPROVER", "60")
+    await wait_for(lambda: _grant_messages(harness))
+    (grant,) = await harness.store.grants.active(CONV)
+    assert abs((grant.expires_at - grant.created_at).total_seconds() - 3600) < 0.01
+    signed = grant.trusted(decision_keys.TEST_KEY.public_key(), CONV)
+    assert signed is not None and signed.expires_at == grant.expires_at  # the signed expiry is the chosen one
+    assert (await harness.store.get(record.id)).state is CallState.approved
+
+    # a click without a menu choice (older card, client that sent no state) gets default_minutes
+    plain = await _carded(harness, ["opsctl", "status", "db", "--all"], tool="opsctl_logs")
+    await harness.click(plain, "fisk_grant_command", "UAPPROVER")
+    await wait_for(lambda: len(_grant_messages(harness)) == 2 or None)
+    default = next(g for g in await harness.store.grants.active(CONV) if g.tool == "opsctl_logs")
+    assert abs((default.expires_at - default.created_at).total_seconds() - 30 * 60) < 0.01
