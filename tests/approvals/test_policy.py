@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from bot.approvals.errors import NotAuthorized
-from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.errors import NotAuthorized, PolicyError
+from bot.approvals.policy import ApprovalPolicy, StandingApprovals
 from bot.approvals.records import CallRecord, CallState
 
 
@@ -86,3 +86,15 @@ def test_approvals_needed():
     assert p.approvals_needed(record(["prod", "x"])) == 2
     assert p.approvals_needed(record(["x"])) == 1
     assert p.approvals_needed(["prod"]) == 2
+
+
+def test_standing_durations_offered_and_accepted() -> None:
+    odd = StandingApprovals(default_minutes=45, max_minutes=90)
+    assert odd.choices() == [15, 30, 45, 60]  # the default is always offered, nothing over max_minutes
+    assert odd.chosen_minutes(None) == odd.chosen_minutes("") == 45  # no choice: the default
+    assert odd.chosen_minutes("90") == 90 and odd.chosen_minutes("1") == 1
+    for bad in ("91", "0.99", "inf", "nan", "1e9", "-30", "soon"):
+        with pytest.raises(PolicyError):
+            odd.chosen_minutes(bad)
+    short = StandingApprovals(default_minutes=0.5, max_minutes=10)  # an operator may set a default under a minute
+    assert short.chosen_minutes("0.5") == 0.5 and short.choices() == [0.5]
