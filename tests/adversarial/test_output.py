@@ -48,14 +48,7 @@ async def approved_and_run(harness: Harness, start: Callable[[], Awaitable[None]
     proposal = Proposal(tool=tool.name, app=tool.app, arguments=arguments, argv=tool.render_argv(arguments),
                         tags=list(tool.tags), binary_digest=tool.settings.binary_digest)
     (record,) = await harness.store.propose(CONV, [proposal], harness.front.deps.policy, "UREQ")
-    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
-    await start()
-
-    async def carded() -> CallRecord | None:
-        latest = await harness.store.get(record.id)
-        return latest if latest.meta.get("slack_ts") else None
-
-    record = await wait_for(carded)
+    record = await harness.show_card(record, start)
     await harness.click(record, "fisk_approve", "UAPPROVER")
 
     async def posted() -> CallRecord | None:

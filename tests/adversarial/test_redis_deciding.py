@@ -14,7 +14,6 @@ import json
 import pytest
 from redis.asyncio import Redis
 
-from bot.agent import bus
 from bot.approvals.errors import NotAuthorized, TamperedRecord
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal, hash_argv
@@ -100,14 +99,7 @@ async def test_a_card_posted_from_rewritten_argv_cannot_approve_the_original(
     (record,) = await harness.store.propose(CARD_CONV, [status_proposal(counted_catalog, "web")], POLICY, "UREQ")
     shown = [*record.argv[:-1], "payroll"]
     await harness.redis.hset(harness.store.keys.call(record.id), "argv", json.dumps(shown))
-    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CARD_CONV, {"call_ids": [record.id]}))
-    await poster()
-
-    async def carded() -> CallRecord | None:
-        latest = await harness.store.get(record.id)
-        return latest if latest.meta.get("slack_ts") else None
-
-    record = await wait_until(carded)
+    record = await harness.show_card(record, poster)
     card = harness.slack.calls_to("chat.postMessage")[-1].params
     assert "payroll" in json.dumps(card["blocks"])
     value = next(e["value"] for b in card["blocks"] if b["type"] == "actions" for e in b["elements"]

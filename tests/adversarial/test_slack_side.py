@@ -14,7 +14,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlencode
 
-from bot.agent import bus
 from bot.approvals.records import CallRecord, CallState
 from tests.slack.conftest import CHANNEL, SECRET, Harness, wait_for
 
@@ -25,14 +24,7 @@ ARGV = ["opsctl", "service", "restart", "--", "web"]
 
 async def with_card(harness: Harness, start: Callable[[], Awaitable[None]], conversation: str) -> CallRecord:
     record = await harness.propose(conversation, ARGV)
-    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", conversation, {"call_ids": [record.id]}))
-    await start()
-
-    async def carded() -> CallRecord | None:
-        latest = await harness.store.get(record.id)
-        return latest if latest.meta.get("slack_ts") else None
-
-    return await wait_for(carded)
+    return await harness.show_card(record, start)
 
 
 def click_body(record: CallRecord, *, user: str = "UAPPROVER", channel: str | None = CHANNEL,

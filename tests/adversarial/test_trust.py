@@ -16,7 +16,6 @@ from pathlib import Path
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from bot.agent import bus
 from bot.approvals.decisions import DecisionSigner
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal, hash_argv
@@ -123,14 +122,7 @@ async def test_a_binary_swapped_between_card_and_click_is_refused(
 ) -> None:
     await run_calls(counted_catalog)
     (record,) = await harness.store.propose(CONV, [status_proposal(counted_catalog, "web")], POLICY, "UREQ")
-    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
-    await poster()
-
-    async def carded() -> CallRecord | None:
-        latest = await harness.store.get(record.id)
-        return latest if latest.meta.get("slack_ts") else None
-
-    record = await wait_until(carded)
+    record = await harness.show_card(record, poster)
     card = harness.slack.calls_to("chat.postMessage")[-1].params
     assert f"binary sha256 `{record.binary_digest[:12]}`" in json.dumps(card)  # the short form on the card
     swapped = counted.binary.read_text().replace("executions.log", "swapped.log")
@@ -173,14 +165,7 @@ async def test_a_digest_rewritten_after_the_card_cannot_be_approved(
 ) -> None:
     """The click signs the digest the card showed: a record rewritten in between is a stale card."""
     (record,) = await harness.store.propose(CONV, [status_proposal(counted_catalog, "web")], POLICY, "UREQ")
-    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
-    await poster()
-
-    async def carded() -> CallRecord | None:
-        latest = await harness.store.get(record.id)
-        return latest if latest.meta.get("slack_ts") else None
-
-    record = await wait_until(carded)
+    record = await harness.show_card(record, poster)
     card = harness.slack.calls_to("chat.postMessage")[-1].params
     value = next(e["value"] for b in card["blocks"] if b["type"] == "actions" for e in b["elements"]
                  if e["action_id"] == "fisk_approve")

@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 from redis.asyncio import Redis
 
+from bot.agent import bus
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, Proposal
 from bot.approvals.store import CallStore
@@ -115,6 +116,19 @@ class Harness:
 
     async def event(self, event: dict[str, Any], *, event_id: str, **kw: Any) -> tuple[int, str]:
         return await self.send(json.dumps(event_callback(event, event_id)), "application/json", **kw)
+
+    async def show_card(self, record: CallRecord, start_poster: Callable[[], Awaitable[None]]) -> CallRecord:
+        """Announce ``record`` on the outbox as the agent does, run the poster, and return the record once its
+        approval card is in Slack (its ``slack_ts`` recorded)."""
+        await bus.publish(self.redis, bus.OUTBOX, bus.BusEvent("proposed", record.conversation,
+                                                               {"call_ids": [record.id]}))
+        await start_poster()
+
+        async def carded() -> CallRecord | None:
+            latest = await self.store.get(record.id)
+            return latest if latest.meta.get("slack_ts") else None
+
+        return await wait_for(carded)
 
     async def click(self, record: CallRecord, action: str, user: str, *, value: str | None = None,
                     card_ts: str | None = None) -> tuple[int, str]:
