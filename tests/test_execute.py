@@ -158,7 +158,8 @@ async def test_grandchild_in_its_own_session_holding_the_pipe_does_not_hang(tmp_
         os.kill(int(result.output.split()[0]), signal.SIGKILL)
 
 
-async def test_cancellation_kills_the_tool(tmp_path: Path) -> None:
+async def _cancel_a_running_tool(tmp_path: Path) -> int:
+    """Start a tool that sleeps for a minute, cancel its call once it runs, and return the tool's pid."""
     pidfile = tmp_path / "pid"
     body = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
     task = asyncio.create_task(_run([str(make_script(tmp_path, "slow", body))], timeout=60.0))
@@ -169,8 +170,13 @@ async def test_cancellation_kills_the_tool(tmp_path: Path) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    return int(pidfile.read_text())
+
+
+async def test_cancellation_kills_the_tool(tmp_path: Path) -> None:
+    pid = await _cancel_a_running_tool(tmp_path)
     await asyncio.sleep(0.2)
-    assert not _alive(int(pidfile.read_text()))
+    assert not _alive(pid)
 
 
 def _reaped(pid: int) -> bool:
@@ -179,17 +185,7 @@ def _reaped(pid: int) -> bool:
 
 
 async def test_cancelled_call_leaves_no_zombie(tmp_path: Path) -> None:
-    pidfile = tmp_path / "pid"
-    body = f"import os, time\nopen({str(pidfile)!r}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n"
-    task = asyncio.create_task(_run([str(make_script(tmp_path, "slow", body))], timeout=60.0))
-    for _ in range(100):
-        await asyncio.sleep(0.05)
-        if pidfile.exists() and pidfile.read_text():
-            break
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    pid = int(pidfile.read_text())
+    pid = await _cancel_a_running_tool(tmp_path)
     for _ in range(100):  # the exit watch outlives the cancelled call and collects the status
         if _reaped(pid):
             break
