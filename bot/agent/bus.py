@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 from redis.asyncio import Redis
 
-from bot.streams import ensure_group, text
+from bot.streams import ensure_group as ensure_group  # re-exported: each consumer of the bus creates its group
+from bot.streams import text
 
 INBOX = "fc:{agent}:inbox"
 OUTBOX = "fc:{outbox}:events"
@@ -96,8 +97,8 @@ async def submit_summary(redis: Redis, conversation: str, user: str, material: s
 async def read_group(
     redis: Redis, stream: str, group: str, consumer: str, *, count: int = 10, block_ms: int = 1000
 ) -> list[BusEvent]:
-    """New events for this consumer (at-least-once: ack with ``ack`` after handling)."""
-    await ensure_group(redis, stream, group)
+    """New events for this consumer (at-least-once: ack with ``ack`` after handling). The caller creates the group
+    once (``ensure_group``) rather than on every read."""
     reply: Any = await redis.xreadgroup(group, consumer, {stream: ">"}, count=count, block=block_ms)
     events = []
     for _stream, entries in reply or []:

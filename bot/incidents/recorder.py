@@ -22,6 +22,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.agent import bus
@@ -67,9 +68,12 @@ class TimelineRecorder:
 
     async def _loop(self, stream: str, stop_event: asyncio.Event) -> None:
         last_id = "0"  # our own pending entries first (a restart), each once; then new ones
+        group_ready = False  # created once, and again only when Redis lost it (NOGROUP), not before every read
         while not stop_event.is_set():
             try:
-                await ensure_group(self.redis, stream, GROUP)
+                if not group_ready:
+                    await ensure_group(self.redis, stream, GROUP)
+                    group_ready = True
                 reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id != ">" else self.block_ms
                 )
@@ -84,6 +88,16 @@ class TimelineRecorder:
                     await self._record_entry(stream, _text(entry_id), fields or {}, stop_event)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("timeline recorder: reading %s failed (%s); retrying", stream, exc)
+                await asyncio.sleep(1.0)
+            except ResponseError as exc:
+                if "NOGROUP" in str(exc):  # the stream was deleted (a flushed or replaced Redis): recreate it
+                    log.warning("timeline recorder: %s lost its consumer group; recreating it", stream)
+                    group_ready = False
+                else:
+                    log.error("timeline recorder: reading %s failed (%s); retrying", stream, exc)
+                    await asyncio.sleep(1.0)
+            except Exception:  # the loop must outlive anything: a dead loop leaves every later entry unrecorded
+                log.exception("timeline recorder: reading %s failed; retrying", stream)
                 await asyncio.sleep(1.0)
 
     async def _record_entry(self, stream: str, entry_id: str, fields: Mapping[Any, Any],

@@ -100,3 +100,26 @@ async def test_a_bad_entry_left_pending_does_not_stop_the_timeline(redis: Redis)
     finally:
         stop.set()
         await task
+
+
+async def test_the_recorder_recreates_a_lost_group_and_goes_on(redis: Redis) -> None:
+    """The group is created once, not before every read; when Redis loses it (the stream deleted, a replaced
+    server), the recorder recreates it and later entries still reach their timeline."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls, block_seconds=0.05)
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+    try:
+        await bus.submit_user_message(redis, CONV, "UREQ", "before the loss")
+
+        async def has(text: str) -> bool:
+            return any(text in str(e) for e in await read_timeline(redis, incidents, CONV))
+        await wait_for(lambda: has("before the loss"), timeout=10)
+        await redis.delete(bus.INBOX)  # the stream and its consumer group are gone
+        await asyncio.sleep(0.2)
+        await bus.submit_user_message(redis, CONV, "UREQ", "after the loss")
+        await wait_for(lambda: has("after the loss"), timeout=15)
+    finally:
+        stop.set()
+        await task
