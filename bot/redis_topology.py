@@ -27,8 +27,9 @@ from typing import Any, Literal
 import redis
 import redis.asyncio
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
-from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool
+from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import NoBackoff
 
 from bot.redis_pool import MeteredPool, PoolSettings, pool_kwargs
@@ -124,9 +125,40 @@ class RedisTopology:
         return kwargs
 
 
+class RediscoveringConnection(SentinelManagedConnection):
+    """A connection to the primary that asks the sentinels where the primary is every time it (re)connects.
+
+    redis-py's own connects through the sentinels only when taken from the pool; a connection that breaks
+    inside a command's retries reconnects to the address it had. After a failover every retry of a command
+    started before it went to the dead primary until the retries ran out (about 5 s with our backoff), however
+    fast the sentinels promoted the replica. The retries themselves are the command's (``retry``), so the
+    socket connect is not retried again underneath them."""
+
+    async def connect_to(self, address: Any) -> None:
+        self.host, self.port = address  # just discovered by connect(): no second round of questions
+        await super().connect_check_health(check_health=self.connection_pool.check_connection,
+                                           retry_socket_connect=False)
+
+    async def connect_check_health(self, check_health: bool = True, retry_socket_connect: bool = True) -> None:
+        if self.is_connected:
+            return
+        if self.connection_pool.is_master:
+            self.host, self.port = await self.connection_pool.get_master_address()
+        await super().connect_check_health(check_health=check_health, retry_socket_connect=False)
+
+
+class RediscoveringSSLConnection(RediscoveringConnection, SSLConnection):
+    """The same over TLS."""
+
+
 class MeteredSentinelPool(SentinelConnectionPool, MeteredPool):
     """redis-py's Sentinel pool (connections to whoever is primary now) with the bounded, waiting, metered
     behaviour of :class:`MeteredPool`: the same bound in every mode."""
+
+    def __init__(self, service_name: str, sentinel_manager: Sentinel, **kwargs: Any) -> None:
+        tls = kwargs.pop("ssl", False)
+        kwargs.setdefault("connection_class", RediscoveringSSLConnection if tls else RediscoveringConnection)
+        super().__init__(service_name, sentinel_manager, **kwargs)
 
 
 def sentinel_client(

@@ -4,7 +4,6 @@ Sentinel-managed primary killed with SIGKILL is replaced without the client bein
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
@@ -61,6 +60,9 @@ async def test_every_shard_is_run_waited_for_consumed_and_audited(redis_cluster:
 
 
 async def test_sentinel_failover_reaches_the_new_primary(tmp_path: Path) -> None:
+    """A command sent as the primary dies is answered by the promoted replica within its own retries (about 5 s of
+    backoff): each reconnect asks the sentinels again (``RediscoveringConnection``). redis-py alone reconnected to
+    the dead address on every retry, so such a command failed even when the promotion took 2 s."""
     servers = RedisSentinelServers(tmp_path / "sentinel", password="pw-a", sentinel_password="pw-s")
     servers.start()
     try:
@@ -72,17 +74,11 @@ async def test_sentinel_failover_reaches_the_new_primary(tmp_path: Path) -> None
             old = servers.current_primary()
             old.kill()
             started = time.monotonic()
-            while True:
-                try:
-                    await client.set("after", "1")
-                    break
-                except Exception:  # noqa: BLE001 (until the sentinels promote the replica)
-                    assert time.monotonic() - started < 30, "no new primary after 30 s"
-                    await asyncio.sleep(0.2)
-            unavailable = time.monotonic() - started
+            await client.set("after", "1")  # ONE call, in flight through the failover
+            written = time.monotonic() - started
             assert servers.current_primary() is not old
             assert await client.get("before") == b"1" and await client.get("after") == b"1"
-            print(f"sentinel failover: writes unavailable for {unavailable:.1f} s")
+            print(f"sentinel failover: the write sent at the kill was stored after {written:.1f} s")
         finally:
             await handle.close()
     finally:
