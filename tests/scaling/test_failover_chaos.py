@@ -223,3 +223,4 @@ async def _chaos(kind: str, deployment: Servers, harness: Harness, store: CallSt
     # calls untouched by the failover window simply finished
     assert final["A"].state == CallState.finished and final["D"].state == CallState.finished
     assert final["E"].state in ENDED and ran["E"] <= 1
+

@@ -10,7 +10,15 @@ import pytest
 from bot.config import ConfigError, Secrets, parse_config, redis_topology
 from bot.redis_connection import RedisUnavailable
 from bot.redis_factory import open_redis
-from bot.redis_topology import MeteredSentinelPool, RedisTopology, TopologyError
+from bot.redis_pool import PoolSettings
+from bot.redis_topology import (
+    MeteredSentinelPool,
+    RediscoveringConnection,
+    RediscoveringSSLConnection,
+    RedisTopology,
+    TopologyError,
+    sentinel_client,
+)
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node
 from tests.support.topology_clients import open_on, sentinel_topology
@@ -30,6 +38,18 @@ def test_sentinel_settings_and_passwords_from_the_environment() -> None:
     assert topology.tls_kwargs() == {"ssl": True, "ssl_cert_reqs": "required", "ssl_ca_certs": "/ca.pem"}
     assert "data-pw" not in repr(topology) and "sentinel-pw" not in repr(topology)
     assert "sentinel-pw" not in topology.describe()
+
+
+@pytest.mark.parametrize("tls", [True, False])
+def test_sentinel_connections_rediscover_the_primary_with_and_without_tls(tls: bool) -> None:
+    """Every connection to the primary asks the sentinels where it is when it (re)connects; with TLS too."""
+    config = {"redis": {**SENTINEL_CONFIG["redis"], "tls": {"enabled": tls, "ca_file": "/ca.pem"}}}
+    topology = redis_topology(parse_config(config), Secrets(redis_password="data-pw"))
+    client, _ = sentinel_client(topology, PoolSettings(), {})
+    connection = client.connection_pool.make_connection()
+    assert type(connection) is (RediscoveringSSLConnection if tls else RediscoveringConnection)
+    if tls:
+        assert connection.ssl_context.ca_certs == "/ca.pem"
 
 
 @pytest.mark.parametrize(
