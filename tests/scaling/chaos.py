@@ -26,16 +26,21 @@ from bot.runner import run_argv
 from bot.slack import SlackFrontEnd
 from tests.support.fisk_app import make_script
 
-# argv: <log> <label> <seconds>. The line is on disk before the sleep: a child killed mid-sleep still counts.
+# argv: <log> <label> <seconds> [<gate>]. The line is on disk before the wait: a child killed mid-wait still
+# counts. With a gate file the child waits until that file exists (at most <seconds>): it runs exactly as long as
+# the test needs, however slow the machine.
 TOOL = """
 import os, sys, time
 log, label, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3])
+gate = sys.argv[4] if len(sys.argv) > 4 else None
 with open(log, "a") as f:
     f.write(f"{label} {os.getpid()}\\n")
     f.flush()
     os.fsync(f.fileno())
-time.sleep(seconds)
-print(f"{label} slept {seconds:g}s")
+deadline = time.monotonic() + seconds
+while time.monotonic() < deadline and not (gate and os.path.exists(gate)):
+    time.sleep(0.05 if gate else seconds)
+print(f"{label} done")
 """
 
 # What an outage looks like to a client: a refused or reset connection, a timeout, a cluster without the slot.

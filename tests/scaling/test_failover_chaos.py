@@ -5,7 +5,7 @@ One kill per topology (a failover costs seconds), with five calls, each in its o
 
 * A: awaiting its click (clicked only after the failover);
 * B: approved (the card told the clicker so), not claimed: the runner read it but waits for the app's only slot;
-* C: running: the runner's child sleeps through the failover;
+* C: running: the runner's child waits (for a file the test creates) through the failover;
 * D: finished, result not posted: the poster is stopped;
 * E: clicked while the primary is gone: the click is refused (Slack shows it failed) until it can be recorded,
   and the user clicks again, as a user does.
@@ -54,7 +54,7 @@ from tests.support.redis_topologies import RedisClusterServers, RedisSentinelSer
 from tests.support.topology_clients import open_on
 
 APPROVER = "UAPPROVER"
-RUN_SECONDS = {"A": 0.2, "B": 0.2, "C": 5.0, "D": 0.0, "E": 0.2}
+RUN_SECONDS = {"A": 0.2, "B": 0.2, "C": 60.0, "D": 0.0, "E": 0.2}  # C: until the test opens its gate
 APP = {"A": "fast", "B": "slow", "C": "slow", "D": "fast", "E": "fast"}  # "slow" runs one call at a time
 ENDED = {CallState.finished, CallState.interrupted}
 
@@ -92,10 +92,15 @@ async def propose(store: CallStore, policy: ApprovalPolicy, tool: Path, digest: 
                   n: int) -> CallRecord:
     conversation = f"slack:{CHANNEL}:{1700000100 + n}.000001"
     proposal = Proposal(tool="chaos_sleep", app=APP[label], arguments="{}", binary_digest=digest,
-                        argv=[str(tool), str(log), label, str(RUN_SECONDS[label])])
+                        argv=[str(tool), str(log), label, str(RUN_SECONDS[label]), str(gate(log, label))])
     (record,) = await store.propose(conversation, [proposal], policy, "UREQ")
     await bus.publish(store.redis, bus.OUTBOX, bus.BusEvent("proposed", conversation, {"call_ids": [record.id]}))
     return record
+
+
+def gate(log: Path, label: str) -> Path:
+    """The file whose creation ends ``label``'s child (see ``chaos.TOOL``)."""
+    return log.with_name(f"gate-{label}")
 
 
 def card_says_approved(slack: FakeSlack, record: CallRecord) -> bool:
@@ -196,6 +201,7 @@ async def _chaos(kind: str, deployment: Servers, harness: Harness, store: CallSt
     print(f"{kind}: kill -> first store write {write_at - killed_at:.2f} s; kill -> click on E accepted "
           f"{click_accepted_at - killed_at:.2f} s after {refused_clicks} refused clicks")
 
+    gate(log, "C").touch()  # C's child ends now, after the failover
     poster.start()
     assert await click("A") == 200
     ids = {label: record.id for label, record in calls.items()}
