@@ -17,6 +17,7 @@ import asyncio
 import logging
 import os
 import socket
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,6 +25,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
+from slack_sdk.errors import SlackApiError
 
 from bot.agent import bus
 from bot.approvals.errors import CallNotFound, InvalidTransition
@@ -46,6 +48,10 @@ GROUP = "slack"
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused, CallState.cancelled}
 _NOTE_STATES = {CallState.denied, CallState.expired}
+#: how long a poster task that died while posting a call's result keeps others from posting it (a live one renews
+#: it at every attempt and gives it up when done)
+OUTCOME_HOLD_SECONDS = 60
+OUTCOME_POLL_SECONDS = 0.05
 
 
 class Poster:
@@ -175,13 +181,15 @@ class Poster:
         elif fields.get("call_id"):
             # only the completions stream posts results: a progress event read late (the call has ended since)
             # must not race it into posting the same result twice
-            await self.handle_completion(fields["call_id"], retry=retry, final=stream in self._completions)
+            await self.handle_completion(fields["call_id"], retry=retry, final=stream in self._completions,
+                                         owner=f"{self.consumer}:{stream}:{entry_id}")
 
     # ---------------------------------------------------------------- events
 
     async def handle(self, event: bus.BusEvent, *, retry: bool = False) -> None:
         """One outbox event (reply, proposed, working, idle). ``retry``: an earlier attempt may have posted."""
         if event.kind == "reply":
+            await self.results_first(event.conversation, f"{self.consumer}:{bus.OUTBOX}:{event.id}")
             await self.post_reply(event.conversation, str(event.data.get("text") or ""),
                                   key=f"reply:{event.id}", retry=retry)
         elif event.kind == "proposed":
@@ -200,9 +208,10 @@ class Poster:
         elif event.kind == "file":
             await threads.upload_file(self.deps, event)
 
-    async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True) -> None:
+    async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True,
+                                owner: str = "") -> None:
         """A call moved (progress: approved, running, stop requested) or ended (completions): post its result
-        or note once, then bring its card up to date."""
+        or note once, then bring its card up to date. ``owner`` names this attempt (replica and stream entry)."""
         try:
             record = await self.deps.store.get(call_id)
         except CallNotFound:
@@ -210,16 +219,58 @@ class Poster:
         if parse_conversation(record.conversation) is None:
             return  # another front end's call
         if final and record.terminal and not record.meta.get("slack_result_ts"):
-            await self._link_card(record)
-            record = await self.deps.store.get(call_id)
-            if record.state in _RESULT_STATES and record.started_at is not None:
-                await self.post_result(record, retry=retry)
-            elif record.state in _RESULT_STATES or record.state in _NOTE_STATES:
-                await self.post_note(record, retry=retry)
-            record = await self.deps.store.get(call_id)
+            record = await self.post_outcome(record, retry=retry, owner=owner)
         await self.show_latest(record)
         if not final and record.state == CallState.running:  # the assistant thread says what runs now
             await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
+
+    async def post_outcome(self, record: CallRecord, *, retry: bool, owner: str) -> CallRecord:
+        """Post an ended call's result (or note) once, whichever replica and whichever path gets there first: its
+        completion entry, or a reply that must not overtake it (``results_first``). The first holds
+        ``outcome:<call>`` while it posts; the others wait until the post is recorded (or the hold of a poster
+        that died lapses), and one that takes over after an earlier attempt looks in the thread before posting."""
+        state, owner = self.deps.state, owner or uuid.uuid4().hex
+        while not await state.hold("outcome", record.id, owner, OUTCOME_HOLD_SECONDS):
+            await asyncio.sleep(OUTCOME_POLL_SECONDS)
+            record = await self.deps.store.get(record.id)
+            if record.meta.get("slack_result_ts"):
+                return record
+        try:
+            tried_before = not await state.first_time("outcome-tried", record.id)
+            record = await self.deps.store.get(record.id)
+            if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
+                return record
+            await self._link_card(record)
+            record = await self.deps.store.get(record.id)
+            if record.state in _RESULT_STATES and record.started_at is not None:
+                await self.post_result(record, retry=retry or tried_before)
+            elif record.state in _RESULT_STATES or record.state in _NOTE_STATES:
+                await self.post_note(record, retry=retry or tried_before)
+            await state.outcome_posted(record.conversation, record.id)
+        finally:
+            await state.release("outcome", record.id, owner)
+        return await self.deps.store.get(record.id)
+
+    async def results_first(self, conversation: str, owner: str) -> None:
+        """A reply is written from the results of the thread's calls, so it goes after them. One replica keeps
+        that order by handling a thread's entries in turn; with several, another replica may still be posting a
+        result the agent has already answered from. Post it here first (once: ``post_outcome``)."""
+        for call_id in await self.deps.state.awaiting_outcome(conversation):
+            record = await self.deps.store.find(call_id)
+            if record is None:
+                await self.deps.state.outcome_posted(conversation, call_id)
+                continue
+            if not record.terminal or record.meta.get("slack_result_ts"):
+                continue
+            try:
+                record = await self.post_outcome(record, retry=True, owner=owner)
+            except SlackApiError as exc:
+                if api.is_transient(exc):
+                    raise
+                log.error("poster: the result of %s could not be posted (%s); the reply goes on", call_id,
+                          api.error_code(exc))
+                continue
+            await self.show_latest(record)
 
     async def show_latest(self, record: CallRecord) -> None:
         """Update the card (``refresh_card`` reads the call again after updating, so an older state is never
@@ -280,6 +331,7 @@ class Poster:
             return
         posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
+        await self.deps.state.card_posted(record.conversation, call_id)
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
         latest = await self.deps.store.get(call_id)
         if latest.state != record.state:

@@ -12,6 +12,10 @@ Keys (prefix ``fc:slack`` by default; every operation touches one key, so Redis 
 * ``<p>:sig:<signature>``: SET NX marker refusing a replayed signed HTTP request.
 * ``<p>:ugroup:<group>``: cached members of a user group (JSON list), ``usergroup_cache_seconds``.
 * ``<p>:done:<stream>:<entry id>``: the poster handled this stream entry (skip it if re-delivered).
+* ``<p>:cards:<conversation>``: set of the thread's calls whose card is posted and whose result (or note) is
+  not posted yet: what a reply must not overtake (``Poster.results_first``).
+* ``<p>:outcome:<call id>``: which poster task (replica + stream entry) is posting the call's result or note
+  now; ``<p>:outcome-tried:<call id>``: someone started to, so a later poster looks in the thread first.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from bot.slack.settings import SlackSettings, conversation_key
 from bot.streams import text as _text
 
 CHANNEL_CONVERSATIONS_KEPT = 200
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
 
 
 
@@ -53,6 +58,21 @@ class SlackState:
         if await self.redis.set(key, owner, nx=True, ex=ttl or self.settings.event_dedupe_seconds):
             return True
         return _text(await self.redis.get(key) or b"") == owner
+
+    async def hold(self, kind: str, ident: str, owner: str, ttl: int) -> bool:
+        """Like ``claim``, and a claim kept by its owner is extended to ``ttl`` again: a holder that is still
+        working (retrying a slow Slack) keeps it; one that died loses it ``ttl`` seconds after its last try."""
+        key = f"{self.prefix}:{kind}:{ident}"
+        if await self.redis.set(key, owner, nx=True, ex=ttl):
+            return True
+        if _text(await self.redis.get(key) or b"") != owner:
+            return False
+        await self.redis.expire(key, ttl)
+        return True
+
+    async def release(self, kind: str, ident: str, owner: str) -> None:
+        """Give up a ``hold`` (only if ``owner`` still has it)."""
+        await self.redis.eval(_RELEASE, 1, f"{self.prefix}:{kind}:{ident}", owner)
 
     async def asked_ts(self, request_id: str) -> str | None:
         """The ts of the "asked" post a slash command (intake entry ``request_id``) already made, if any."""
@@ -120,6 +140,21 @@ class SlackState:
             await self.redis.set(f"{self.prefix}:ugroup:{group}", json.dumps(members), px=int(ttl * 1000))
 
     # ------------------------------------------------------------ poster progress
+
+    async def card_posted(self, conversation: str, call_id: str) -> None:
+        """The call's card is in the thread; its result or note is still to come."""
+        key = f"{self.prefix}:cards:{conversation}"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(key, call_id)
+            pipe.expire(key, self.settings.thread_retention_seconds)
+            await pipe.execute()
+
+    async def outcome_posted(self, conversation: str, call_id: str) -> None:
+        await self.redis.srem(f"{self.prefix}:cards:{conversation}", call_id)
+
+    async def awaiting_outcome(self, conversation: str) -> list[str]:
+        """The thread's carded calls whose result or note is not posted yet (terminal or not)."""
+        return sorted(_text(c) for c in await self.redis.smembers(f"{self.prefix}:cards:{conversation}"))
 
     def _done_key(self, stream: str, entry_id: str) -> str:
         return f"{self.prefix}:done:{stream}:{entry_id}"

@@ -78,15 +78,32 @@ def responder(request: dict[str, Any]) -> Any:
     return tool_use_reply(calls, text=f"Checking {tag}.")
 
 
+def post_key(call: SlackCall) -> str:
+    """The key the bot puts in a post's metadata (card:<call>, result:<call>, note:<call>, reply:<entry>)."""
+    metadata = call.params.get("metadata") or {}
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata)
+    return str((metadata.get("event_payload") or {}).get("key") or "")
+
+
+def slow_results(slack: FakeSlack, seconds: float) -> None:
+    """Slack takes ``seconds`` to accept a result post (its own request thread waits; nothing else does), so a
+    reply handled by the other replica meanwhile would overtake it."""
+
+    def post(call: SlackCall) -> dict[str, Any]:
+        if post_key(call).startswith("result:"):
+            time.sleep(seconds)
+        return slack._api_chat_postMessage(call.params)
+
+    slack.on("chat.postMessage", post)
+
+
 def keyed_posts(slack: FakeSlack, prefix: str) -> dict[str, list[SlackCall]]:
     """The bot's chat.postMessage calls whose metadata key starts with ``prefix`` (card:, result:, note:, reply:),
     by the rest of the key."""
     found: dict[str, list[SlackCall]] = {}
     for call in slack.calls_to("chat.postMessage"):
-        metadata = call.params.get("metadata") or {}
-        if isinstance(metadata, str):
-            metadata = json.loads(metadata)
-        key = str((metadata.get("event_payload") or {}).get("key") or "")
+        key = post_key(call)
         if key.startswith(prefix):
             found.setdefault(key[len(prefix):], []).append(call)
     return found
@@ -207,6 +224,7 @@ def roles(tmp_path: Path, redis_url: str, fixtures_dir: Path, logs: Path) -> Ite
     with FakeSlack() as slack, FakeAnthropic() as model, \
             SpreadingProxy([f"http://127.0.0.1:{port}" for port in ports]) as proxy:
         model.script(*[responder] * 20)
+        slow_results(slack, 0.3)
         env = {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-replicas", "SLACK_SIGNING_SECRET": SECRET,
                "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": model.base_url}
         processes = [ServeProcess("slack", "slack-0", configs[0], env, logs),
@@ -363,6 +381,13 @@ async def test_two_slack_replicas_behind_one_url_handle_everything_once(roles: d
     assert turns == {"convA": 2, "convB": 2}, turns
     assert not model.unscripted
     assert _answers(slack) == 2
+    # in each thread the answer comes after the results it was written from, whichever replica posted what
+    # (it used to overtake a result another replica was still posting)
+    for tag, args in PLAN.items():
+        (answer,) = [c for c in slack.calls_to("chat.postMessage") if f"answer {tag}" in str(c.params.get("text"))]
+        outcomes = [post for arg in args for prefix in ("result:", "note:")
+                    for post in keyed_posts(slack, prefix).get(records[arg].id, [])]
+        assert float(answer.response["ts"]) > max(float(post.response["ts"]) for post in outcomes), tag
     # both replicas took requests through the one URL
     assert set(proxy.served) == {0, 1}
 
