@@ -14,6 +14,10 @@ Then everything resumes and the invariants are checked: no call ran twice (each 
 ran without a human's verified decision, every call is finished or interrupted with its result in its thread (or
 still awaiting its click), and every approval a card announced is still an approval after the failover.
 
+The runner's heartbeat lapses after 1.5 s, less than a failover takes: whether the owning runner's next beat or a
+recovery pass reaches the new primary first decides whether C finishes or is interrupted (then reported), and
+either way it must not run again.
+
 The front end (real bolt app over HTTP, its intake worker and poster), the runner and the store are the bot's own,
 in this process, on the bot's own Sentinel/Cluster clients; Slack is the loopback fake.
 """
@@ -127,7 +131,7 @@ async def test_kill_the_primary_with_a_call_at_every_step(servers: tuple[str, Se
     log = tmp_path / "executions.log"
     settings = SlackSettings(mode="http", usergroup_cache_seconds=0, reclaim_idle_seconds=1)
     runner = RunnerWorker(redis, CallStore(redis), verifying_executor(decision_keys.verifier()), runner_id="r1",
-                          per_app_limits={"slow": 1}, block_seconds=0.1, heartbeat_interval=0.5, stale_after=10,
+                          per_app_limits={"slow": 1}, block_seconds=0.1, heartbeat_interval=0.3, stale_after=1.5,
                           grace_period=1)
     with FakeSlack(expected_token=BOT_TOKEN) as slack:
         front = make_front(slack, redis, store, policy, catalog, settings)
@@ -216,6 +220,7 @@ async def _chaos(kind: str, deployment: Servers, harness: Harness, store: CallSt
     await asyncio.sleep(0.5)  # a second post of any result would land by now
 
     ran = executions(log)
+    print(f"{kind}: " + ", ".join(f"{label} {record.state.value}" for label, record in final.items()))
     assert all(count == 1 for count in ran.values()), f"a call ran twice: {ran}"
     for label, record in final.items():
         assert len(result_posts(slack, record)) == 1, f"{label}: result posted {len(result_posts(slack, record))}x"
