@@ -25,7 +25,7 @@ from typing import TextIO
 from rich.text import Text
 
 from bot.agent import bus
-from bot.approvals.errors import ApprovalError
+from bot.approvals.errors import ApprovalError, NotDurable
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.config import Config, Secrets
@@ -165,6 +165,8 @@ class Console:
             else:
                 await store.deny(record.id, self.user, [], policy, reason="denied at the console")
                 self.view.note(f"denied {record.tool}", "red")
+        except NotDurable as exc:  # on the primary; a failover before a replica has it could lose it
+            self.view.note(f"recorded, but not confirmed by a Redis replica: {exc}", "red")
         except ApprovalError as exc:
             self.view.note(f"not recorded: {exc}", "red")
 

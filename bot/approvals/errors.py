@@ -28,10 +28,13 @@ class InvalidTransition(ApprovalError):
 
 
 class AlreadyApproved(InvalidTransition):
-    """The same user approved this call already; a second person is needed for a two-person call."""
+    """The same user approved this call already: a second person is needed for a two-person call still
+    awaiting (``current_state`` awaiting_approval), or the approval took effect and the call is now
+    ``current_state``. Raised only once that earlier approval is as durable as the store asks (a repeated click
+    is how a user confirms an approval no replica had acknowledged)."""
 
-    def __init__(self, user: str) -> None:
-        super().__init__("awaiting_approval", f"{user} has already approved this call")
+    def __init__(self, user: str, current_state: str = "awaiting_approval") -> None:
+        super().__init__(current_state, f"{user} has already approved this call")
         self.user = user
 
 
@@ -41,6 +44,21 @@ class AlreadyCancelling(InvalidTransition):
     def __init__(self, user: str) -> None:
         super().__init__("running", f"{user} has already asked to stop this call")
         self.user = user
+
+
+class NotDurable(ApprovalError):
+    """The transition is written on the Redis primary, but fewer replicas than asked acknowledged it within the
+    timeout (``redis.durability``): a failover now could lose it. Repeating the same action is safe (approve and
+    finish recognise their repeat, a claim was given back before anything started) and confirms it."""
+
+    def __init__(self, what: str, call_id: str, wanted: int, acked: int, timeout_ms: int) -> None:
+        super().__init__(f"{what} of call {call_id} is on the primary only: {acked} of {wanted} replica(s) "
+                         f"acknowledged it within {timeout_ms} ms")
+        self.what = what
+        self.call_id = call_id
+        self.wanted = wanted
+        self.acked = acked
+        self.timeout_ms = timeout_ms
 
 
 class NotAuthorized(ApprovalError):

@@ -82,6 +82,13 @@ local function move(key, id, from, to, actor, reason)
   keep(open)
 end
 
+-- A write with no meaning of its own: a repeated click (or result) that changes nothing still writes this, so the
+-- WAIT after the script has an offset to wait for, and it covers the earlier write being confirmed (replication
+-- is in order). See bot/redis_durable.py.
+local function confirm_write()
+  redis.call('SET', base .. 'confirm', now, 'PX', 60000)
+end
+
 local function expired_now(key)
   return tonumber(redis.call('HGET', key, 'expires_at')) <= tonumber(now)
 end
@@ -139,16 +146,31 @@ local id = ARGV[5]
 local user = ARGV[6]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
-if state ~= 'awaiting_approval' then return {'invalid', state} end
+local function approved_by(user)
+  for _, a in ipairs(cjson.decode(redis.call('HGET', key, 'approvals'))) do
+    if a.user == user then return true end
+  end
+  return false
+end
+if state ~= 'awaiting_approval' then
+  -- the same approver again (a double click, or confirming an approval no replica had acknowledged): it took
+  -- effect, so it is answered as such, with a write for the WAIT to wait for
+  if approved_by(user) and state ~= 'denied' and state ~= 'expired' and state ~= 'rejected' then
+    confirm_write()
+    return {'repeat', redis.call('HGETALL', key)}
+  end
+  return {'invalid', state}
+end
 if expired_now(key) then
   close_expired(key, id)
   return {'invalid', 'expired'}
 end
 if ARGV[7] ~= '' and ARGV[7] ~= redis.call('HGET', key, 'argv_hash') then return {'argv_mismatch'} end
-local approvals = cjson.decode(redis.call('HGET', key, 'approvals'))
-for _, a in ipairs(approvals) do
-  if a.user == user then return {'already', user} end
+if approved_by(user) then
+  confirm_write()
+  return {'already', user}
 end
+local approvals = cjson.decode(redis.call('HGET', key, 'approvals'))
 approvals[#approvals + 1] = {user=user, at=now, seal=ARGV[12]}
 local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
 if #approvals >= needed then
@@ -196,7 +218,8 @@ move(key, id, state, ARGV[9], ARGV[6], ARGV[7])
 return {'ok', redis.call('HGETALL', key)}
 """
 
-# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms. The reply's third element is
+# the state claimed from (what RELEASE goes back to).
 CLAIM = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
@@ -206,7 +229,7 @@ if state ~= 'approved' and state ~= 'auto_approved' then return {'invalid', stat
 redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now)
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
 move(key, id, state, 'running', 'runner:' .. ARGV[6], 'claimed')
-return {'ok', redis.call('HGETALL', key)}
+return {'ok', redis.call('HGETALL', key), state}
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[1] runner id, 2 ttl ms. Returns 1 if still ours and running, 2 if
@@ -253,7 +276,14 @@ local key = KEYS[1]
 local id = ARGV[5]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
-if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then return {'invalid', state} end
+if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then
+  -- this runner's result stored already (a retry because no replica had acknowledged it): confirm it
+  if state == ARGV[7] and redis.call('HGET', key, 'runner') == ARGV[6] then
+    confirm_write()
+    return {'repeat', redis.call('HGETALL', key)}
+  end
+  return {'invalid', state}
+end
 redis.call('HSET', key, 'result', ARGV[8])
 local actor, reason = 'runner:' .. ARGV[6], ARGV[9]
 local cancel = redis.call('HGET', key, 'cancel')
@@ -268,6 +298,34 @@ elseif ARGV[7] == 'cancelled' then
   return {'invalid', 'not_cancelled'}
 end
 move(key, id, state, ARGV[7], actor, reason)
+return {'ok', redis.call('HGETALL', key)}
+"""
+
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 the state claimed from (approved or
+# auto_approved), 8 reason. A claim no replica acknowledged is given back before anything started: running -> the
+# state it was claimed from, with no new run entry (the runner leaves its entry pending, so a runner takes it over
+# later), or -> cancelled when a stop was asked for meanwhile (it never ran).
+RELEASE = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+if not state then return {'not_found'} end
+if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then return {'invalid', state} end
+if ARGV[7] ~= 'approved' and ARGV[7] ~= 'auto_approved' then return {'invalid', ARGV[7]} end
+redis.call('DEL', KEYS[2])
+local cancel = redis.call('HGET', key, 'cancel')
+if cancel and cancel ~= '' then
+  redis.call('HSET', key, 'result',
+             cjson.encode({status='cancelled', error='cancelled before it started; it never ran'}))
+  move(key, id, state, 'cancelled', cjson.decode(cancel).actor, 'stopped before it started')
+  return {'ok', redis.call('HGETALL', key)}
+end
+redis.call('HDEL', key, 'runner', 'started_at')
+redis.call('HSET', key, 'state', ARGV[7], 'updated_at', now)
+redis.call('ZREM', base .. 'running', id)
+audit(id, state, ARGV[7], 'runner:' .. ARGV[6], ARGV[8])
+progress(id, redis.call('HGET', key, 'conversation'), ARGV[7])
+keep(key)
 return {'ok', redis.call('HGETALL', key)}
 """
 

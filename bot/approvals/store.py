@@ -10,6 +10,13 @@ The store keeps no state in memory: any replica can serve any call.
 Decisions are signed here, where they are made (``approve`` for a click, ``propose`` for a policy
 auto-approval), with the ``signer`` of the deciding role; a store without one (a runner's) records unsigned
 decisions, which no runner executes (see ``decisions.py``).
+
+Approve, claim and finish wait for a replica's acknowledgement when the primary has replicas
+(``bot/redis_durable.py``, ``redis.durability``), so what a user is told survives a failover. When the wait falls
+short, the write is on the primary only and ``NotDurable`` says so: an approval or a result is confirmed by
+doing it again (the scripts recognise the repeat and write nothing new but a marker to wait for); a claim is
+given back (``RELEASE``) before anything is started, because a runner that ran a call whose claim a failover
+then lost would leave it ``approved`` on the new primary, for a second runner to run again.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from bot.approvals.errors import (
     ArgvMismatch,
     CallNotFound,
     InvalidTransition,
+    NotDurable,
 )
 from bot.approvals.grants import Grant, GrantStore
 from bot.approvals.keys import Keys
@@ -45,6 +53,7 @@ from bot.approvals.records import (
     to_epoch,
 )
 from bot.approvals.seals import check_sealed, proposal_claims, seal_approval
+from bot.redis_durable import Acknowledgement, DurabilitySettings, DurableScripts
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -66,8 +75,11 @@ class CallStore:
         clock: Callable[[], float] = time.time,
         signer: DecisionSigner | None = None,
         redact_patterns: Sequence[str] = (),
+        durability: DurabilitySettings | None = None,
     ) -> None:
         self.redis = redis
+        # approve, claim and finish wait for replicas (redis.durability; auto: one when the primary has any)
+        self.durable = DurableScripts(redis, durability)
         # execution.redact_patterns: also applied to the command line kept on the record and the audit trail
         self.redact_patterns = tuple(redact_patterns)
         self.signer = signer
@@ -85,6 +97,7 @@ class CallStore:
         self._interrupt = redis.register_script(scripts.INTERRUPT)
         self._set_meta = redis.register_script(scripts.SET_META)
         self._cancel_running = redis.register_script(scripts.CANCEL)
+        self._release = redis.register_script(scripts.RELEASE)
 
     # ---------------------------------------------------------------- creation
 
@@ -273,9 +286,10 @@ class CallStore:
                 approvers, token = "\n".join(signed_for), self._sign_record(record, signed_for, now)
             else:
                 approvers, token = "", ""
-            reply = await self._approve(
-                keys=[self.keys.call(call_id)],
-                args=[
+            reply, ack = await self.durable.run(
+                self._approve,
+                [self.keys.call(call_id)],
+                [
                     *self._common(shard, now),
                     call_id,
                     user,
@@ -297,6 +311,11 @@ class CallStore:
             signed_for = [a.user for a in record.approvals] + [user]
         else:
             raise InvalidTransition("awaiting_approval")
+        status = _text(reply[0])
+        if status in ("ok", "repeat", "already"):
+            _require(ack, "approval", call_id)  # the approval is on the primary; a repeat click confirms it
+        if status == "repeat":  # this user's approval took effect earlier (and is now confirmed)
+            raise AlreadyApproved(user, CallRecord.from_flat(reply[1]).state.value)
         result = _unwrap(reply, call_id)
         log.info("call %s (%s): approval by %s, now %s", call_id, result.tool, user, result.state,
                  extra={"call_id": call_id, "conversation": result.conversation, "user": user})
@@ -377,17 +396,28 @@ class CallStore:
         self, call_id: str, runner_id: str, heartbeat_ttl: float | None = None
     ) -> CallRecord | None:
         """approved/auto_approved -> running for ``runner_id``, atomically; None if someone else has it,
-        it was cancelled, or it is already past that point. The heartbeat key is set in the same script."""
+        it was cancelled, or it is already past that point. The heartbeat key is set in the same script.
+
+        Raises ``NotDurable`` when no replica acknowledged the claim in time: the claim has then been given back
+        (the call is approved again, nothing started) and the caller must not run it now."""
         now = self._clock()
         ttl_ms = int((heartbeat_ttl or self.heartbeat_ttl) * 1000)
-        reply = await self._claim(
-            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
-            args=[*self._common(self.keys.shard_of_call(call_id), now), call_id, runner_id, ttl_ms],
-        )
+        keys = [self.keys.call(call_id), self.keys.heartbeat(call_id)]
+        common = self._common(self.keys.shard_of_call(call_id), now)
+        reply, ack = await self.durable.run(self._claim, keys, [*common, call_id, runner_id, ttl_ms])
         try:
-            return _unwrap(reply, call_id)
+            record = _unwrap(reply, call_id)
         except (InvalidTransition, CallNotFound):
             return None
+        if not ack.durable:
+            reason = (f"claim not acknowledged by a replica within {ack.timeout_ms} ms; given back before it "
+                      "started")
+            try:
+                await self._release(keys=keys, args=[*common, call_id, runner_id, _text(reply[2]), reason])
+            except Exception:  # noqa: BLE001 (left running unstarted: its heartbeat lapses, it is interrupted)
+                log.exception("call %s: giving back a claim no replica acknowledged failed", call_id)
+            _require(ack, "claim", call_id)
+        return record
 
     async def heartbeat(self, call_id: str, runner_id: str, ttl: float | None = None) -> bool:
         """Refresh the running call's heartbeat; False if the call is no longer running for this runner."""
@@ -412,14 +442,17 @@ class CallStore:
             reason = str(result.get("error") or "refused")
         else:
             reason = f"exit code {result['exit_code']}" if result.get("exit_code") is not None else str(status)
-        reply = await self._finish(
-            keys=[self.keys.call(call_id)],
-            args=[
+        reply, ack = await self.durable.run(
+            self._finish,
+            [self.keys.call(call_id)],
+            [
                 *self._common(self.keys.shard_of_call(call_id), now),
                 call_id, runner_id, status.value, json.dumps(result), reason,
             ],
         )
-        return _unwrap(reply, call_id)
+        record = _unwrap(reply, call_id)  # "repeat": this runner's result was stored already; now confirmed
+        _require(ack, "result", call_id)
+        return record
 
     async def mark_interrupted(
         self, call_id: str, reason: str, *, actor: str = "sweeper", only_if_stale: bool = False
@@ -573,10 +606,15 @@ def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, poli
                  and (self_ok or g.granted_by != requester)), None)
 
 
+def _require(ack: Acknowledgement, what: str, call_id: str) -> None:
+    if not ack.durable:
+        raise NotDurable(what, call_id, ack.wanted, ack.acked, ack.timeout_ms)
+
+
 def _unwrap(reply: Any, call_id: str) -> CallRecord:
     """Map a script's status reply to a record or to the matching exception."""
     status = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
-    if status == "ok":
+    if status in ("ok", "repeat"):
         return CallRecord.from_flat(reply[1])
     if status == "not_found":
         raise CallNotFound(call_id)

@@ -36,7 +36,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from bot.approvals.errors import ApprovalError, InvalidTransition
+from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.logcontext import log_context
@@ -187,6 +187,11 @@ class RunnerWorker:
                     return  # not claimed: stays pending for another replica
                 try:
                     record = await self._retry(lambda: self.store.claim(call_id, self.runner_id, self.stale_after))
+                except NotDurable as exc:
+                    # given back unstarted; the entry stays pending and a runner takes it over after
+                    # reclaim_after (by then the replica may have caught up, or auto mode sees none)
+                    log.warning("runner %s: not running %s now: %s", self.runner_id, call_id, exc)
+                    return
                 except ValueError:
                     log.error("runner %s: malformed run entry %s %r", self.runner_id, entry_id, decoded)
                     record = None
@@ -230,9 +235,11 @@ class RunnerWorker:
             await self._interrupt(record.id, f"executor error after start: {error!r}")
             return
         try:
-            # A result is retried for as long as this process lives: it is the one thing nobody can redo.
+            # A result is retried for as long as this process lives: it is the one thing nobody can redo. That
+            # includes a result no replica acknowledged yet: the retry confirms it, or stores it again on a
+            # primary promoted meanwhile that never had it.
             await self._retry(lambda: self.store.finish(record.id, self.runner_id, exec_task.result()),
-                              forever=True)
+                              forever=True, also=(NotDurable,))
         except ValueError as exc:
             await self._interrupt(record.id, f"executor returned an invalid result: {exc}")
         except InvalidTransition as exc:
@@ -297,15 +304,19 @@ class RunnerWorker:
             await self.store.interrupt_stale()
             await self.store.expire_due()
 
-    async def _retry(self, operation: Callable[[], Awaitable[T]], *, forever: bool = False) -> T:
-        """Retry on connection errors (a Redis restart, no free pooled connection) for up to a minute, or as long
-        as the process lives with ``forever``; results must not be lost."""
+    async def _retry(
+        self, operation: Callable[[], Awaitable[T]], *, forever: bool = False,
+        also: tuple[type[Exception], ...] = (),
+    ) -> T:
+        """Retry on connection errors (a Redis restart, no free pooled connection) and on ``also`` for up to a
+        minute, or as long as the process lives with ``forever``; results must not be lost."""
         delay = 0.05
         deadline = asyncio.get_running_loop().time() + max(60.0, self.stale_after * 6)
+        retried: tuple[type[BaseException], ...] = (*_TRANSIENT, *also)
         while True:
             try:
                 return await operation()
-            except _TRANSIENT as exc:
+            except retried as exc:
                 if not forever and asyncio.get_running_loop().time() > deadline:
                     raise
                 log.warning("runner %s: Redis failed (%s); retrying", self.runner_id, exc)

@@ -31,6 +31,7 @@ from bot.slack.access import RateLimiter
 from bot.slack.cards import (
     APPROVE_ACTION,
     CANCEL_ACTION,
+    CONFIRM_APPROVAL_ACTION,
     DENY_ACTION,
     GRANT_COMMAND_ACTION,
     GRANT_MINUTES_ACTION,
@@ -155,6 +156,7 @@ class SlackFrontEnd:
             pass
 
         @app.action(APPROVE_ACTION)
+        @app.action(CONFIRM_APPROVAL_ACTION)
         @app.action(DENY_ACTION)
         @app.action(CANCEL_ACTION)
         @app.action(GRANT_TOOL_ACTION)

@@ -41,6 +41,9 @@ GRANT_TOOL_ACTION = "fisk_grant_tool"  # approve, and approve this tool in this 
 GRANT_COMMAND_ACTION = "fisk_grant_command"  # approve, and approve this exact command line for a while
 GRANT_MINUTES_ACTION = "fisk_grant_minutes"  # the menu choosing how long those grants last (read on their click)
 REVOKE_ACTION = "fisk_revoke"
+# in the ephemeral note of an approval no Redis replica acknowledged: approve again (the card shows no Approve
+# button any more once the call is approved)
+CONFIRM_APPROVAL_ACTION = "fisk_confirm_approval"
 RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attached as a snippet
 SHORT_COMMAND_CHARS = 80
 
@@ -109,6 +112,14 @@ def button_value(record: CallRecord) -> str:
     must not sign the original one."""
     return json.dumps({"call": record.id, "argv": hash_argv(record.argv), "bin": record.binary_digest},
                       separators=(",", ":"))
+
+
+def confirm_approval_note(text: str, value: str) -> Blocks:
+    """The clicker's note that an approval is not confirmed yet, with a button that approves again; ``value`` is
+    the clicked button's own value, so the repeat is bound to the command line the card showed."""
+    button = {"type": "button", "text": {"type": "plain_text", "text": "Confirm my approval"},
+              "action_id": CONFIRM_APPROVAL_ACTION, "value": value, "style": "primary"}
+    return [section(text), {"type": "actions", "elements": [button]}]
 
 
 def button_binary(value: str) -> str | None:

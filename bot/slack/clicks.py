@@ -15,6 +15,7 @@ from bot.approvals.errors import (
     CallNotFound,
     InvalidTransition,
     NotAuthorized,
+    NotDurable,
     PolicyError,
     TamperedRecord,
 )
@@ -24,6 +25,7 @@ from bot.slack.access import refusal
 from bot.slack.cards import (
     APPROVE_ACTION,
     CANCEL_ACTION,
+    CONFIRM_APPROVAL_ACTION,
     DENY_ACTION,
     GRANT_COMMAND_ACTION,
     GRANT_MINUTES_ACTION,
@@ -31,6 +33,7 @@ from bot.slack.cards import (
     REVOKE_ACTION,
     button_binary,
     chosen_minutes_value,
+    confirm_approval_note,
     parse_button_value,
 )
 from bot.slack.deny import open_deny_dialog
@@ -68,17 +71,19 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     except (ValueError, KeyError, TypeError, CallNotFound):
         await tell("This card does not belong to a call I know of; nothing was changed.")
         return "unknown"
+    action_id = action.get("action_id")
+    if action_id == CONFIRM_APPROVAL_ACTION:  # from the clicker's own note, not the card: the card's channel/thread
+        card_ts = record.meta.get("slack_ts", "")
     mismatch = foreign_click(record, channel, card_ts, thread_ts or (body.get("container") or {}).get("thread_ts"))
     if mismatch:
         await tell(f"{mismatch}; nothing was changed.")
         return "refused"
     groups = await api.user_groups(deps.client, deps.state, user, approver_groups(deps.policy))
-    action_id = action.get("action_id")
     if action_id == CANCEL_ACTION:
         return await cancel_click(deps, record, user, groups, tell)
     if action_id == DENY_ACTION and deps.settings.deny_reason_dialog and body.get("trigger_id"):
         return await open_deny_dialog(deps, record, user, groups, str(body["trigger_id"]), card_ts, tell)
-    approve = action_id in (APPROVE_ACTION, GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION)
+    approve = action_id in (APPROVE_ACTION, CONFIRM_APPROVAL_ACTION, GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION)
     minutes = deps.policy.standing.default_minutes
     if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
         why_not = deps.policy.standing_refusal(record.tool_tags) or (
@@ -108,8 +113,16 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
     except ArgvMismatch:
         await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
         return "refused"
-    except AlreadyApproved:
-        await tell("You have approved this call already; another approver is needed.")
+    except NotDurable as exc:
+        await tell_not_durable(deps, channel, user, thread_ts, exc, str(action.get("value") or ""),
+                               grant=action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION))
+        return "not_durable"
+    except AlreadyApproved as exc:
+        if exc.current_state == CallState.awaiting_approval.value:
+            await tell("You have approved this call already; another approver is needed.")
+        else:  # raised only once that approval is confirmed: after "click again", this is the confirmation
+            await tell(f"You have already approved this call (it is {exc.current_state.replace('_', ' ')} now);"
+                       " your approval is recorded and confirmed. Nothing else changed.")
         return "already"
     except InvalidTransition as exc:
         record = await deps.store.get(call_id)
@@ -122,6 +135,19 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         await grant_from_card(deps, checked, user, str(action_id), minutes)
         return "granted"
     return "approved" if approve else "denied"
+
+
+async def tell_not_durable(deps: SlackDeps, channel: str, user: str, thread_ts: str | None, exc: NotDurable,
+                           value: str, *, grant: bool) -> None:
+    """The approval is on the Redis primary but no replica confirmed it in time: a failover now could lose it,
+    so the clicker is asked to confirm it (the repeat is recognised: it never approves or runs twice)."""
+    text = (f":warning: Your approval is recorded, but no Redis replica confirmed it within {exc.timeout_ms} ms,"
+            " so it could be lost if Redis fails over now. Click *Confirm my approval* (or Approve on the card"
+            " while it shows one) to make it durable; the call will not run twice.")
+    if grant:
+        text += " The standing approval for this thread was not made: ask for it again once this call is done."
+    await api.ephemeral(deps.client, channel, user, text, thread_ts=thread_ts,
+                        blocks=confirm_approval_note(text, value))
 
 
 async def cancel_click(

@@ -219,9 +219,10 @@ async def permalink(client: AsyncWebClient, channel: str, ts: str) -> str | None
     return str(link) if link else None
 
 
-async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, thread_ts: str | None = None) -> None:
+async def ephemeral(client: AsyncWebClient, channel: str, user: str, text: str, thread_ts: str | None = None,
+                    blocks: list[dict[str, Any]] | None = None) -> None:
     try:
-        await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts)
+        await client.chat_postEphemeral(channel=channel, user=user, text=text, thread_ts=thread_ts, blocks=blocks)
     except SlackApiError as exc:  # best effort: the user may have left, the channel may be gone
         log.warning("chat.postEphemeral to %s in %s failed: %s", user, channel, error_code(exc) or exc)
 

@@ -1,0 +1,205 @@
+"""Run a transition script and wait until replicas acknowledge it (``WAIT``), on the connection that ran it.
+
+Redis replicates asynchronously: a primary answers a write before any replica has it, so a decision a user was
+told about can vanish in a failover. ``WAIT numreplicas timeout`` blocks until that many replicas acknowledged
+every write *this connection* made, so the script and its ``WAIT`` must share one connection:
+
+* standalone and Sentinel: a non-transactional pipeline ``[EVALSHA ..., WAIT n t]`` on one pooled connection
+  (one round trip; the ``WAIT`` answers once the replicas caught up or the timeout passed);
+* Cluster: the same two commands sent to the primary that owns the key's slot, on one connection of that node
+  (:meth:`redis.asyncio.cluster.ClusterNode.execute_pipeline`); redis-py's cluster pipeline would send a keyless
+  ``WAIT`` to another node and re-send a redirected command on another connection, so it is not used here.
+
+How many replicas to wait for (``redis.durability.replicas``): ``auto`` waits for one when the primary reports a
+connected replica (``ROLE``, cached for ``refresh_seconds`` per primary and asked again after a wait fell
+short), none where there is no replica (standalone, the embedded server: no cost at all); a number asks for
+exactly that many (``0``: never wait). A wait that falls short is reported, not raised: the write IS on the
+primary, and only the caller knows what to tell the user (``bot.approvals.store``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio
+from redis.asyncio.cluster import ClusterNode, PipelineCommand, RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import AskError, ClusterDownError, MovedError, NoScriptError, ResponseError, TryAgainError
+
+__all__ = ["Acknowledgement", "DurabilitySettings", "DurableScripts"]
+
+log = logging.getLogger(__name__)
+
+# a cluster node that no longer owns the slot, or is gone: refresh the slot table and send both again
+_REROUTE = (MovedError, AskError, TryAgainError, ClusterDownError, redis.ConnectionError, redis.TimeoutError)
+_CLUSTER_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class DurabilitySettings:
+    """``redis.durability``: ``replicas`` None = auto; ``timeout_ms`` bounds each wait (the click's extra delay
+    when a replica lags)."""
+
+    replicas: int | None = None
+    timeout_ms: int = 1000
+    refresh_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.replicas is not None and self.replicas < 0:
+            raise ValueError("redis.durability.replicas must be auto or a number >= 0")
+        if self.timeout_ms < 1:
+            raise ValueError("redis.durability.timeout_ms must be >= 1 (0 would make WAIT block for ever)")
+
+
+@dataclass(frozen=True)
+class Acknowledgement:
+    """How many replicas were asked for and how many acknowledged the write within the timeout."""
+
+    wanted: int
+    acked: int
+    timeout_ms: int
+
+    @property
+    def durable(self) -> bool:
+        return self.acked >= self.wanted
+
+
+class DurableScripts:
+    """Runs registered scripts followed by ``WAIT`` on the same connection (see the module docstring)."""
+
+    def __init__(
+        self,
+        client: redis.asyncio.Redis,
+        settings: DurabilitySettings | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.settings = settings or DurabilitySettings()
+        self._clock = clock
+        self._replicas: dict[str, tuple[float, int]] = {}  # primary name -> (asked at, connected replicas)
+        self._warned_wait = False
+
+    @property
+    def cluster(self) -> RedisCluster | None:
+        client: Any = self.client
+        return client if isinstance(client, RedisCluster) else None
+
+    async def run(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, Acknowledgement]:
+        """Run ``script`` on ``keys`` (all in one slot) and wait for the replicas; the script's reply and what
+        the replicas acknowledged. A script error is raised; a short acknowledgement is not."""
+        if self.settings.replicas == 0:
+            return await script(keys=list(keys), args=list(args)), Acknowledgement(0, 0, self.settings.timeout_ms)
+        cluster = self.cluster
+        if cluster is not None:
+            return await self._run_on_node(cluster, script, keys, args)
+        wanted = await self._wanted("primary", self._ask_role)
+        if wanted == 0:
+            return await script(keys=list(keys), args=list(args)), Acknowledgement(0, 0, self.settings.timeout_ms)
+        for _ in range(2):
+            async with self.client.pipeline(transaction=False) as pipe:
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+                pipe.execute_command("WAIT", wanted, self.settings.timeout_ms)
+                reply, acked = await pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError):  # nothing ran: load it (a new primary after a failover) and again
+                await self.client.script_load(script.script)
+                continue
+            return self._outcome("primary", reply, acked, wanted)
+        raise NoScriptError(f"script {script.sha} is still not loaded after SCRIPT LOAD")
+
+    async def _run_on_node(
+        self, cluster: RedisCluster, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]
+    ) -> tuple[Any, Acknowledgement]:
+        for attempt in range(_CLUSTER_ATTEMPTS):
+            node = cluster.get_node_from_key(keys[0], replica=False)
+            if node is None:
+                raise redis.ConnectionError(f"no cluster node serves {keys[0]!r}")
+            try:
+                wanted = await self._wanted(node.name, functools.partial(_node_command, node, "ROLE"))
+                if wanted == 0:
+                    reply = await script(keys=list(keys), args=list(args))
+                    return reply, Acknowledgement(0, 0, self.settings.timeout_ms)
+                reply, acked = await _node_pipeline(
+                    node, ("EVALSHA", script.sha, len(keys), *keys, *args), ("WAIT", wanted, self.settings.timeout_ms)
+                )
+                if isinstance(reply, NoScriptError):
+                    await _node_command(node, "SCRIPT LOAD", script.script)
+                    reply, acked = await _node_pipeline(
+                        node, ("EVALSHA", script.sha, len(keys), *keys, *args),
+                        ("WAIT", wanted, self.settings.timeout_ms),
+                    )  # fmt: skip
+                if isinstance(reply, _REROUTE):
+                    raise reply
+            except _REROUTE as err:
+                # the slot moved (failover, resharding) or the node is gone: nothing or everything of the script
+                # ran on the old owner; a rerun is answered by the script's own guards (approve and finish
+                # recognise their repeat)
+                if attempt == _CLUSTER_ATTEMPTS - 1:
+                    raise
+                log.info("durable write on %s: %s; refreshing the slot table", node.name, type(err).__name__)
+                self._replicas.pop(node.name, None)
+                await asyncio.sleep(0.25 * (attempt + 1))
+                await cluster.nodes_manager.initialize()
+                continue
+            return self._outcome(node.name, reply, acked, wanted)
+        raise AssertionError("unreachable")
+
+    def _outcome(self, primary: str, reply: Any, acked: Any, wanted: int) -> tuple[Any, Acknowledgement]:
+        if isinstance(reply, Exception):
+            raise reply
+        if isinstance(acked, Exception):
+            # e.g. an ACL user without +wait: the write happened, its durability is unknown; say so once, loudly
+            if not self._warned_wait:
+                log.error("WAIT refused by Redis (%s): decisions are not confirmed by a replica; grant the Redis "
+                          "user the WAIT command or set redis.durability.replicas: 0", acked)
+                self._warned_wait = True
+            acked = 0
+        ack = Acknowledgement(wanted, int(acked), self.settings.timeout_ms)
+        if not ack.durable:
+            self._replicas.pop(primary, None)  # ask again next time: the replica may be gone, or this a new primary
+        return reply, ack
+
+    async def _wanted(self, primary: str, ask_role: Callable[[], Any]) -> int:
+        if self.settings.replicas is not None:
+            return self.settings.replicas
+        now = self._clock()
+        cached = self._replicas.get(primary)
+        if cached is None or now - cached[0] > self.settings.refresh_seconds:
+            role = await ask_role()
+            cached = (now, _connected_replicas(role))
+            self._replicas[primary] = cached
+        return min(1, cached[1])
+
+    async def _ask_role(self) -> Any:
+        return await self.client.execute_command("ROLE")
+
+
+def _connected_replicas(role: Any) -> int:
+    """The number of replicas a ``ROLE`` reply lists (0 when the server is not a primary)."""
+    if not isinstance(role, (list, tuple)) or not role:
+        return 0
+    kind = role[0].decode() if isinstance(role[0], bytes) else str(role[0])
+    if kind != "master" or len(role) < 3 or not isinstance(role[2], (list, tuple)):
+        return 0
+    return len(role[2])
+
+
+async def _node_pipeline(node: ClusterNode, *commands: tuple[Any, ...]) -> list[Any]:
+    """Send ``commands`` on ONE connection of ``node``; each reply or the error it answered."""
+    stack = [PipelineCommand(i, *command) for i, command in enumerate(commands)]
+    await node.execute_pipeline(stack)
+    return [command.result for command in stack]
+
+
+async def _node_command(node: ClusterNode, *command: Any) -> Any:
+    (reply,) = await _node_pipeline(node, command)
+    if isinstance(reply, ResponseError | redis.ConnectionError | redis.TimeoutError):
+        raise reply
+    return reply

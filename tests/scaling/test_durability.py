@@ -1,0 +1,195 @@
+"""Decisions wait for a replica (``WAIT``) on the real Sentinel deployment and the real Cluster.
+
+A replica is paused with SIGSTOP (its connection stays up, it just stops acknowledging, as a replica stalled by
+a slow disk or a long fork does) and resumed with SIGCONT. Each test would fail without the WAIT: the approval
+would return while the replica is stopped, and a transition no replica had would be reported as done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.approvals.audit import read_audit
+from bot.approvals.errors import AlreadyApproved, NotDurable
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallState
+from bot.approvals.store import CallStore
+from bot.approvals.worker import RunnerWorker
+from bot.redis_connection import RedisHandle
+from bot.redis_durable import DurabilitySettings
+from tests.approvals.conftest import proposal
+from tests.approvals.helpers import executions, marker_executor, running, wait_until
+from tests.support import decision_keys
+from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node
+from tests.support.topology_clients import open_on
+
+POLICY = ApprovalPolicy()
+
+
+@contextlib.contextmanager
+def paused(node: _Node) -> Iterator[None]:
+    """SIGSTOP ``node`` for the duration (always resumed, even when the test fails)."""
+    assert node.process is not None and node.alive
+    os.kill(node.process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(node.process.pid, signal.SIGCONT)
+
+
+class Deployment:
+    """The bot's client on one of the two topologies, and where a key's primary and replica run."""
+
+    def __init__(self, kind: str, servers: RedisClusterServers | RedisSentinelServers, handle: RedisHandle) -> None:
+        self.kind = kind
+        self.servers = servers
+        self.handle = handle
+
+    @property
+    def client(self) -> Redis:
+        return self.handle.client
+
+    def store(self, timeout_ms: int = 300, **kwargs: object) -> CallStore:
+        return CallStore(self.client, signer=decision_keys.signer(),
+                         durability=DurabilitySettings(timeout_ms=timeout_ms), **kwargs)  # type: ignore[arg-type]
+
+    def replica_of(self, key: str) -> _Node:
+        """The replica of the primary that holds ``key`` now (roles may have moved in earlier failover tests)."""
+        if isinstance(self.servers, RedisSentinelServers):
+            primary = self.servers.current_primary()
+            return next(n for n in self.servers.data_nodes if n is not primary)
+        primary = self.servers.primary_of_key(key)
+        with primary.client(self.servers.password) as client:
+            role = client.execute_command("ROLE")
+        port = int(role[2][0][1])
+        return next(n for n in self.servers.nodes if n.port == port)
+
+    def read_replica(self, node: _Node, key: str, field: str) -> str | None:
+        with node.client(self.servers.password) as client:
+            if self.kind == "cluster":
+                client.execute_command("READONLY")
+            value = client.hget(key, field)
+        return value.decode() if isinstance(value, bytes) else value
+
+
+@pytest.fixture(params=["sentinel", "cluster"])
+async def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Deployment]:
+    servers: RedisClusterServers | RedisSentinelServers = request.getfixturevalue(f"redis_{request.param}")
+    handle = await open_on(request.param, servers, tmp_path)
+    try:
+        yield Deployment(request.param, servers, handle)
+    finally:
+        await handle.close()
+
+
+async def awaiting_call(store: CallStore, conversation: str = "slack:C1:1.0") -> str:
+    (record,) = await store.propose(conversation, [proposal()], POLICY, "U_REQ")
+    return record.id
+
+
+async def test_approve_returns_only_once_the_replica_has_it(deployment: Deployment) -> None:
+    store = deployment.store(timeout_ms=10_000)
+    call_id = await awaiting_call(store)
+    key = store.keys.call(call_id)
+    replica = deployment.replica_of(key)
+    with paused(replica):
+        approving = asyncio.create_task(store.approve(call_id, "U_APP", [], POLICY))
+        await asyncio.sleep(0.5)
+        assert not approving.done(), "approve answered while the only replica was stopped"
+    record = await asyncio.wait_for(approving, 10)
+    assert record.state is CallState.approved
+    # answered: so the replica has it, now, without waiting for replication to catch up
+    assert deployment.read_replica(replica, key, "state") == "approved"
+
+
+async def test_an_approval_no_replica_acknowledged_asks_for_a_repeat_that_confirms_it(deployment: Deployment) -> None:
+    store = deployment.store(timeout_ms=200)
+    call_id = await awaiting_call(store)
+    key = store.keys.call(call_id)
+    replica = deployment.replica_of(key)
+    with paused(replica):
+        with pytest.raises(NotDurable) as caught:
+            await store.approve(call_id, "U_APP", [], POLICY)
+        assert (caught.value.wanted, caught.value.acked) == (1, 0)
+        assert (await store.get(call_id)).state is CallState.approved  # written on the primary all the same
+    # the same approver again: not a double click refused, but the approval confirmed, and nothing new enqueued
+    with pytest.raises(AlreadyApproved) as again:
+        await store.approve(call_id, "U_APP", [], POLICY)
+    assert again.value.current_state == "approved"
+    assert deployment.read_replica(replica, key, "state") == "approved"
+    assert await deployment.client.xlen(store.keys.run_stream(0)) == 1
+    assert [a.user for a in (await store.get(call_id)).approvals] == ["U_APP"]
+
+
+async def test_a_claim_no_replica_acknowledged_is_given_back_unstarted_and_runs_once_later(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    store = deployment.store(timeout_ms=200, heartbeat_ttl=5.0)
+    call_id = await awaiting_call(store)
+    await store.approve(call_id, "U_APP", [], POLICY)
+    marker = tmp_path / "marker"
+    worker = RunnerWorker(deployment.client, store, marker_executor(marker), runner_id="r1", block_seconds=0.1,
+                          reclaim_after=0.5, recovery_interval=0.2, sweep=False)
+    replica = deployment.replica_of(store.keys.call(call_id))
+    with paused(replica):
+        with pytest.raises(NotDurable):
+            await store.claim(call_id, "r0")
+        record = await store.get(call_id)
+        assert record.state is CallState.approved and record.runner is None and not executions(marker)
+        assert not await deployment.client.exists(store.keys.heartbeat(call_id))
+        async with running(worker):
+            await asyncio.sleep(0.8)  # the worker reads the entry and claims: no replica, so it runs nothing
+        assert not executions(marker)
+        assert (await store.get(call_id)).state is CallState.approved
+        given_back = [e for e in await read_audit(deployment.client, call_id=call_id) if
+                      (e.from_state, e.to_state) == ("running", "approved")]
+        assert len(given_back) >= 2 and "given back before it started" in given_back[0].reason
+    async with running(worker):  # resumed: the pending entry is taken over and the call runs, once
+        await wait_until(lambda: _state_is(store, call_id, CallState.finished), 15)
+    assert executions(marker) == [call_id]
+    assert deployment.read_replica(replica, store.keys.call(call_id), "state") == "finished"
+
+
+async def test_a_result_no_replica_acknowledged_is_stored_again_until_one_does(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    store = deployment.store(timeout_ms=200, heartbeat_ttl=5.0)
+    call_id = await awaiting_call(store)
+    await store.approve(call_id, "U_APP", [], POLICY)
+    replica = deployment.replica_of(store.keys.call(call_id))
+    release = asyncio.Event()
+    ran: list[str] = []
+
+    async def executor(record):  # type: ignore[no-untyped-def]
+        ran.append(record.id)
+        await release.wait()
+        return {"status": "finished", "exit_code": 0, "output": "ok"}
+
+    worker = RunnerWorker(deployment.client, store, executor, runner_id="r1", block_seconds=0.1, sweep=False)
+    async with running(worker):
+        await wait_until(lambda: _state_is(store, call_id, CallState.running), 10)
+        with paused(replica):
+            release.set()
+            await wait_until(lambda: _state_is(store, call_id, CallState.finished), 10)  # on the primary
+            await asyncio.sleep(0.6)  # the worker keeps confirming: its entry is not acknowledged yet
+            pending = await deployment.client.xpending(store.keys.run_stream(0), "runners")
+            assert pending["pending"] == 1
+        await wait_until(lambda: _pending_is(deployment.client, store, 0), 10)
+    assert ran == [call_id]
+    assert deployment.read_replica(replica, store.keys.call(call_id), "state") == "finished"
+
+
+async def _state_is(store: CallStore, call_id: str, state: CallState) -> bool:
+    return (await store.get(call_id)).state is state
+
+
+async def _pending_is(client: Redis, store: CallStore, count: int) -> bool:
+    return int((await client.xpending(store.keys.run_stream(0), "runners"))["pending"]) == count
