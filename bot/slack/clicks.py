@@ -121,8 +121,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         if exc.current_state == CallState.awaiting_approval.value:
             await tell("You have approved this call already; another approver is needed.")
         else:  # raised only once that approval is confirmed: after "click again", this is the confirmation
-            await tell(f"You have already approved this call (it is {exc.current_state.replace('_', ' ')} now);"
-                       " your approval is recorded and confirmed. Nothing else changed.")
+            await tell(f"You have already approved this call (it is {exc.current_state.replace('_', ' ')} now), and"
+                       " your approval is confirmed; this click changed nothing.")
         return "already"
     except InvalidTransition as exc:
         record = await deps.store.get(call_id)
