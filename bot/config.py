@@ -23,6 +23,7 @@ from bot.config_env import deep_merge, environment_overrides, variable_for
 from bot.config_keys import unknown_key_hint
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
+from bot.redis_durable import DurabilitySettings
 from bot.redis_topology import RedisTopology, parse_address
 from bot.sanitize.redact import compile_operator_pattern
 from bot.slack.settings import SlackSettings
@@ -105,6 +106,23 @@ class SentinelConfig(_Section):
         return value
 
 
+class DurabilityConfig(_Section):
+    """``redis.durability``: approve, claim and finish wait for replicas (``WAIT``) before they count as done."""
+
+    replicas: Literal["auto"] | int = Field(
+        default="auto", description="auto: wait for one replica when the primary has any (none: no wait); a "
+        "number: wait for that many (0: never wait)")
+    timeout_ms: int = Field(default=1000, ge=1, le=60000, description="how long one transition waits for the "
+                            "replicas before the user is asked to confirm (or a claim is given back)")
+
+    @field_validator("replicas")
+    @classmethod
+    def _replicas(cls, value: str | int) -> str | int:
+        if isinstance(value, int) and value < 0:
+            raise ValueError("replicas must be auto or a number >= 0")
+        return value
+
+
 class RedisConfig(_Section):
     url: str | None = None
     mode: Literal["standalone", "sentinel", "cluster"] = Field(
@@ -123,6 +141,7 @@ class RedisConfig(_Section):
     pool_timeout_seconds: float = Field(
         default=5.0, gt=0, description="how long a command waits for a free connection before failing (retried)"
     )
+    durability: DurabilityConfig = Field(default_factory=DurabilityConfig)
 
     @model_validator(mode="after")
     def _mode_settings(self) -> RedisConfig:
@@ -207,6 +226,13 @@ class Secrets(BaseSettings):
     redis_url: str | None = None
     redis_password: str | None = None  # the data nodes' password when not in REDIS_URL (Sentinel: always here)
     redis_sentinel_password: str | None = None
+
+
+def durability_settings(config: Config) -> DurabilitySettings:
+    """``redis.durability`` as the store takes it (auto: None)."""
+    section = config.redis.durability
+    replicas = None if section.replicas == "auto" else int(section.replicas)
+    return DurabilitySettings(replicas=replicas, timeout_ms=section.timeout_ms)
 
 
 def redis_topology(config: Config, secrets: Secrets | None = None) -> RedisTopology:

@@ -27,7 +27,7 @@ from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
-from bot.config import Config, ConfigError, Secrets, redis_topology
+from bot.config import Config, ConfigError, Secrets, durability_settings, redis_topology
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
@@ -212,7 +212,8 @@ class Core:
         )
         store = CallStore(handle.client, retention_seconds=config.redis.retention_seconds,
                           shards=config.redis.shards, signer=signer,
-                          redact_patterns=config.execution.redact_patterns)
+                          redact_patterns=config.execution.redact_patterns,
+                          durability=durability_settings(config))
         return cls(config, secrets, handle, catalogs, store, verifier)
 
     async def close(self) -> None:

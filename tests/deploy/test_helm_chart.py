@@ -311,6 +311,20 @@ def test_rendered_config_is_accepted_by_the_app(chart, values):
         assert parsed.slack.direct_message_access == "allowed_users" and parsed.slack.rate_limit.per_user == 5
 
 
+def test_durability_reaches_the_app_configuration(chart):
+    """redis.durability (WAIT for replicas) is written into the ConfigMap as given, and the app reads it."""
+    from bot.config import durability_settings, parse_config, parse_yaml
+    from bot.redis_durable import DurabilitySettings
+
+    approval = {"approval": {"anyone_may_approve": True}}
+    for given, expected in ((None, DurabilitySettings(None, 1000)), ({"replicas": 2, "timeout_ms": 300},
+                                                                     DurabilitySettings(2, 300))):
+        values = {"config": {**approval, **({"redis": {"durability": given}} if given else {})}}
+        config = parse_yaml(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+        config.pop("slack", None)
+        assert durability_settings(parse_config(config, "configmap config.yaml")) == expected
+
+
 def test_private_decision_key_only_where_decisions_are_made(chart):
     """slack and agent pods mount the signing key, runner pods only the public keys (README threat model)."""
     for values, expected in (
@@ -504,12 +518,14 @@ def test_trial_secret_is_created_only_on_request(chart):
         ({"config": {"approval": {"approvers": {"users": [], "groups": []}, "anyone_may_approve": False}}},
          "or set config.approval.anyone_may_approve=true"),
         ({"config": {"slack": {"direct_messages": "anyone"}}}, "/config/slack/direct_messages"),
+        ({"config": {"redis": {"durability": {"replicas": "always"}}}}, "/config/redis/durability/replicas"),
+        ({"config": {"redis": {"durability": {"timeout_ms": 0}}}}, "/config/redis/durability/timeout_ms"),
     ],
     ids=["replicas-negative", "replicas-string", "mode-enum", "slack-mode-enum", "redis-url-scheme",
          "unknown-key", "relative-binary", "no-redis", "both-redis", "url-and-secret", "url-in-config",
          "slack-mode-in-config", "slack-port-in-config",
          "token-without-create", "create-without-token", "hpa-in-combined", "no-approvers",
-         "empty-approvers", "direct-messages-enum"],
+         "empty-approvers", "direct-messages-enum", "durability-replicas", "durability-timeout"],
 )
 def test_bad_values_fail_clearly(chart, values, message):
     assert message in render_error(chart, values)
