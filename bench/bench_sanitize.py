@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.support import build_tool, median_ms  # noqa: E402
 from bot.runner import run_argv  # noqa: E402
 from bot.sanitize import sanitize_output  # noqa: E402
-from bot.sanitize.redact import _CONTEXT_PASS, _TOKEN_PASS, _UNANCHORED  # noqa: E402
+from bot.sanitize.candidates import CONTEXT_PASS, TOKEN_PASS, UNANCHORED  # noqa: E402
 from tests.corpora.leaks import LEAKS  # noqa: E402
 
 SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))
@@ -40,7 +40,11 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "xoxb-", "sk-", "-----BEGIN", "AccountKey=", "sig=", "- name: ", "authorization:", "@tcp(",
             # Dense candidates: a short unit that each detector must look at and judge, every few bytes (the
             # costly case: each candidate is parsed and shape-checked in Python; found by review, issue #11).
-            "token_type=a ", "pass: x ", "u:p@tcp(", "<token>a</", "x secretName: y ")
+            "token_type=a ", "pass: x ", "u:p@tcp(", "<token>a</", "x secretName: y ",
+            # The same, one per line, and every unit different ({i} counts up), so no verdict is ever reused:
+            # what the density budget, not the verdict memo, has to bound (bot/sanitize/candidates.py).
+            "pass: x\n", "token_type=a{i} ", "pass: x{i}\n", "x secretName{i}: y\n", "password=a{i}\n",
+            "u{i}:p@tcp(")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 
@@ -71,6 +75,13 @@ def adversarial(kind: str, size: int) -> bytes:
         rng = random.Random(9)
         alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
         return "".join(rng.choice(alphabet) for _ in range(size)).encode()
+    if "{i}" in kind:
+        units, total, i = [], 0, 0
+        while total < size:
+            units.append(kind.replace("{i}", f"{i:x}"))
+            total += len(units[-1])
+            i += 1
+        return "".join(units).encode()[:size]
     return (kind * (size // len(kind) + 1)).encode()[:size]
 
 
@@ -125,20 +136,20 @@ def bench_engines(repeat: int) -> None:
 
     def re2_loop(data: bytes) -> int:
         found = 0
-        for pass_ in (_TOKEN_PASS, _CONTEXT_PASS):
+        for pass_ in (TOKEN_PASS, CONTEXT_PASS):
             pos, match = 0, pass_.finder._regexp.Match
-            while (span := match(_UNANCHORED, data, pos, len(data))[0])[0] >= 0:
+            while (span := match(UNANCHORED, data, pos, len(data))[0])[0] >= 0:
                 found += 1
                 pos = max(span[1], span[0] + 1)
         return found
 
     finders["re2 (ours)"] = re2_loop
-    finders["python re"] = lambda d: loop(_TOKEN_PASS.parser.search)(d) + loop(_CONTEXT_PASS.parser.search)(d)
+    finders["python re"] = lambda d: loop(TOKEN_PASS.parser.search)(d) + loop(CONTEXT_PASS.parser.search)(d)
     try:
         import hyperscan  # type: ignore[import-not-found]
 
         db = hyperscan.Database()
-        patterns = [re.sub(r"\(\?P<\w+>", "(?:", d.pattern) for d in (*_TOKEN_PASS.detectors, *_CONTEXT_PASS.detectors)]
+        patterns = [re.sub(r"\(\?P<\w+>", "(?:", d.pattern) for d in (*TOKEN_PASS.detectors, *CONTEXT_PASS.detectors)]
         ok = []
         for p in patterns:
             try:

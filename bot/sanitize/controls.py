@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
+
+import re2
 
 _CONTROLS = re.compile(
     # CSI (colors, cursor moves, erase); an unfinished one at the end of the text goes too.
@@ -30,19 +33,38 @@ _CONTROLS = re.compile(
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+# The same first characters for ASCII text, as bytes for RE2 (C1 controls and bidi marks are not ASCII): its DFA
+# finds them about twice as fast as ``re`` scans a str, and in ASCII a byte offset is a character offset.
+_ASCII_CONTROL = re2.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
+_UNANCHORED = re2._Anchor.UNANCHORED
+
+
+def _control_finder(text: str) -> Callable[[int], int]:
+    """A function giving the offset of the first control character at or after a position, -1 if none."""
+    if text.isascii():
+        data, match = text.encode("ascii"), _ASCII_CONTROL._regexp.Match
+        return lambda pos: match(_UNANCHORED, data, pos, len(data))[0][0]
+
+    def search(pos: int) -> int:
+        found = _ANY_CONTROL.search(text, pos)
+        return -1 if found is None else found.start()
+
+    return search
+
+
 def strip_controls(text: str) -> str:
     """Remove terminal control sequences and control characters, keeping newlines and tabs.
 
     Sequences are found from their first character and parsed where they start; once controls turn out dense
     (more than one per 64 characters so far), the rest goes through the alternation in one ``sub``, which is
     then cheaper."""
-    found = _ANY_CONTROL.search(text)
-    if found is None:
+    next_control = _control_finder(text)
+    start = next_control(0)
+    if start < 0:
         return text
     pieces: list[str] = []
     pos = hits = 0
-    while found is not None:
-        start = found.start()
+    while start >= 0:
         hits += 1
         if hits > 16 and hits * 64 > start:
             pieces += (text[pos:start], _CONTROLS.sub("", text[start:]))
@@ -50,7 +72,7 @@ def strip_controls(text: str) -> str:
         sequence = _CONTROLS.match(text, start)
         pieces.append(text[pos:start])
         pos = sequence.end() if sequence is not None and sequence.end() > start else start + 1
-        found = _ANY_CONTROL.search(text, pos)
+        start = next_control(pos)
     pieces.append(text[pos:])
     return "".join(pieces)
 

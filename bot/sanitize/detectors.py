@@ -38,11 +38,16 @@ _AWS_ID = "AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA"
 
 @dataclass(frozen=True)
 class Detector:
-    """One named pattern; ``check`` names a value-shape check applied in Python (``shapes.py``)."""
+    """One named pattern; ``check`` names a value-shape check applied in Python (``shapes.py``).
+
+    ``finder``, when set, is what RE2 searches for instead of ``pattern``: the same match narrowed by a
+    necessary condition of the check (a value Python would reject whatever its context is left out), so the
+    candidates Python would only dismiss are never reported. Python still parses with ``pattern``."""
 
     kind: str
     pattern: str
     check: str = ""
+    finder: str = ""
 
 
 TOKENS: tuple[Detector, ...] = (
@@ -95,6 +100,23 @@ _NAME = (
 )
 _QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
 _BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
+# The finder's values: shapes.trivial rejects, under any name and in any context, a value of under three
+# characters ("pass: x") and an integer of up to six digits ("input_tokens": 1834, "retries=300"), so RE2 reports
+# only a value of three characters or more with a non-digit (N) among them, or of seven digits or more.
+_N, _V = r"[^\s\"',;&}\])0-9]", r"[^\s\"',;&}\])]"
+_BARE_CANDIDATE = rf"{_N}{_V}{{2,255}}|[0-9]{_N}{_V}{{1,255}}|[0-9]{{2,255}}{_N}{_V}{{0,255}}|[0-9]{{7,256}}"
+_QUOTED_CANDIDATE = "|".join(
+    rf"{q}(?:{n}{v}{{2,255}}|[0-9]{n}{v}{{1,255}}|[0-9]{{2,255}}{n}{v}{{0,255}}|[0-9]{{7,256}})(?:{q}|$)"
+    for q, n, v in (("\"", r"[^\"\n0-9]", r"[^\"\n]"), ("'", r"[^'\n0-9]", r"[^'\n]"))
+)
+
+_ENV_HEAD = (
+    rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
+    r"[ \t]{0,4}\n[ \t]{0,64}\"?value\"?[ \t]{0,4}:[ \t]{0,4}"
+)
+_ASSIGNMENT_HEAD = (
+    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
+)
 
 CONTEXT: tuple[Detector, ...] = (
     Detector(
@@ -145,9 +167,9 @@ CONTEXT: tuple[Detector, ...] = (
     Detector(
         "env_value",
         # A container's environment in a manifest: "- name: DB_PASSWORD" then "value: ..." (YAML or JSON).
-        rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
-        rf"[ \t]{{0,4}}\n[ \t]{{0,64}}\"?value\"?[ \t]{{0,4}}:[ \t]{{0,4}}(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        _ENV_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="env_pair",
+        finder=_ENV_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
     ),
     Detector(
         "xml_value",
@@ -162,9 +184,8 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     Detector(
         "assignment",
-        rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])"
-        rf"[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
-        rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
+        finder=_ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
     ),
 )

@@ -1,0 +1,233 @@
+"""Finding and judging secret candidates: one RE2 search loop per detector pass, each candidate judged in Python.
+
+RE2 finds where a candidate starts (a DFA scan, linear, no backtracking); Python's ``re`` takes that one
+candidate apart in a bounded window and ``shapes`` judges its name and value. Two things keep the Python part
+cheap and bounded whatever the text:
+
+- **Verdict memo.** A rejection that depends only on the candidate's own bytes (a describing name such as
+  ``token_type=``, a trivial value, a value that does not look generated) is remembered, keyed on those bytes
+  and the one byte on each side (which decides ``^``, ``$`` and ``\\b``). Logs repeat themselves, so most
+  candidates of ordinary output are then dismissed after the RE2 search alone. Only rejections are memoized (an
+  accepted candidate is parsed to find the value to replace), and only short candidates, in a bounded table.
+- **Density budget.** An RE2 hit costs about a microsecond of Python and judging a candidate several more, so
+  text that is nothing but candidates (``pass: abc`` on every line, each one different) would run at a few
+  MB/s. A pass spends one unit per hit, ``JUDGEMENT_UNITS`` more per candidate it judges and ``ACCEPT_UNITS``
+  more per redaction, and may spend ``FREE_UNITS`` plus one per ``BYTES_PER_UNIT`` bytes of text before the
+  candidate. A candidate beyond that budget is not judged: the text from it to the end of the line
+  ``DENSE_SPAN`` bytes on is replaced by one ``[REDACTED:dense_candidates]`` marker and never searched again.
+  That fails closed (nothing in a dense run can leak) and bounds the Python work per byte by a constant,
+  whatever the text. Ordinary output stays far below it (the benign corpora and the realistic bench input: at
+  most a hit per ~70 bytes; an integer or a one- or two-character value is not even a hit, see
+  ``Detector.finder``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import re2
+
+from bot.sanitize import shapes
+from bot.sanitize.detectors import CONTEXT, TOKENS, VALUE_BOUND, Detector
+
+Marker = Callable[[str, bytes], bytes]
+
+# Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
+_BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
+_TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
+_LOOK_AROUND = 128
+_LINE_START = re.compile(rb"[ \t\-{,\[]*")
+_FIXED_LENGTH_KINDS = frozenset(
+    {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key"}
+)
+_HEX = re.compile(r"[0-9a-fA-F]+")
+UNANCHORED = re2._Anchor.UNANCHORED
+
+# The density budget (see the module docstring).
+FREE_UNITS = 512
+BYTES_PER_UNIT = 32
+JUDGEMENT_UNITS = 8
+ACCEPT_UNITS = 4
+DENSE_SPAN = 4096
+DENSE_KIND = "dense_candidates"
+# The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
+_MEMO_KEY_BYTES = 192
+_MEMO_ENTRIES = 4096
+
+
+def re2_options() -> re2.Options:
+    """RE2 options for every detector automaton."""
+    options = re2.Options()
+    # Room for the lazily built DFAs. With 64 MiB, random base64 kept creating states until RE2 dropped its cache
+    # and fell back to its NFA: 14 MB/s at 4 MiB against 72 MB/s with 256 MiB. It is a budget, not an
+    # allocation: the process peaked at 97 MiB RSS sanitizing 4 MiB of base64 either way.
+    options.max_mem = 256 << 20
+    return options
+
+
+@dataclass(frozen=True)
+class DetectorPass:
+    """One alternation, compiled twice: RE2 without groups finds where a candidate starts (a DFA scan, linear
+    and fast), then Python's ``re`` re-matches that one candidate to take its groups apart. Both use
+    leftmost-first semantics, so they agree on the match; the second costs only a bounded window per
+    candidate, while RE2's own group extraction (its NFA over the whole alternation) measured ~200 us each.
+
+    Branch i is group ``b{i}``; its secret is group ``b{i}_v``. ``rejected`` is the verdict memo: candidate
+    key -> where the search resumes, relative to the candidate's start."""
+
+    finder: re2._Regexp
+    parser: re.Pattern[bytes]
+    detectors: tuple[Detector, ...]
+    rejected: dict[tuple[bytes, bool, bool], int]
+
+
+def _ungrouped(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
+    parts = []
+    for index, detector in enumerate(detectors):
+        inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
+        parts.append(f"(?P<b{index}>{inner})")
+    grouped = "|".join(parts)
+    # Same branches in the same order (leftmost-first picks the same one), some narrowed (Detector.finder).
+    finder = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors), re2_options())
+    # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
+    parser = re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", grouped).encode())
+    return DetectorPass(finder=finder, parser=parser, detectors=detectors, rejected={})
+
+
+TOKEN_PASS = _compile_pass(TOKENS)
+CONTEXT_PASS = _compile_pass(CONTEXT)
+
+
+def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
+    """The kind to report when the candidate is a secret (None when its shape says it is not), and whether that
+    verdict depends on the candidate's bytes alone (not on the rest of its line), so it may be memoized."""
+    check = detector.check
+    if not check:
+        return detector.kind, True
+    shown = value.decode("utf-8", "replace")
+    if check == "not_hex":
+        return (None if _HEX.fullmatch(shown) else detector.kind), True
+    if check == "not_placeholder":
+        return (None if shapes.trivial(shown) else detector.kind), True
+    if check == "generated":
+        return (detector.kind if shapes.generated(shown.rstrip("=")) else None), True
+    if check == "url_password":
+        return (detector.kind if shapes.accept_url_password(shown) else None), True
+    text = match.string
+    name_start, name_end = match.span(f"b{index}_name")
+    name = text[name_start:name_end].decode("utf-8", "replace")
+    if shapes.name_kind(name) is None:
+        return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
+    if check in ("env_pair", "xml_pair"):
+        return shapes.accept_assignment(name, "=", shown, True), True
+    if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
+        return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
+    separator = match.group(f"b{index}_sep").decode()
+    # The most permissive context (at a line's start, no words after the value) rejects: every context does.
+    # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
+    verdict = shapes.accept_assignment(name, separator, shown, True, False)
+    if verdict is None or separator == "=":
+        return verdict, True
+    # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
+    # line for every candidate on it, which is quadratic).
+    lookback = max(0, name_start - _LOOK_AROUND)
+    newline = text.rfind(b"\n", lookback, name_start)
+    line_start = newline + 1 if newline >= 0 or lookback == 0 else -1
+    at_line_start = line_start >= 0 and _LINE_START.fullmatch(text, line_start, name_start) is not None
+    value_end = match.end(f"b{index}_v")
+    rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+    sentence = rest[:1].isalpha() and not shown.startswith(("\"", "'"))  # more words follow: prose
+    return shapes.accept_assignment(name, separator, shown, at_line_start, sentence), False
+
+
+def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
+    """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
+    start, end = match.span(f"b{index}_v")
+    quote = data[start : start + 1]
+    if quote in (b'"', b"'"):
+        return (start + 1, end - 1) if end - start > 1 and data[end - 1 : end] == quote else (start + 1, end)
+    return start, end
+
+
+def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
+    """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
+    since the next search starts after it)."""
+    value_start = match.start(f"b{index}_v")
+    quote = data[value_start : value_start + 1]
+    if quote in (b'"', b"'"):
+        if end - start < VALUE_BOUND or data[end : end + 1] == quote:
+            return end
+        stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
+        return min(stops) if stops else len(data)
+    if detector.check == "assignment" or detector.check == "env_pair":
+        return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+    if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
+        return end
+    return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+
+
+def _dense_end(data: bytes, start: int) -> int:
+    """Where a run of candidates over budget is cut: the end of the line ``DENSE_SPAN`` bytes on (one forward
+    scan; the text up to there is replaced and never searched again)."""
+    newline = data.find(b"\n", min(len(data), start + DENSE_SPAN))
+    return len(data) if newline < 0 else newline
+
+
+def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, int]:
+    """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
+    pieces: list[bytes] = []
+    last = pos = count = spent = 0
+    # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
+    # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
+    find, parse, length = pass_.finder._regexp.Match, pass_.parser.match, len(data)
+    rejected = pass_.rejected
+    while (span := find(UNANCHORED, data, pos, length)[0])[0] >= 0:
+        candidate_start, candidate_end = span
+        spent += 1
+        if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
+            end = _dense_end(data, candidate_start)
+            pieces += (data[last:candidate_start], marker(DENSE_KIND, data[candidate_start:end]))
+            last = pos = end
+            count += 1
+            continue
+        key = None
+        if candidate_end - candidate_start <= _MEMO_KEY_BYTES:
+            low, high = max(0, candidate_start - 1), min(length, candidate_end + 1)
+            key = (data[low:high], low == candidate_start, high == candidate_end)
+            resume = rejected.get(key)
+            if resume is not None:
+                pos = candidate_start + resume
+                continue
+        spent += JUDGEMENT_UNITS
+        match = parse(data, candidate_start)
+        if match is None:  # the engines disagree (a construct they read differently): skip this position
+            pos = candidate_start + 1
+            continue
+        index = int(match.lastgroup[1:])  # type: ignore[index]  # the branch group closes last
+        detector = pass_.detectors[index]
+        start, end = _quoted_span(data, match, index)
+        kind, context_free = _judge(detector, match, index, data[start:end])  # judged on the bounded value
+        if kind is not None:
+            spent += ACCEPT_UNITS
+            end = _extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed
+            pieces += (data[last:start], marker(kind, data[start:end]))
+            last, count = end, count + 1
+            pos = max(end, candidate_start + 1)
+            continue
+        # No assignment can start inside its name: the search moves on from there.
+        resume = max(1, match.start(f"b{index}_name") - candidate_start) if detector.check == "assignment" else 1
+        if context_free and key is not None:
+            if len(rejected) >= _MEMO_ENTRIES:
+                rejected.clear()
+            rejected[key] = resume
+        pos = candidate_start + resume
+    if not count:
+        return data, 0
+    pieces.append(data[last:])
+    return b"".join(pieces), count
