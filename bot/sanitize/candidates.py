@@ -43,18 +43,26 @@ _FIXED_LENGTH_KINDS = frozenset(
     {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
+# run of name characters up to the separator, since a boundary precedes it and the separator follows it).
+_ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
+_ANCHOR_START = re2._Anchor.ANCHOR_START
 UNANCHORED = re2._Anchor.UNANCHORED
 
 # The density budget (see the module docstring).
 FREE_UNITS = 512
 BYTES_PER_UNIT = 32
-JUDGEMENT_UNITS = 8
+HEAD_UNITS = 1
+NAME_UNITS = 2
+JUDGEMENT_UNITS = 6
 ACCEPT_UNITS = 4
 DENSE_SPAN = 4096
 DENSE_KIND = "dense_candidates"
 # The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
 _MEMO_KEY_BYTES = 192
 _MEMO_ENTRIES = 4096
+# Assignment names already judged by shapes.name_kind: True when the name holds no secret.
+_HARMLESS_NAMES: dict[bytes, bool] = {}
 
 
 def re2_options() -> re2.Options:
@@ -81,6 +89,9 @@ class DetectorPass:
     parser: re.Pattern[bytes]
     detectors: tuple[Detector, ...]
     rejected: dict[tuple[bytes, bool, bool], int]
+    # When the last branch is the assignment detector: the other branches, to tell (one anchored RE2 match)
+    # that a candidate is an assignment, whose name is then read by a simple pattern instead of a full parse.
+    others: re2._Regexp | None = None
 
 
 def _ungrouped(pattern: str) -> str:
@@ -97,7 +108,11 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     finder = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors), re2_options())
     # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
     parser = re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", grouped).encode())
-    return DetectorPass(finder=finder, parser=parser, detectors=detectors, rejected={})
+    others = None
+    if detectors[-1].check == "assignment":
+        others = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors[:-1]),
+                             re2_options())
+    return DetectorPass(finder=finder, parser=parser, detectors=detectors, rejected={}, others=others)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
@@ -172,6 +187,24 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
     return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
 
 
+def _remember(rejected: dict[tuple[bytes, bool, bool], int], key: tuple[bytes, bool, bool], resume: int) -> None:
+    if len(rejected) >= _MEMO_ENTRIES:
+        rejected.clear()  # bounded memory; ordinary logs refill it with their few recurring candidates at once
+    rejected[key] = resume
+
+
+def _assignment_name(data: bytes, start: int, others: re2._Regexp) -> bytes | None:
+    """The name of the assignment candidate at ``start``, None when the candidate may be another detector's.
+
+    No other detector matching there means the alternation picked the assignment (its last branch), whose name
+    is then the whole run of name characters between the boundary and the separator: read by a simple pattern,
+    judged by ``shapes.name_kind`` exactly as the full parse would (``token_type=``, ``secretName:`` end here)."""
+    head = _ASSIGNMENT_HEAD.match(data, start)
+    if head is None or others._regexp.Match(_ANCHOR_START, data, start, len(data))[0][0] >= 0:
+        return None
+    return head.group(1)
+
+
 def _dense_end(data: bytes, start: int) -> int:
     """Where a run of candidates over budget is cut: the end of the line ``DENSE_SPAN`` bytes on (one forward
     scan; the text up to there is replaced and never searched again)."""
@@ -186,7 +219,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
     # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
     find, parse, length = pass_.finder._regexp.Match, pass_.parser.match, len(data)
-    rejected = pass_.rejected
+    rejected, others = pass_.rejected, pass_.others
     while (span := find(UNANCHORED, data, pos, length)[0])[0] >= 0:
         candidate_start, candidate_end = span
         spent += 1
@@ -203,6 +236,21 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             resume = rejected.get(key)
             if resume is not None:
                 pos = candidate_start + resume
+                continue
+        spent += HEAD_UNITS
+        name = _assignment_name(data, candidate_start, others) if others is not None else None
+        if name is not None:
+            harmless = _HARMLESS_NAMES.get(name)
+            if harmless is None:  # a name not seen yet: splitting it into words costs about a judgement
+                spent += NAME_UNITS
+                harmless = shapes.name_kind(name.decode("utf-8", "replace")) is None
+                if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
+                    _HARMLESS_NAMES.clear()
+                _HARMLESS_NAMES[name] = harmless
+            if harmless:
+                pos = candidate_start + 1  # where a rejected assignment resumes: its name's start
+                if key is not None:
+                    _remember(rejected, key, 1)
                 continue
         spent += JUDGEMENT_UNITS
         match = parse(data, candidate_start)
@@ -223,9 +271,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         # No assignment can start inside its name: the search moves on from there.
         resume = max(1, match.start(f"b{index}_name") - candidate_start) if detector.check == "assignment" else 1
         if context_free and key is not None:
-            if len(rejected) >= _MEMO_ENTRIES:
-                rejected.clear()
-            rejected[key] = resume
+            _remember(rejected, key, resume)
         pos = candidate_start + resume
     if not count:
         return data, 0

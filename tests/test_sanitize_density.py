@@ -1,0 +1,85 @@
+"""What keeps the redactor's Python work bounded: the finder's value conditions, the verdict memo and the density
+budget (``bot/sanitize/candidates.py``). Each must keep every secret redacted and leave ordinary text alone."""
+
+from __future__ import annotations
+
+import re
+
+from bot.sanitize import redact, sanitize_output
+from bot.sanitize.candidates import BYTES_PER_UNIT, CONTEXT_PASS, DENSE_KIND, FREE_UNITS, UNANCHORED
+
+DENSE = f"[REDACTED:{DENSE_KIND}]"
+
+
+def _hits(text: str) -> int:
+    """How many candidates RE2 reports in the context pass (each one costs Python work)."""
+    data, pos, hits = text.encode(), 0, 0
+    while (start := CONTEXT_PASS.finder._regexp.Match(UNANCHORED, data, pos, len(data))[0][0]) >= 0:
+        hits, pos = hits + 1, start + 1
+    return hits
+
+
+def test_values_every_context_rejects_are_not_even_candidates() -> None:
+    text = '"input_tokens": 1834, "retries": 3, pass: x, token="ab" secret_count=12\n'
+    assert _hits(text) == 0
+    assert redact(text) == (text, 0)
+
+
+def test_values_the_finder_keeps_are_still_redacted() -> None:
+    # seven digits or more, three characters, a digit before a letter: all possible passwords
+    for value in ("8392013", "abc", "1x9", "12ab", "1.2.3"):
+        out, count = redact(f"DB_PASSWORD={value}\n")
+        assert count == 1 and value not in out, value
+    assert redact('{"password": "8392013"}')[0] == '{"password": "[REDACTED:password]"}'
+
+
+def test_a_remembered_rejection_never_hides_the_same_text_where_it_is_a_secret() -> None:
+    # In prose the value must look generated; at a line's start the same bytes are a password. The first
+    # verdict depends on its line, so it is not remembered.
+    prose = "for the rest see docs, password: correcthorse should be rotated\n"
+    assert redact(prose)[0] == prose
+    out, count = redact("password: correcthorse\n")
+    assert count == 1 and "correcthorse" not in out
+    assert redact(prose)[0] == prose
+
+
+def test_remembered_rejections_give_the_same_output() -> None:
+    line = "level=info token_type=refresh key_id=k-17 msg=ok\n"
+    once = redact(line)[0]
+    assert once == line
+    assert redact(line * 500)[0] == line * 500
+
+
+def test_dense_candidates_are_redacted_as_one_run_and_nothing_in_it_leaks() -> None:
+    secrets = [f"s3cret-{i:05x}" for i in range(4000)]
+    text = "".join(f"password={s}\n" for s in secrets) + "after the dense run: DB_PASSWORD=tail-s3cret\n"
+    out = sanitize_output(text.encode(), output_limit=1 << 30).text
+    assert DENSE in out
+    assert not any(s in out for s in secrets)
+    assert "tail-s3cret" not in out
+
+
+def test_varied_dense_rejections_are_cut_at_a_line_end_and_the_rest_is_still_searched() -> None:
+    units = "".join(f"x secretName{i:x}: yyy\n" for i in range(20000))
+    text = units + "export GITHUB_TOKEN_VALUE=" + "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "\n"
+    out = sanitize_output(text.encode(), output_limit=1 << 30).text
+    assert DENSE in out and "ghp_" not in out
+    for piece in out.split("\n"):  # what is kept is whole lines of the input, or the marker at a line's start
+        assert piece == "" or piece.startswith(DENSE) or piece + "\n" in text or "REDACTED" in piece
+
+
+def test_the_budget_leaves_output_below_it_untouched() -> None:
+    # One candidate judged per line of ~90 bytes, all different: under the budget however long the text.
+    line = "2026-12-01T08:15:{i:05d}Z INFO web secret_name=api-token-{i} rotated by ops-team ok\n"
+    text = "".join(line.format(i=i) for i in range(3000))
+    assert len(text) // 3000 > BYTES_PER_UNIT * 2 and 3000 > FREE_UNITS
+    assert sanitize_output(text.encode(), output_limit=1 << 30).text == text
+
+
+def test_dense_marker_only_where_candidates_come_denser_than_the_budget() -> None:
+    # Judged (the name is a password's, the verdict depends on the line) and rejected (prose), every 15 bytes.
+    text = "note pass: abc\n" * 5000
+    out = sanitize_output(text.encode(), output_limit=1 << 30).text
+    assert out.startswith("note pass: abc\n" * 40)  # the free allowance
+    assert out.count(DENSE) >= 1
+    assert re.fullmatch(r"(?:note(?: pass: abc\n|\[REDACTED:dense_candidates\]\n?))+", out)
