@@ -187,7 +187,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from bot.slack.client import SlackStartupError
 
     config = load_config(args.config)
-    configure_logging(config.log_level, sensitive_env_vars=config.sensitive_env_vars)
+    configure_logging(config.log_level, sensitive_env_vars=config.sensitive_env_vars,
+                      redact_patterns=config.execution.redact_patterns)
     roles = set(ROLES) if args.role == "all" else {args.role}
     if not config.applications:
         raise CliError(f"{config.source}: applications: no fisk application configured")
@@ -216,7 +217,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     from bot.roles import StartupError
 
     config = load_config(args.config)
-    configure_logging("WARNING", sensitive_env_vars=config.sensitive_env_vars)
+    configure_logging("WARNING", sensitive_env_vars=config.sensitive_env_vars,
+                      redact_patterns=config.execution.redact_patterns)
     if not config.applications:
         raise CliError(f"{config.source}: applications: no fisk application configured")
     try:

@@ -22,15 +22,17 @@ CONTEXT_FIELDS = ("conversation", "call_id", "role", "tool", "user")
 
 
 class JsonFormatter(logging.Formatter):
-    def __init__(self, secret_values: list[str] | None = None, sensitive_env_vars: Iterable[str] = ()) -> None:
+    def __init__(self, secret_values: list[str] | None = None, sensitive_env_vars: Iterable[str] = (),
+                 redact_patterns: Iterable[str] = ()) -> None:
         """``secret_values`` default: the values of this process's credential variables, including the
-        operator's ``sensitive_env_vars`` (the same set a tool's environment never gets)."""
+        operator's ``sensitive_env_vars`` (the same set a tool's environment never gets). ``redact_patterns``:
+        the operator's ``execution.redact_patterns``, redacted from log lines as from tool output."""
         super().__init__()
         sensitive = tuple(sensitive_env_vars)
         values = secret_values if secret_values is not None else [
             v for k, v in os.environ.items() if is_credential_name(k, sensitive) and len(v) >= 6
         ]
-        self._redactor = build_redactor(values, ())
+        self._redactor = build_redactor(values, tuple(redact_patterns))
 
     def _clean(self, text: str) -> str:
         return self._redactor.redact(text)[0]
@@ -57,10 +59,11 @@ class JsonFormatter(logging.Formatter):
 QUIET_LIBRARIES = ("httpx", "httpx2", "httpcore", "httpcore2")
 
 
-def configure_logging(level: str = "INFO", json_logs: bool = True, sensitive_env_vars: Iterable[str] = ()) -> None:
+def configure_logging(level: str = "INFO", json_logs: bool = True, sensitive_env_vars: Iterable[str] = (),
+                      redact_patterns: Iterable[str] = ()) -> None:
     handler = logging.StreamHandler(sys.stderr)
     if json_logs:
-        handler.setFormatter(JsonFormatter(sensitive_env_vars=sensitive_env_vars))
+        handler.setFormatter(JsonFormatter(sensitive_env_vars=sensitive_env_vars, redact_patterns=redact_patterns))
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()

@@ -261,7 +261,7 @@ def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
 
     agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
                   settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars,
-                  tool_search=core.config.tool_search)
+                  tool_search=core.config.tool_search, redactor=text_redactor(core.config))
     return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"), reader=core.redis.reader)
 
 

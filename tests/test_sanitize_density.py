@@ -72,7 +72,7 @@ def test_the_budget_leaves_output_below_it_untouched() -> None:
     # One candidate judged per line of ~90 bytes, all different: under the budget however long the text.
     line = "2026-12-01T08:15:{i:05d}Z INFO web secret_name=api-token-{i} rotated by ops-team ok\n"
     text = "".join(line.format(i=i) for i in range(3000))
-    assert len(text) // 3000 > BYTES_PER_UNIT * 2 and 3000 > FREE_UNITS
+    assert len(text) // 3000 > BYTES_PER_UNIT * 2 and FREE_UNITS < 3000
     assert sanitize_output(text.encode(), output_limit=1 << 30).text == text
 
 

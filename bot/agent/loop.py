@@ -34,7 +34,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.fisk.environment import scrub_environment
 from bot.logcontext import log_context
-from bot.sanitize import build_redactor, clean_model_text
+from bot.sanitize import Redactor, build_redactor, clean_model_text
 from bot.tools.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -62,6 +62,7 @@ class Agent:
         catalog_for: Callable[[str, Mapping[str, str]], Catalog] | None = None,
         sensitive_env_vars: Iterable[str] = (),
         tool_search: bool = True,
+        redactor: Redactor | None = None,
     ) -> None:
         self.redis = redis
         self.tool_search = tool_search
@@ -75,9 +76,11 @@ class Agent:
         )
         self._catalog_for = catalog_for
         # What the model writes is redacted like tool output before it leaves the agent: a model that was
-        # talked into "printing the token" (or guessed one) must not get it posted. Same detectors, and the
-        # values of this process's credentials (the ones a tool's environment never gets).
-        self._redactor = build_redactor(scrub_environment(None, sensitive_env_vars).removed_values.values())
+        # talked into "printing the token" (or guessed one) must not get it posted. The role passes the
+        # process's configured redactor (bot.wiring.text_redactor: the operator's redact_patterns too); without
+        # one, the same detectors and the values of this process's credentials.
+        self._redactor = redactor or build_redactor(
+            scrub_environment(None, sensitive_env_vars).removed_values.values())
 
     # ---------------------------------------------------------------- inbox entry points
 
