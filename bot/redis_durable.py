@@ -20,6 +20,7 @@ primary, and only the caller knows what to tell the user (``bot.approvals.store`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import time
@@ -31,15 +32,31 @@ import redis
 import redis.asyncio
 from redis.asyncio.cluster import ClusterNode, PipelineCommand, RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import AskError, ClusterDownError, MovedError, NoScriptError, ResponseError, TryAgainError
+from redis.exceptions import (
+    AskError,
+    ClusterDownError,
+    MovedError,
+    NoScriptError,
+    RedisClusterException,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
 
 __all__ = ["Acknowledgement", "DurabilitySettings", "DurableScripts"]
 
 log = logging.getLogger(__name__)
 
 # a cluster node that no longer owns the slot, or is gone: refresh the slot table and send both again
-_REROUTE = (MovedError, AskError, TryAgainError, ClusterDownError, redis.ConnectionError, redis.TimeoutError)
-_CLUSTER_ATTEMPTS = 5
+
+
+class _NotPrimary(RuntimeError):
+    """``ROLE`` says the node is a replica: a failover the client's slot table has not caught up with."""
+
+
+_REROUTE = (MovedError, AskError, TryAgainError, ClusterDownError, SlotNotCoveredError, _NotPrimary,
+            redis.ConnectionError, redis.TimeoutError)
+_CLUSTER_ATTEMPTS = 8  # about 5.5 s of backoff: a failover with a 1-2 s node timeout fits in it
 
 
 @dataclass(frozen=True)
@@ -86,6 +103,7 @@ class DurableScripts:
         self._clock = clock
         self._replicas: dict[str, tuple[float, int]] = {}  # primary name -> (asked at, connected replicas)
         self._warned_wait = False
+        self._warned_role = False
 
     @property
     def cluster(self) -> RedisCluster | None:
@@ -100,7 +118,10 @@ class DurableScripts:
         cluster = self.cluster
         if cluster is not None:
             return await self._run_on_node(cluster, script, keys, args)
-        wanted = await self._wanted("primary", self._ask_role)
+        try:
+            wanted = await self._wanted("primary", self._ask_role)
+        except _NotPrimary:  # a demoted primary refuses the write itself (READONLY): redis-py reconnects, retries
+            wanted = 0
         if wanted == 0:
             return await script(keys=list(keys), args=list(args)), Acknowledgement(0, 0, self.settings.timeout_ms)
         for _ in range(2):
@@ -118,10 +139,12 @@ class DurableScripts:
         self, cluster: RedisCluster, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]
     ) -> tuple[Any, Acknowledgement]:
         for attempt in range(_CLUSTER_ATTEMPTS):
-            node = cluster.get_node_from_key(keys[0], replica=False)
-            if node is None:
-                raise redis.ConnectionError(f"no cluster node serves {keys[0]!r}")
+            node = None
             try:
+                await cluster.initialize()  # a no-op unless redis-py dropped its slot table (after a failover)
+                node = cluster.get_node_from_key(keys[0], replica=False)
+                if node is None:
+                    raise SlotNotCoveredError(f"no cluster node serves {keys[0]!r}")
                 wanted = await self._wanted(node.name, functools.partial(_node_command, node, "ROLE"))
                 if wanted == 0:
                     reply = await script(keys=list(keys), args=list(args))
@@ -143,10 +166,13 @@ class DurableScripts:
                 # recognise their repeat)
                 if attempt == _CLUSTER_ATTEMPTS - 1:
                     raise
-                log.info("durable write on %s: %s; refreshing the slot table", node.name, type(err).__name__)
-                self._replicas.pop(node.name, None)
-                await asyncio.sleep(0.25 * (attempt + 1))
-                await cluster.nodes_manager.initialize()
+                where = node.name if node is not None else keys[0]
+                log.info("durable write on %s: %s; refreshing the slot table", where, type(err).__name__)
+                if node is not None:
+                    self._replicas.pop(node.name, None)
+                await asyncio.sleep(min(1.0, 0.25 * (attempt + 1)))
+                with contextlib.suppress(*_REROUTE, RedisClusterException):  # no node answers yet: next attempt
+                    await cluster.nodes_manager.initialize()
                 continue
             return self._outcome(node.name, reply, acked, wanted)
         raise AssertionError("unreachable")
@@ -172,8 +198,18 @@ class DurableScripts:
         now = self._clock()
         cached = self._replicas.get(primary)
         if cached is None or now - cached[0] > self.settings.refresh_seconds:
-            role = await ask_role()
-            cached = (now, _connected_replicas(role))
+            try:
+                replicas = _connected_replicas(await ask_role())
+                if replicas is None:  # never cached: the next transition asks again
+                    raise _NotPrimary(f"{primary} is a replica now")
+            except ResponseError as err:  # e.g. an ACL user without +role: auto cannot know, so it cannot wait
+                if not self._warned_role:
+                    log.error("ROLE refused by Redis (%s): redis.durability.replicas auto cannot see the replicas "
+                              "and waits for none; grant the Redis user the ROLE command or set "
+                              "redis.durability.replicas to a number", err)
+                    self._warned_role = True
+                replicas = 0
+            cached = (now, replicas)
             self._replicas[primary] = cached
         return min(1, cached[1])
 
@@ -181,14 +217,14 @@ class DurableScripts:
         return await self.client.execute_command("ROLE")
 
 
-def _connected_replicas(role: Any) -> int:
-    """The number of replicas a ``ROLE`` reply lists (0 when the server is not a primary)."""
+def _connected_replicas(role: Any) -> int | None:
+    """The number of replicas a ``ROLE`` reply lists; None when the server is not a primary."""
     if not isinstance(role, (list, tuple)) or not role:
         return 0
     kind = role[0].decode() if isinstance(role[0], bytes) else str(role[0])
-    if kind != "master" or len(role) < 3 or not isinstance(role[2], (list, tuple)):
-        return 0
-    return len(role[2])
+    if kind != "master":
+        return None
+    return len(role[2]) if len(role) > 2 and isinstance(role[2], (list, tuple)) else 0
 
 
 async def _node_pipeline(node: ClusterNode, *commands: tuple[Any, ...]) -> list[Any]:

@@ -28,7 +28,7 @@ from bot.redis_durable import DurabilitySettings
 from tests.approvals.conftest import proposal
 from tests.approvals.helpers import executions, marker_executor, running, wait_until
 from tests.support import decision_keys
-from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node
+from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node, _replicas_synced, _wait
 from tests.support.topology_clients import open_on
 
 POLICY = ApprovalPolicy()
@@ -193,3 +193,39 @@ async def _state_is(store: CallStore, call_id: str, state: CallState) -> bool:
 
 async def _pending_is(client: Redis, store: CallStore, count: int) -> bool:
     return int((await client.xpending(store.keys.run_stream(0), "runners"))["pending"]) == count
+
+
+async def test_cluster_approval_after_a_failover_the_client_has_not_seen_waits_on_the_new_primary(
+    redis_cluster: RedisClusterServers, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A manual failover (CLUSTER FAILOVER: the replica takes over, nothing lost) that the bot's client has not
+    noticed: its slot table still names the old primary, now a replica. The durable write finds out (ROLE, or
+    MOVED), refreshes the table and runs, and waits, on the new primary; the old one, its replica now, has it."""
+    handle = await open_on("cluster", redis_cluster, tmp_path)
+    deployment = Deployment("cluster", redis_cluster, handle)
+    store = deployment.store(timeout_ms=5000)
+    try:
+        (record,) = await store.propose("slack:C1:1.0", [proposal()], POLICY, "U_REQ")
+        key = store.keys.call(record.id)
+        old = redis_cluster.primary_of_key(key)
+        new = deployment.replica_of(key)
+        _manual_failover(redis_cluster, new, key)
+        try:
+            with caplog.at_level("INFO", logger="bot.redis_durable"):
+                approved = await store.approve(record.id, "U_APP", [], POLICY, known=record)
+            assert approved.state is CallState.approved
+            assert "refreshing the slot table" in caplog.text
+            assert deployment.read_replica(old, key, "state") == "approved"
+        finally:
+            _manual_failover(redis_cluster, old, key)  # as it was, for the tests after this one
+    finally:
+        await handle.close()
+
+
+def _manual_failover(servers: RedisClusterServers, replica: _Node, key: str) -> None:
+    with replica.client(servers.password) as client:
+        client.execute_command("CLUSTER FAILOVER")
+    _wait(lambda: servers.primary_of_key(key).port == replica.port, 20, "the replica to take over")
+    with replica.client(servers.password) as client:
+        _wait(lambda: _replicas_synced(client), 20, "the old primary to follow the new one")
+    servers.wait_healthy()

@@ -140,6 +140,27 @@ async def test_auto_follows_a_killed_replica_and_a_fixed_number_does_not(pair: P
         await client.aclose()
 
 
+async def test_a_redis_user_without_role_or_wait_is_told_about_loudly(
+    redis: Redis, redis_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    await redis.execute_command("ACL", "SETUSER", "limited", "on", ">limited-pw", "~*", "&*", "+@all", "-role",
+                                "-wait")
+    client = Redis.from_url(redis_url, username="limited", password="limited-pw")
+    try:
+        auto = store_on(client)  # cannot see the replicas: waits for none, and says why
+        first = await awaiting(auto, 1)
+        assert (await auto.approve(first, "U_APP", [], POLICY)).state is CallState.approved
+        assert "ROLE refused by Redis" in caplog.text and "redis.durability.replicas" in caplog.text
+        strict = store_on(client, replicas=1, timeout_ms=50)  # asked to wait and cannot: never called durable
+        second = await awaiting(strict, 2)
+        with pytest.raises(NotDurable):
+            await strict.approve(second, "U_APP", [], POLICY)
+        assert "WAIT refused by Redis" in caplog.text
+    finally:
+        await client.aclose()
+        await redis.execute_command("ACL", "DELUSER", "limited")
+
+
 def test_settings_from_the_configuration_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     default = load_config(None)
     assert durability_settings(default) == DurabilitySettings(replicas=None, timeout_ms=1000)
