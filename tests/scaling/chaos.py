@@ -9,7 +9,6 @@ itself, not by anything the bot says about it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
 import time
@@ -99,15 +98,18 @@ async def eventually(predicate: Callable[[], Any], timeout: float, what: str) ->
     """Poll ``predicate`` (sync or async) until it returns something truthy, and return that; Redis failures (a
     failover) count as "not yet"."""
     deadline = time.monotonic() + timeout
+    last_error: BaseException | None = None
     while True:
-        with contextlib.suppress(*OUTAGE):
+        try:
             value = predicate()
             if asyncio.iscoroutine(value):
                 value = await value
             if value:
                 return value
+        except OUTAGE as exc:
+            last_error = exc
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
+            raise AssertionError(f"timed out after {timeout:g}s waiting for {what} (last Redis error: {last_error!r})")
         await asyncio.sleep(0.05)
 
 

@@ -40,7 +40,9 @@ from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from bot.fisk.introspect import parse_application
 from bot.redis_connection import RedisHandle
+from bot.redis_durable import DurabilitySettings
 from bot.slack import SlackSettings
+from bot.slack.cards import CONFIRM_APPROVAL_ACTION
 from bot.tools.catalog import AppSpec, build_catalog
 from bot.tools.tool import AppSettings
 from tests.scaling.chaos import (
@@ -54,7 +56,7 @@ from tests.scaling.chaos import (
 from tests.slack.conftest import BOT_TOKEN, CHANNEL, Harness, make_front, serving
 from tests.support import decision_keys
 from tests.support.fake_slack import FakeSlack
-from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers
+from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node
 from tests.support.topology_clients import open_on
 
 APPROVER = "UAPPROVER"
@@ -235,3 +237,86 @@ async def _chaos(kind: str, deployment: Servers, harness: Harness, store: CallSt
     assert final["A"].state == CallState.finished and final["D"].state == CallState.finished
     assert final["E"].state in ENDED and ran["E"] <= 1
 
+
+
+
+def replica_of(servers: Servers, key: str) -> _Node:
+    """The replica that takes over the primary holding ``key``."""
+    if isinstance(servers, RedisSentinelServers):
+        primary = servers.current_primary()
+        return next(n for n in servers.data_nodes if n is not primary)
+    primary = servers.primary_of_key(key)
+    with primary.client(servers.password) as client:
+        role = client.execute_command("ROLE")
+    return next(n for n in servers.nodes if n.port == int(role[2][0][1]))
+
+
+def synced_replicas(node: _Node, password: str | None) -> int:
+    with node.client(password) as client:
+        info = client.info("replication")
+    return sum(1 for k, v in info.items() if k.startswith("slave") and "online" in str(v))
+
+
+async def test_an_unconfirmed_approval_lost_in_a_failover_is_confirmed_by_the_clicker(
+        servers: tuple[str, Servers], handle: RedisHandle, tmp_path: Path, fixtures_dir: Path) -> None:
+    """The replica's link to the primary is down when the click is made (a wrong ``masterauth``: it keeps failing
+    to resync, as after a network partition); the primary dies and that replica is promoted without the approval.
+    With ``redis.durability.replicas: 1`` the clicker was told the approval is not confirmed, with a button to
+    confirm it; once the deployment has a replica again, that button approves the call on the new primary."""
+    kind, deployment = servers
+    redis: Redis = handle.client
+    store = CallStore(redis, signer=decision_keys.signer(), durability=DurabilitySettings(replicas=1))
+    policy = ApprovalPolicy(approvers={"users": [APPROVER]})
+    app = parse_application((fixtures_dir / "opsctl.introspect.json").read_bytes())
+    catalog = build_catalog([AppSpec(AppSettings(binary="opsctl"))], lambda _s: app)
+    tool, digest = make_tool(tmp_path / "bin")
+    password = deployment.password
+    with FakeSlack(expected_token=BOT_TOKEN) as slack:
+        front = make_front(slack, redis, store, policy, catalog, SlackSettings(mode="http", usergroup_cache_seconds=0))
+        async with serving(front, slack, store, redis) as harness:
+            poster = StoppablePoster(front)
+            poster.start()
+            try:
+                record = await propose(store, policy, tool, digest, tmp_path / "log", "A", 0)
+                record = await eventually(lambda: _carded(store, record.id), 15, "the card")
+                replica = replica_of(deployment, store.keys.call(record.id))
+                with replica.client(password) as client:
+                    client.config_set("masterauth", "not-the-password")
+                    client.execute_command("CLIENT KILL TYPE master")
+                    await eventually(lambda: client.info("replication")["master_link_status"] == "down", 10,
+                                     "the replica's link to go down")
+                assert (await harness.click(record, "fisk_approve", APPROVER))[0] == 200
+                note = await eventually(lambda: slack.calls_to("chat.postEphemeral"), 15, "the clicker's note")
+                assert "no Redis replica confirmed it" in note[0].params["text"]
+                primary = primary_of(deployment, store, record)
+                assert isinstance(primary, _Node)
+                primary.kill()
+                with replica.client(password) as client:
+                    client.config_set("masterauth", password or "")
+                await eventually(lambda: primary_of(deployment, store, record) is replica, 30, "the promotion")
+                lost = await eventually(lambda: store.get(record.id), 30, "the store on the new primary")
+                assert lost.state == CallState.awaiting_approval  # the unconfirmed approval is gone, as warned
+                primary.start()  # back as a replica of the promoted one
+                await eventually(lambda: synced_replicas(replica, password) >= 1, 30, "a replica again")
+                assert (await harness.click(record, CONFIRM_APPROVAL_ACTION, APPROVER))[0] == 200
+                try:
+                    confirmed = await eventually(lambda: _in_state(store, record.id, CallState.approved), 20,
+                                                 "the confirmed approval")
+                except AssertionError as exc:
+                    told = [c.params.get("text") for c in slack.calls_to("chat.postEphemeral")]
+                    raise AssertionError(f"{exc}; the clicker was told {told}") from None
+                assert [a.user for a in confirmed.approvals] == [APPROVER]
+                await eventually(lambda: card_says_approved(slack, record), 10, "the card to say approved")
+                print(f"{kind}: approval lost in the failover, confirmed by the clicker's note afterwards")
+            finally:
+                await poster.stop()
+
+
+async def _carded(store: CallStore, call_id: str) -> CallRecord | None:
+    latest = await store.get(call_id)
+    return latest if latest.meta.get("slack_ts") else None
+
+
+async def _in_state(store: CallStore, call_id: str, state: CallState) -> CallRecord | None:
+    latest = await store.get(call_id)
+    return latest if latest.state == state else None
