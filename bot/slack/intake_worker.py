@@ -8,6 +8,8 @@ its own task (up to ``concurrency`` at once) and acknowledged only after its wor
 * any other failure leaves the entry pending; it is taken over again (by this replica or another) after
   ``reclaim_idle_seconds``, at most ``MAX_ATTEMPTS`` times, after which it is logged as an error and dropped;
 * a crash leaves it pending too: a restart first re-reads its own pending entries, other replicas reclaim it.
+  An entry a live replica is still working on is re-claimed by it every reclaim period (idle time reset), so
+  another replica never takes it over while it is retried.
 
 Handling is idempotent per entry (``request_id`` = the entry id): the "asked" post is recorded, the inbox hand-off
 is deduplicated, the mention/message pair claimed by entry, so a retried entry does not start twice.
@@ -91,6 +93,9 @@ class IntakeWorker:
             idle = self.deps.settings.reclaim_idle_seconds
             await pause(stop_event, min(max(0.05, idle / 2), 5.0))
             try:
+                if self._tasks:  # ours, still being worked on (a Slack outage): not for another replica to take
+                    await self.redis.xclaim(self.intake.stream, GROUP, self.consumer, 0, list(self._tasks),
+                                            justid=True)
                 reply: Any = await self.redis.xautoclaim(
                     self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
                 )

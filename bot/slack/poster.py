@@ -105,6 +105,7 @@ class Poster:
                     # Take over entries idle that long: a dead replica's, or ours that failed and were left
                     # pending (not only at start-up: a failed entry must not wait for a restart).
                     next_claim = loop.time() + max(0.05, idle / 2)
+                    await self._keep_claimed(stream)
                     reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, int(idle * 1000), "0-0",
                                                         count=50)
                     entries += [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
@@ -124,6 +125,13 @@ class Poster:
                     continue  # reclaimed while we still handle it
                 await self._slots.acquire()  # back-pressure: no more than post_concurrency entries in flight
                 self._dispatch(stream, entry_id, fields, stop_event)
+
+    async def _keep_claimed(self, stream: str) -> None:
+        """Reset the idle time of the entries this replica is still working on (retrying a Slack outage, say),
+        so another replica does not take them over as a dead reader's: both would then post them."""
+        ids: list[str | bytes | int | memoryview] = [entry_id for s, entry_id in self._inflight_ids if s == stream]
+        if ids:
+            await self.deps.redis.xclaim(stream, GROUP, self.consumer, 0, ids, justid=True)
 
     def _dispatch(self, stream: str, entry_id: str, fields: dict[str, str], stop_event: asyncio.Event) -> None:
         """Handle the entry in its own task, after the previous entry of the same thread (per-thread order)."""

@@ -20,8 +20,8 @@ from bot.approvals.store import CallStore
 from bot.slack import SlackFrontEnd, SlackSettings
 from bot.slack.client import close_client
 from bot.tools.catalog import Catalog
-from tests.slack.conftest import CHANNEL, Harness, make_front
-from tests.support.fake_slack import FakeSlack, SlackCall
+from tests.slack.conftest import CHANNEL, Harness, make_front, wait_for
+from tests.support.fake_slack import FakeSlack, SlackCall, SlackReply
 
 CONV = f"slack:{CHANNEL}:1700.000001"
 
@@ -39,13 +39,19 @@ def posted_keys(slack: FakeSlack) -> list[str]:
     return [key_of(c) for c in sorted(posts, key=lambda c: float(c.response["ts"]))]
 
 
-def slow_results(slack: FakeSlack, seconds: float) -> None:
+def slow_results(slack: FakeSlack, seconds: float, prefix: str = "result:") -> None:
     def post(call: SlackCall) -> dict[str, Any]:
-        if key_of(call).startswith("result:"):
+        if key_of(call).startswith(prefix):
             time.sleep(seconds)  # this request's own server thread: nothing else waits
         return slack._api_chat_postMessage(call.params)
 
     slack.on("chat.postMessage", post)
+
+
+@pytest.fixture
+def settings() -> SlackSettings:
+    """As in the other Slack tests, but a replica takes over another's idle entries after 1 s (not 60)."""
+    return SlackSettings(mode="http", usergroup_cache_seconds=0, reclaim_idle_seconds=1.0)
 
 
 @pytest.fixture
@@ -99,3 +105,65 @@ async def test_both_replicas_taking_one_result_at_once_post_it_once(
         other.poster.handle(bus.BusEvent("reply", CONV, {"text": "all done"}, id="2-0")),
     )
     assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}", "reply:2-0"]
+
+
+async def test_an_entry_a_live_replica_keeps_retrying_is_not_taken_over_and_posted_twice(
+    harness: Harness, slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """Slack is down for longer than ``reclaim_idle_seconds``: the replica that read the reply keeps retrying it,
+    and the other must not take it over as if its reader had died (both would post it when Slack is back)."""
+    fronts = [make_front(slack, redis, store, policy, catalog, settings.model_copy(update={"consumer": name}))
+              for name in ("replica-a", "replica-b")]
+    slack.messages[(CHANNEL, "1700.000001")] = {"type": "message", "user": "UREQ", "text": "help", "ts": "1700.000001"}
+    stop = asyncio.Event()
+    slack.down = "error"
+    tasks = [asyncio.create_task(front.run_poster(stop)) for front in fronts]
+    try:
+        await bus.publish(redis, bus.OUTBOX, bus.BusEvent("reply", CONV, {"text": "answer during outage"}))
+        await wait_for(lambda: len(slack.calls) >= 3, timeout=5)  # tried and retried
+        await asyncio.sleep(3.0)  # three reclaim periods of the outage
+        slow_results(slack, 0.5, "reply:")  # a second poster would look for the post before it is made
+        slack.down = None
+        await wait_for(lambda: posted_keys(slack), timeout=10)
+        await asyncio.sleep(1.0)  # room for a second post
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+        for front in fronts:
+            await close_client(front.deps.client)
+    assert len(posted_keys(slack)) == 1, posted_keys(slack)
+
+
+async def test_a_request_a_live_replica_keeps_retrying_is_not_taken_over_and_started_twice(
+    harness: Harness, other: SlackFrontEnd, slack: FakeSlack) -> None:
+    """The intake likewise: a /fisk recorded by replica A, whose "asked" post waits out a Slack outage longer than
+    ``reclaim_idle_seconds``, is not also started by replica B (two posts, two threads)."""
+    outage = True
+
+    def post(call: SlackCall) -> SlackReply | dict[str, Any]:
+        if outage:
+            return SlackReply(503, "service unavailable")
+        if "asked:" in str(call.params.get("text")):
+            time.sleep(0.5)  # a second replica would look for the post before it is made
+        return slack._api_chat_postMessage(call.params)
+
+    slack.on("chat.postMessage", post)
+    stop = asyncio.Event()
+    worker = asyncio.create_task(other.intake_worker.run(stop))
+    try:
+        assert (await harness.command("is web ok?"))[0] == 200
+        await asyncio.sleep(3.0)  # three reclaim periods of the outage
+        (pending,) = await harness.redis.xpending_range(harness.front.intake.stream, "intake", "-", "+", 10)
+        assert pending["times_delivered"] == 1, pending  # read once, kept by its reader: never taken over
+        outage = False
+        await wait_for(lambda: posted_asked(slack), timeout=10)
+        await asyncio.sleep(1.0)  # room for a second post
+    finally:
+        stop.set()
+        await worker
+    assert len(posted_asked(slack)) == 1
+
+
+def posted_asked(slack: FakeSlack) -> list[SlackCall]:
+    return [c for c in slack.calls_to("chat.postMessage") if c.status == 200 and "asked:" in str(c.params.get("text"))]
