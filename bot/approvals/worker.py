@@ -88,6 +88,8 @@ class RunnerWorker:
         self.grace_period = grace_period
         self.block_ms = max(1, int(block_seconds * 1000))
         self.sweep = sweep
+        #: pauses before claiming again when no replica confirmed a claim (see _claim_durably)
+        self.durable_retry: tuple[float, ...] = (0.5, 1.0, 2.0)
         self._app_limits = {app: asyncio.Semaphore(n) for app, n in (per_app_limits or {}).items()}
         self._inflight: dict[str, asyncio.Task[None]] = {}
         self._executing: dict[str, asyncio.Task[dict[str, Any]]] = {}
@@ -186,7 +188,7 @@ class RunnerWorker:
                 if self._stopping:
                     return  # not claimed: stays pending for another replica
                 try:
-                    record = await self._retry(lambda: self.store.claim(call_id, self.runner_id, self.stale_after))
+                    record = await self._claim_durably(call_id)
                 except NotDurable as exc:
                     # given back unstarted; the entry stays pending and a runner takes it over after
                     # reclaim_after (by then the replica may have caught up, or auto mode sees none)
@@ -203,6 +205,22 @@ class RunnerWorker:
         finally:
             self._inflight.pop(entry_id, None)
             self._freed.set()
+
+    async def _claim_durably(self, call_id: str) -> CallRecord | None:
+        """Claim; a claim no replica confirmed was given back unstarted (``NotDurable``): try again after each of
+        ``durable_retry`` seconds (a lagging replica catches up; after a failover ``auto`` asks the new primary
+        for its replicas again), then give up and raise, leaving the entry pending for a later take-over."""
+        for delay in (*self.durable_retry, None):
+            try:
+                return await self._retry(lambda: self.store.claim(call_id, self.runner_id, self.stale_after))
+            except NotDurable as exc:
+                if delay is None or self._stopping:
+                    raise
+                log.info("runner %s: %s; claiming again in %g s", self.runner_id, exc, delay)
+                await asyncio.sleep(delay)
+                if self._stopping:  # not claimed: stays pending for another replica
+                    raise
+        raise AssertionError("unreachable")
 
     async def _execute(self, record: CallRecord) -> None:
         with log_context(call_id=record.id, conversation=record.conversation, tool=record.tool):

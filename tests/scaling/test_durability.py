@@ -223,9 +223,41 @@ async def test_cluster_approval_after_a_failover_the_client_has_not_seen_waits_o
 
 
 def _manual_failover(servers: RedisClusterServers, replica: _Node, key: str) -> None:
-    with replica.client(servers.password) as client:
-        client.execute_command("CLUSTER FAILOVER")
-    _wait(lambda: servers.primary_of_key(key).port == replica.port, 20, "the replica to take over")
+    """Make ``replica`` the primary of ``key``'s slot, nothing lost. A manual failover the old primary does not
+    complete within its timeout is dropped silently (e.g. right after a replica was stopped), so it is asked again,
+    and the last time without the old primary's agreement (TAKEOVER)."""
+    servers.wait_healthy()
+    with servers.primary_of_key(key).client(servers.password) as primary:
+        _wait(lambda: _replicas_synced(primary), 20, "the replica in sync before the failover")
+    for attempt in range(4):
+        with replica.client(servers.password) as client:
+            client.execute_command("CLUSTER FAILOVER", *(["TAKEOVER"] if attempt == 3 else []))
+        try:
+            _wait(lambda: servers.primary_of_key(key).port == replica.port, 5, "the replica to take over")
+            break
+        except RuntimeError:
+            if attempt == 3:
+                raise
     with replica.client(servers.password) as client:
         _wait(lambda: _replicas_synced(client), 20, "the old primary to follow the new one")
     servers.wait_healthy()
+
+
+async def test_a_claim_held_up_by_a_briefly_stalled_replica_is_claimed_again_soon(
+    deployment: Deployment, tmp_path: Path
+) -> None:
+    store = deployment.store(timeout_ms=200, heartbeat_ttl=5.0)
+    call_id = await awaiting_call(store)
+    await store.approve(call_id, "U_APP", [], POLICY)
+    marker = tmp_path / "marker"
+    # no take-over of pending entries within the test: only the worker's own claiming again can run it
+    worker = RunnerWorker(deployment.client, store, marker_executor(marker), runner_id="r1", block_seconds=0.1,
+                          reclaim_after=600, sweep=False)
+    async with running(worker):
+        with paused(deployment.replica_of(store.keys.call(call_id))):
+            await asyncio.sleep(0.6)
+            assert not executions(marker)
+        await wait_until(lambda: _state_is(store, call_id, CallState.finished), 10)
+    assert executions(marker) == [call_id]
+    audit = await read_audit(deployment.client, call_id=call_id)
+    assert [e.to_state for e in audit].count("running") >= 2  # claimed, given back, claimed again
