@@ -9,8 +9,10 @@ model's answer posted.
 
 N conversations are started at once (``--in-flight`` requests at a time), each card is clicked as soon as the
 call has it, and the run ends when the N-th answer is posted. Printed: calls per second end to end, and the CPU
-seconds each process and Redis used per call (``bench/cpu.py``). Each role runs one asyncio loop, so 1000 /
-(its CPU ms per call) is the most calls per second one process of it can take on one core; Redis likewise.
+seconds each process and Redis used per call (``bench/cpu.py``), less what they use idle (blocking reads that
+time out, the sweeper, metrics: measured first, for ``--idle-seconds``, and subtracted for the run's duration).
+Each role runs one asyncio loop, so 1000 / (its CPU ms per call) is the most calls per second one process of it
+can take on one core; Redis likewise.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import aiohttp  # noqa: E402
 import redis  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
+from redis.asyncio.cluster import RedisCluster  # noqa: E402
 
 from bench.cpu import CpuMeter  # noqa: E402
 from bench.support import APPROVER, TOOL, RedisProcess, Role, build_tool, wait_until, write_config  # noqa: E402
@@ -40,6 +43,7 @@ from bot.approvals.store import CallStore  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
+from tests.support.redis_topologies import RedisClusterServers  # noqa: E402
 
 SECRET = "bench-signing-secret"
 CHANNEL = "C0COST"
@@ -165,37 +169,55 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack, Model() as model:
         work = Path(tmp)
         binary = build_tool(work / "bin")
-        server = RedisProcess(work / "redis")
+        cluster: RedisClusterServers | None = None
+        if args.cluster:  # 3 primaries + 3 replicas; approve, claim and finish wait for a replica (auto)
+            cluster = RedisClusterServers(work / "cluster")
+            cluster.start()
+            url, shards = cluster.url, 3
+            servers = [node.client() for node in cluster.nodes]
+            store_redis: Any = RedisCluster.from_url(url)
+        else:
+            server = RedisProcess(work / "redis")
+            url, shards = server.url, 1
+            servers = [redis.Redis.from_url(url)]
+            store_redis = Redis.from_url(url)
         port = free_port()
         config = write_config(
             work, binary, max_concurrency=16,
             slack={"mode": "http", "http_host": "127.0.0.1", "http_port": port, "usergroup_cache_seconds": 60,
                    "working_reaction": "", "rate_limit": {"per_user": 0, "per_channel": 0}},
             agent={"user_rate_limit_per_minute": 1000},
+            redis={"mode": "cluster" if cluster else "standalone", "shards": shards},
         )
-        env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": SECRET,
+        env = {**os.environ, "REDIS_URL": url, "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": SECRET,
                "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": model.base_url}
         roles = [Role(name, name, config, env, work / "logs") for name in ("slack", "agent", "runner")]
-        client = redis.Redis.from_url(server.url)
-        store_redis = Redis.from_url(server.url)
         watch = Watch(slack)
         try:
             for role in roles:
                 wait_until(role.ready, 90, f"{role.name} ready", 0.2)
-            meter = CpuMeter({role.name: role.process.pid for role in roles}, client)
+            meter = CpuMeter({role.name: role.process.pid for role in roles}, servers)
             async with aiohttp.ClientSession() as session:
-                driver = Driver(session, f"http://127.0.0.1:{port}/slack/events", slack, CallStore(store_redis),
-                                args.in_flight)
+                driver = Driver(session, f"http://127.0.0.1:{port}/slack/events", slack,
+                                CallStore(store_redis, shards=shards), args.in_flight)
                 await conversations(driver, watch, 30, 120)  # warm up
-                print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; one process per role")
+                print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs; one process per role; Redis "
+                      + ("Cluster, 3 primaries + 3 replicas (CPU of all six summed)" if cluster else "standalone"))
+                meter.start()
+                await asyncio.sleep(args.idle_seconds)
+                idle = {k: v / args.idle_seconds for k, v in meter.stop().items()}  # CPU seconds per second
+                print("  idle (nothing to do) CPU ms per second: " + ", ".join(f"{k} {v * 1000:.1f}"
+                                                                           for k, v in idle.items()))
                 rows = []
                 for _ in range(args.rounds):
                     meter.start()
                     seconds = await conversations(driver, watch, args.calls, 600)
                     used = meter.stop()
-                    rows.append((args.calls / seconds, {k: v * 1000 / args.calls for k, v in used.items()}))
+                    busy = {k: max(0.0, v - idle[k] * seconds) for k, v in used.items()}  # what the calls added
+                    rows.append((args.calls / seconds, {k: v * 1000 / args.calls for k, v in busy.items()}))
                     per_call = ", ".join(f"{k} {v:.2f}" for k, v in rows[-1][1].items())
-                    print(f"  {args.calls} calls end to end: {rows[-1][0]:.1f} calls/s; CPU ms per call: {per_call}")
+                    print(f"  {args.calls} calls end to end: {rows[-1][0]:.1f} calls/s; CPU ms per call (idle work "
+                          f"subtracted): {per_call}")
             if driver.failures:
                 print(f"FAILURES: {driver.failures[:10]}")
             names = list(rows[0][1])
@@ -206,9 +228,13 @@ async def main(args: argparse.Namespace) -> None:
         finally:
             for role in roles:
                 role.stop()
-            client.close()
+            for client in servers:
+                client.close()
             await store_redis.aclose()
-            server.stop()
+            if cluster is not None:
+                cluster.stop()
+            else:
+                server.stop()
     print(f"({args.calls} calls per round, {args.rounds} rounds, {args.in_flight} requests in flight; each call is "
           "a conversation: request, card, click, run, result, answer)")
 
@@ -218,4 +244,6 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=300, help="conversations (one call each) per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--in-flight", type=int, default=20, help="HTTP requests in flight at once")
+    parser.add_argument("--cluster", action="store_true", help="a Redis Cluster of 3 primaries + 3 replicas")
+    parser.add_argument("--idle-seconds", type=float, default=10.0, help="how long the idle work is measured")
     asyncio.run(main(parser.parse_args()))

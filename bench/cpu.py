@@ -27,16 +27,18 @@ def redis_cpu_seconds(client: redis.Redis) -> float:
 
 
 class CpuMeter:
-    """CPU seconds each named process (and Redis) used between ``start`` and ``stop``."""
+    """CPU seconds each named process (and Redis: every server given, summed) used between ``start`` and
+    ``stop``."""
 
-    def __init__(self, pids: dict[str, int], client: redis.Redis) -> None:
-        self.pids, self.client = pids, client
+    def __init__(self, pids: dict[str, int], client: redis.Redis | list[redis.Redis]) -> None:
+        self.pids = pids
+        self.clients = client if isinstance(client, list) else [client]
         self._start: dict[str, float] = {}
         self.used: dict[str, float] = {}
 
     def _now(self) -> dict[str, float]:
         now = {name: process_cpu_seconds(pid) for name, pid in self.pids.items()}
-        now["redis"] = redis_cpu_seconds(self.client)
+        now["redis"] = sum(redis_cpu_seconds(client) for client in self.clients)
         return now
 
     def start(self) -> None:

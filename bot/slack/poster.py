@@ -238,13 +238,16 @@ class Poster:
         ``outcome:<call>`` while it posts; the others wait until the post is recorded (or the hold of a poster
         that died lapses), and one that takes over after an earlier attempt looks in the thread before posting."""
         state, owner = self.deps.state, owner or uuid.uuid4().hex
-        while not await state.hold("outcome", record.id, owner, OUTCOME_HOLD_SECONDS):
+        while True:
+            held, tried_before = await state.take_outcome(record.id, owner, OUTCOME_HOLD_SECONDS)
+            if held:
+                break
             await asyncio.sleep(OUTCOME_POLL_SECONDS)
             record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):
                 return record
+        posted = False
         try:
-            tried_before = not await state.first_time("outcome-tried", record.id)
             record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
                 return record
@@ -254,9 +257,9 @@ class Poster:
                 await self.post_result(record, retry=retry or tried_before)
             elif record.state in _RESULT_STATES or record.state in _NOTE_STATES:
                 await self.post_note(record, retry=retry or tried_before)
-            await state.outcome_posted(record.conversation, record.id)
+            posted = True
         finally:
-            await state.release("outcome", record.id, owner)
+            await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
         return await self.deps.store.get(record.id)
 
     async def results_first(self, conversation: str, owner: str) -> None:

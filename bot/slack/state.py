@@ -59,21 +59,6 @@ class SlackState:
             return True
         return _text(await self.redis.get(key) or b"") == owner
 
-    async def hold(self, kind: str, ident: str, owner: str, ttl: int) -> bool:
-        """Like ``claim``, and a claim kept by its owner is extended to ``ttl`` again: a holder that is still
-        working (retrying a slow Slack) keeps it; one that died loses it ``ttl`` seconds after its last try."""
-        key = f"{self.prefix}:{kind}:{ident}"
-        if await self.redis.set(key, owner, nx=True, ex=ttl):
-            return True
-        if _text(await self.redis.get(key) or b"") != owner:
-            return False
-        await self.redis.expire(key, ttl)
-        return True
-
-    async def release(self, kind: str, ident: str, owner: str) -> None:
-        """Give up a ``hold`` (only if ``owner`` still has it)."""
-        await self.redis.eval(_RELEASE, 1, f"{self.prefix}:{kind}:{ident}", owner)
-
     async def asked_ts(self, request_id: str) -> str | None:
         """The ts of the "asked" post a slash command (intake entry ``request_id``) already made, if any."""
         raw = await self.redis.get(f"{self.prefix}:asked:{request_id}")
@@ -151,6 +136,31 @@ class SlackState:
 
     async def outcome_posted(self, conversation: str, call_id: str) -> None:
         await self.redis.srem(f"{self.prefix}:cards:{conversation}", call_id)
+
+    async def take_outcome(self, call_id: str, owner: str, ttl: int) -> tuple[bool, bool]:
+        """(held, tried before): hold the posting of the call's result for ``owner`` (a holder that is still
+        working, retrying a slow Slack, renews it; one that died loses it ``ttl`` seconds after its last try), and
+        whether anyone started posting it before (then what they posted must be looked for first)."""
+        hold, tried = f"{self.prefix}:outcome:{call_id}", f"{self.prefix}:outcome-tried:{call_id}"
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.set(hold, owner, nx=True, ex=ttl)
+            pipe.get(hold)
+            pipe.set(tried, "1", nx=True, ex=self.settings.event_dedupe_seconds)
+            fresh, holder, first_try = await pipe.execute()
+        if not fresh:
+            if _text(holder or b"") != owner:
+                return False, True
+            await self.redis.expire(hold, ttl)
+        return True, not first_try
+
+    async def give_outcome_back(self, conversation: str, call_id: str, owner: str, *, posted: bool) -> None:
+        """Release the hold of ``take_outcome`` (if ``owner`` still has it); ``posted``: the result is in the
+        thread, nothing of the call is left for a reply to wait for."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if posted:
+                pipe.srem(f"{self.prefix}:cards:{conversation}", call_id)
+            pipe.eval(_RELEASE, 1, f"{self.prefix}:outcome:{call_id}", owner)
+            await pipe.execute()
 
     async def awaiting_outcome(self, conversation: str) -> list[str]:
         """The thread's carded calls whose result or note is not posted yet (terminal or not)."""
