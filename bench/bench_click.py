@@ -15,6 +15,8 @@ import argparse
 import asyncio
 import json
 import os
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -86,6 +88,21 @@ async def sample(bench: Bench, session: aiohttp.ClientSession, url: str, slack: 
     return answered - t0, started_at(done.result["output"]) - t0, finished - t0
 
 
+def start_profiler(role: Role, output: str) -> subprocess.Popen[bytes]:
+    """py-spy (``pip install py-spy``) sampling the slack role during the measured clicks, collapsed stacks."""
+    profiler = subprocess.Popen(["py-spy", "record", "--pid", str(role.process.pid), "--rate", "1000",
+                                 "--nonblocking", "--format", "raw", "--output", output],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # py-spy attaches
+    return profiler
+
+
+def stop_profiler(profiler: subprocess.Popen[bytes], output: str) -> None:
+    profiler.send_signal(signal.SIGINT)
+    profiler.wait(30)
+    print(f"py-spy profile of serve --role slack (collapsed stacks): {output}")
+
+
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
         work = Path(tmp)
@@ -107,11 +124,14 @@ async def main(args: argparse.Namespace) -> None:
                 for n in range(20):  # warm up
                     await sample(bench, session, url, slack, n)
                 answered, started, finished = [], [], []
+                profiler = start_profiler(roles[0], args.profile_slack) if args.profile_slack else None
                 for n in range(20, 20 + args.samples):
                     a, s, f = await sample(bench, session, url, slack, n)
                     answered.append(a)
                     started.append(s)
                     finished.append(f)
+                if profiler is not None:
+                    stop_profiler(profiler, args.profile_slack)
             print(f"signed Approve click through serve --role slack + serve --role runner, {args.samples} clicks, "
                   "one at a time:")
             for label, values in (("click -> answered (HTTP 200)", answered), ("click -> child started", started),
@@ -130,4 +150,6 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=300)
+    parser.add_argument("--profile-slack", metavar="FILE",
+                        help="record the slack role with py-spy during the measured clicks (collapsed stacks)")
     asyncio.run(main(parser.parse_args()))

@@ -52,6 +52,7 @@ _NOTE_STATES = {CallState.denied, CallState.expired}
 #: it at every attempt and gives it up when done)
 OUTCOME_HOLD_SECONDS = 60
 OUTCOME_POLL_SECONDS = 0.05
+READ_AHEAD_FACTOR = 8  # entries read ahead per handling slot (post_concurrency)
 
 
 class Poster:
@@ -65,12 +66,16 @@ class Poster:
         self.block_ms = max(1, int(block_seconds * 1000))
         self.backoff = backoff
         self.concurrency = deps.settings.post_concurrency
-        self._slots = asyncio.Semaphore(self.concurrency)
+        self._slots = asyncio.Semaphore(self.concurrency)  # entries being handled (posting) at once
+        # entries read and not done yet, most of them waiting for an earlier entry of their thread: a slot is
+        # taken only once an entry's turn has come, so a thread with many entries does not hold them all
+        self._read_ahead = asyncio.Semaphore(self.concurrency * READ_AHEAD_FACTOR)
         self._tails: dict[str, asyncio.Task[None]] = {}  # conversation -> its last scheduled entry
         self._inflight: set[asyncio.Task[None]] = set()
         self._inflight_ids: set[tuple[str, str]] = set()
         keys = deps.store.keys
         self._completions = {keys.completions_stream(s) for s in keys.all_shards()}
+        self._progress = {keys.progress_stream(s) for s in keys.all_shards()}
 
     # ---------------------------------------------------------------- loops
 
@@ -123,7 +128,7 @@ class Poster:
             for entry_id, fields in entries:
                 if (stream, entry_id) in self._inflight_ids:
                     continue  # reclaimed while we still handle it
-                await self._slots.acquire()  # back-pressure: no more than post_concurrency entries in flight
+                await self._read_ahead.acquire()  # back-pressure: a bounded number of entries read and not done
                 self._dispatch(stream, entry_id, fields, stop_event)
 
     async def _keep_claimed(self, stream: str) -> None:
@@ -155,15 +160,23 @@ class Poster:
         try:
             if previous is not None:
                 await asyncio.wait({previous})  # its outcome is its own business; only the order matters here
-            handled = await self._until_ok(lambda: self._handle_once(stream, entry_id, fields), stop_event)
-            if handled:  # done and acknowledged together: a crash before this re-reads it as a retry
-                await self._until_ok(lambda: self.deps.state.finish(stream, entry_id, GROUP), stop_event)
+            async with self._slots:
+                if stream in self._progress:
+                    # a progress entry only brings a card up to date (idempotent, posts nothing): no record of
+                    # its handling is needed to keep a retry from posting twice, only the acknowledgement
+                    handled = await self._until_ok(lambda: self._show_progress(fields), stop_event)
+                    if handled:
+                        await self._until_ok(lambda: self.deps.redis.xack(stream, GROUP, entry_id), stop_event)
+                    return
+                handled = await self._until_ok(lambda: self._handle_once(stream, entry_id, fields), stop_event)
+                if handled:  # done and acknowledged together: a crash before this re-reads it as a retry
+                    await self._until_ok(lambda: self.deps.state.finish(stream, entry_id, GROUP), stop_event)
         except asyncio.CancelledError:
             raise
         except Exception:  # left pending: read again by this replica after a restart or taken over by another
             log.exception("poster: %s entry %s failed; left pending", stream, entry_id)
         finally:
-            self._slots.release()
+            self._read_ahead.release()
 
     async def _read(self, stream: str, last_id: str, *, block: bool) -> list[tuple[str, dict[str, str]]]:
         reply: Any = await self.reader.xreadgroup(
@@ -187,10 +200,13 @@ class Poster:
             else:
                 await self.handle(event, retry=retry)
         elif fields.get("call_id"):
-            # only the completions stream posts results: a progress event read late (the call has ended since)
-            # must not race it into posting the same result twice
-            await self.handle_completion(fields["call_id"], retry=retry, final=stream in self._completions,
-                                         owner=f"{self.consumer}:{stream}:{entry_id}")
+            await self.handle_completion(fields["call_id"], retry=retry, owner=f"{self.consumer}:{stream}:{entry_id}")
+
+    async def _show_progress(self, fields: dict[str, str]) -> None:
+        # only the completions stream posts results: a progress event read late (the call has ended since)
+        # must not race it into posting the same result twice
+        if fields.get("call_id"):
+            await self.handle_completion(fields["call_id"], final=False, event_state=fields.get("state"))
 
     # ---------------------------------------------------------------- events
 
@@ -217,15 +233,22 @@ class Poster:
             await threads.upload_file(self.deps, event)
 
     async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True,
-                                owner: str = "") -> None:
+                                owner: str = "", event_state: str | None = None) -> None:
         """A call moved (progress: approved, running, stop requested) or ended (completions): post its result
-        or note once, then bring its card up to date. ``owner`` names this attempt (replica and stream entry)."""
+        or note once, then bring its card up to date. ``owner`` names this attempt (replica and stream entry).
+
+        ``event_state``: the state a progress entry announced. When the call has moved on since, a later entry
+        (progress or completion: every state change writes one) shows the newer state, so this one does not
+        update the card: a poster that is behind (a burst, a restart) updates each card once, not once per
+        transition it missed."""
         try:
             record = await self.deps.store.get(call_id)
         except CallNotFound:
             return
         if parse_conversation(record.conversation) is None:
             return  # another front end's call
+        if not final and event_state and record.state.value != event_state:
+            return
         if final and record.terminal and not record.meta.get("slack_result_ts"):
             record = await self.post_outcome(record, retry=retry, owner=owner)
         await self.show_latest(record)
@@ -251,16 +274,17 @@ class Poster:
             record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
                 return record
-            await self._link_card(record)
-            record = await self.deps.store.get(record.id)
+            # the record is terminal and we hold its outcome: only our own meta writes change it now, so it is
+            # kept up to date here instead of being read again after each of them
+            record = await self._link_card(record)
             if record.state in _RESULT_STATES and record.started_at is not None:
-                await self.post_result(record, retry=retry or tried_before)
+                record = await self.post_result(record, retry=retry or tried_before)
             elif record.state in _RESULT_STATES or record.state in _NOTE_STATES:
-                await self.post_note(record, retry=retry or tried_before)
+                record = await self.post_note(record, retry=retry or tried_before)
             posted = True
         finally:
             await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
-        return await self.deps.store.get(record.id)
+        return record
 
     async def results_first(self, conversation: str, owner: str) -> None:
         """A reply is written from the results of the thread's calls, so it goes after them. One replica keeps
@@ -288,21 +312,28 @@ class Poster:
         the last one shown)."""
         await refresh_card(self.deps, record)
 
-    async def _link_card(self, record: CallRecord) -> None:
-        """Remember the card's permalink (chat.getPermalink) so the result can link to it."""
+    async def _link_card(self, record: CallRecord) -> CallRecord:
+        """Remember the card's permalink (chat.getPermalink) so the result can link to it. Returns the record
+        with what was stored."""
         channel, ts = record.meta.get("slack_channel"), record.meta.get("slack_ts")
         if channel and ts and not record.meta.get("slack_card_link"):
             link = await api.permalink(self.deps.client, channel, ts)
             if link:
-                await self.deps.store.set_meta(record.id, slack_card_link=link)
+                return await self._set_meta(record, slack_card_link=link)
+        return record
 
-    async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> None:
+    async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> CallRecord:
         where = parse_conversation(record.conversation)
         link = await api.permalink(self.deps.client, where[0], str(posted["ts"])) if where else None
         meta = {"slack_result_ts": str(posted["ts"])}
         if link:
             meta["slack_result_link"] = link
+        return await self._set_meta(record, **meta)
+
+    async def _set_meta(self, record: CallRecord, **meta: str) -> CallRecord:
+        """Store ``meta`` on the call and return the record as it is now stored (no read back)."""
         await self.deps.store.set_meta(record.id, **meta)
+        return record.model_copy(update={"meta": {**record.meta, **meta}})
 
     async def _post_once(self, where: tuple[str, str], text: str, blocks: list[dict[str, Any]], key: str,
                          retry: bool) -> dict[str, Any]:
@@ -363,10 +394,11 @@ class Poster:
         await self.deps.store.set_meta(record.id, slack_channel=where[0], slack_ts=str(posted["ts"]),
                                        slack_result_ts=str(posted["ts"]), slack_card_refused="1")
 
-    async def post_result(self, record: CallRecord, *, retry: bool = False) -> None:
+    async def post_result(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
+        """Post the call's result in its thread once; returns the record with the result's ts and link."""
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
-            return
+            return record
         text, blocks, attach = render_result(record)
         if attach and not record.meta.get("slack_file"):
             output = str((record.result or {}).get("output") or "")
@@ -374,17 +406,17 @@ class Poster:
                 channel=where[0], thread_ts=where[1], content=output,
                 filename=f"{record.tool}-{record.id}.txt", title=f"{record.tool} output",
             )  # fmt: skip
-            await self.deps.store.set_meta(record.id, slack_file="1")
+            record = await self._set_meta(record, slack_file="1")
         posted = await self._post_once(where, text, blocks, f"result:{record.id}", retry)
-        await self._link_result(record, posted)
+        return await self._link_result(record, posted)
 
-    async def post_note(self, record: CallRecord, *, retry: bool = False) -> None:
+    async def post_note(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
-            return
+            return record
         text, blocks = render_decision_note(record)
         posted = await self._post_once(where, text, blocks, f"note:{record.id}", retry)
-        await self._link_result(record, posted)
+        return await self._link_result(record, posted)
 
     async def working(self, conversation: str, on: bool) -> None:
         if not self.deps.settings.working_reaction:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shlex
 from collections.abc import Awaitable, Callable
@@ -70,6 +71,28 @@ async def test_authorized_click_approves_and_updates_card(harness: Harness, post
     assert (await harness.store.get(record.id)).state == CallState.approved
     assert [b["action_id"] for b in buttons(harness, record)] == ["fisk_cancel"]  # approved, not started
     assert "Approved by <@UAPPROVER>" in card_text(harness, record)
+
+
+async def test_an_approve_click_updates_the_card_once_from_the_progress_stream(harness: Harness, poster) -> None:
+    """The click's handler leaves the card to the poster, which shows every transition from the lifecycle's
+    progress stream: one chat.update for the approval, not one from the handler and another from the poster."""
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await wait_for(lambda: "Approved by <@UAPPROVER>" in card_text(harness, record))
+    await asyncio.sleep(0.5)  # a second update, if any, would land by now
+    assert len(harness.slack.calls_to("chat.update")) == 1
+
+
+async def test_a_first_of_two_approvals_shows_on_the_card(harness: Harness, poster) -> None:
+    """A two-person call stays awaiting after the first click (no lifecycle event): the handler updates the card
+    itself, so the first approver sees their click counted and the second knows one more is needed."""
+    two = harness.front.deps.policy.model_copy(update={"two_person_tags": ["impact:rw"]})
+    record = await card_for(harness, poster, tags=["impact:rw"], policy=two)
+    harness.front.deps.policy = two
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await wait_for(lambda: "Approved so far by <@UAPPROVER>" in card_text(harness, record))
+    assert (await harness.store.get(record.id)).state == CallState.awaiting_approval
+    assert [b["action_id"] for b in buttons(harness, record)] == ["fisk_approve", "fisk_deny"]
 
 
 async def test_group_member_may_approve(harness: Harness, poster) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import aiohttp
+import pytest
 from redis.asyncio import Redis
 
 from bot.agent import bus
@@ -20,6 +21,7 @@ from bot.approvals.store import CallStore
 from bot.redis_connection import connect_redis
 from bot.redis_pool import PoolSettings
 from bot.slack.intake import COULD_NOT_START, Intake
+from bot.slack.intake_worker import MAX_ATTEMPTS
 from bot.slack.settings import SlackSettings
 from bot.streams import ensure_group
 from bot.tools.catalog import Catalog
@@ -194,6 +196,39 @@ async def test_a_failing_entry_left_pending_by_a_restart_waits_for_the_reclaim_d
     finally:
         stop.set()
         await worker
+
+
+async def test_an_entry_that_always_fails_is_dropped_after_max_attempts_counting_its_first_delivery(
+    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The first delivery of an entry is not counted in Redis (it is attempt 1 by definition: no round trip on a
+    click's way to the approval); each re-delivery is. An entry that fails every time is tried MAX_ATTEMPTS times
+    in all, then logged and acknowledged, not retried for ever."""
+    settings.reclaim_idle_seconds = 0.1
+    front = make_front(slack, redis, store, policy, catalog, settings)
+    stream = front.intake.stream
+    stop = asyncio.Event()
+    worker = asyncio.create_task(front.intake_worker.run(stop))
+    try:
+        await wait_for(lambda: _group_exists(redis, stream))
+        entry_id = (await redis.xadd(stream, {"kind": "command", "body": "{not json"})).decode()
+        await wait_for(lambda: f"request {entry_id} failed {MAX_ATTEMPTS} times; giving up" in caplog.text,
+                       timeout=20)
+        assert await wait_for(lambda: _all_acked(redis, stream))
+        attempts = await redis.get(f"{front.intake.prefix}:{{intake}}:attempts:{entry_id}")
+        assert int(attempts or 0) == MAX_ATTEMPTS  # re-deliveries are attempts 2..MAX_ATTEMPTS+1; the last gives up
+        assert caplog.text.count(f"request {entry_id} failed; it stays pending") == MAX_ATTEMPTS
+    finally:
+        stop.set()
+        await worker
+
+
+async def _group_exists(redis: Redis, stream: str) -> bool:
+    try:
+        return bool(await redis.xinfo_groups(stream))
+    except Exception:
+        return False
 
 
 async def test_redis_lost_right_after_the_asked_post_does_not_post_it_twice(

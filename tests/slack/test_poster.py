@@ -186,3 +186,42 @@ async def test_a_slow_thread_does_not_hold_up_others_and_each_thread_keeps_its_o
     await wait_for(lambda: len(posted(slow_thread)) == 3, timeout=10)
     for thread, kind in ((slow_thread, "slow"), (fast_thread, "fast")):
         assert [next(i for i in range(3) if f"{kind} {i}" in text) for text in posted(thread)] == [0, 1, 2]
+
+
+async def test_a_poster_that_is_behind_updates_each_card_once_with_its_latest_state(
+    harness: Harness, poster: Start
+) -> None:
+    """Approved, running and finished wait in the streams (the poster was down): the card is updated once, to
+    its final state, and linked to the result; the entries announcing states the call has left are skipped."""
+    record = await harness.propose(CONV, ["opsctl", "status"])
+    card = harness.slack._api_chat_postMessage({"channel": CHANNEL, "thread_ts": "1700.000001", "text": "card"})
+    await harness.store.set_meta(record.id, slack_channel=CHANNEL, slack_ts=card["ts"])
+    record = await finished_from(harness, record, "all good\n")
+    await poster()
+    (post,) = await wait_for(lambda: thread_posts(harness))
+    await wait_for(lambda: _all_handled(harness))
+    (update,) = harness.slack.calls_to("chat.update")
+    assert update.params["ts"] == card["ts"] and "exit code 0" in json.dumps(update.params["blocks"])
+    stored = await harness.store.get(record.id)
+    assert stored.meta["slack_result_ts"] and stored.meta["slack_card_link"] and stored.meta["slack_result_link"]
+
+
+async def finished_from(harness: Harness, record: CallRecord, output: str) -> CallRecord:
+    await harness.store.approve(record.id, "UAPPROVER", [], harness.front.deps.policy, argv_hash=record.argv_hash)
+    assert await harness.store.claim(record.id, "runner-1")
+    data = {"status": "finished", "exit_code": 0, "output": output, "duration_seconds": 0.5,
+            "total_bytes": len(output)}
+    return await harness.store.finish(record.id, "runner-1", data)
+
+
+async def _all_handled(harness: Harness) -> bool:
+    keys = harness.store.keys
+    for shard in keys.all_shards():
+        for stream in (keys.progress_stream(shard), keys.completions_stream(shard)):
+            if await harness.redis.exists(stream):
+                groups = {g["name"].decode() if isinstance(g["name"], bytes) else g["name"]: g
+                          for g in await harness.redis.xinfo_groups(stream)}
+                slack = groups.get("slack")
+                if slack is None or slack["pending"] or slack.get("lag"):
+                    return False
+    return True
