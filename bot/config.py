@@ -114,6 +114,9 @@ class DurabilityConfig(_Section):
         "number: wait for that many (0: never wait)")
     timeout_ms: int = Field(default=1000, ge=1, le=60000, description="how long one transition waits for the "
                             "replicas before the user is asked to confirm (or a claim is given back)")
+    remember_replica_seconds: float = Field(
+        default=300.0, ge=0, description="auto: how long a primary that lost its replica still waits for one (a "
+        "disconnected replica may yet be promoted: Sentinel allows 10 x down-after-milliseconds)")
 
     @field_validator("replicas")
     @classmethod
@@ -232,7 +235,8 @@ def durability_settings(config: Config) -> DurabilitySettings:
     """``redis.durability`` as the store takes it (auto: None)."""
     section = config.redis.durability
     replicas = None if section.replicas == "auto" else int(section.replicas)
-    return DurabilitySettings(replicas=replicas, timeout_ms=section.timeout_ms)
+    return DurabilitySettings(replicas=replicas, timeout_ms=section.timeout_ms,
+                              remember_replica_seconds=section.remember_replica_seconds)
 
 
 def redis_topology(config: Config, secrets: Secrets | None = None) -> RedisTopology:

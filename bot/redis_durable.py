@@ -11,9 +11,12 @@ every write *this connection* made, so the script and its ``WAIT`` must share on
   ``WAIT`` to another node and re-send a redirected command on another connection, so it is not used here.
 
 How many replicas to wait for (``redis.durability.replicas``): ``auto`` waits for one when the primary reports a
-connected replica (``ROLE``, cached for ``refresh_seconds`` per primary and asked again after a wait fell
-short), none where there is no replica (standalone, the embedded server: no cost at all); a number asks for
-exactly that many (``0``: never wait). A wait that falls short is reported, not raised: the write IS on the
+connected replica (``INFO replication``, cached for ``refresh_seconds`` per primary and asked again after a
+wait fell short), and also while a replica it had is disconnected, for ``remember_replica_seconds`` (a replica
+cut off by a partition can still be promoted: Sentinel promotes one disconnected for less than 10 x
+``down-after-milliseconds``, and it would come up without what was written meanwhile). Where there is no replica
+and has been none (standalone, the embedded server) it waits for none: no cost at all. A number asks for exactly
+that many (``0``: never wait). A wait that falls short is reported, not raised: the write IS on the
 primary, and only the caller knows what to tell the user (``bot.approvals.store``).
 """
 
@@ -51,7 +54,7 @@ log = logging.getLogger(__name__)
 
 
 class _NotPrimary(RuntimeError):
-    """``ROLE`` says the node is a replica: a failover the client's slot table has not caught up with."""
+    """``INFO replication`` says the node is a replica: a failover the client's slot table has not caught up with."""
 
 
 _REROUTE = (MovedError, AskError, TryAgainError, ClusterDownError, SlotNotCoveredError, _NotPrimary,
@@ -67,6 +70,8 @@ class DurabilitySettings:
     replicas: int | None = None
     timeout_ms: int = 1000
     refresh_seconds: float = 5.0
+    #: auto: how long a primary that lost its replicas is still waited for (its replica may yet be promoted)
+    remember_replica_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         if self.replicas is not None and self.replicas < 0:
@@ -101,9 +106,11 @@ class DurableScripts:
         self.client = client
         self.settings = settings or DurabilitySettings()
         self._clock = clock
-        self._replicas: dict[str, tuple[float, int]] = {}  # primary name -> (asked at, connected replicas)
+        self._replicas: dict[str, tuple[float, int]] = {}  # primary name -> (asked at, replicas to wait for)
+        # replication history (master_replid) that had a replica -> when we first saw it without one (None: has one)
+        self._lost_replica: dict[str, float | None] = {}
         self._warned_wait = False
-        self._warned_role = False
+        self._warned_info = False
 
     @property
     def cluster(self) -> RedisCluster | None:
@@ -119,7 +126,7 @@ class DurableScripts:
         if cluster is not None:
             return await self._run_on_node(cluster, script, keys, args)
         try:
-            wanted = await self._wanted("primary", self._ask_role)
+            wanted = await self._wanted("primary", self._ask_replication)
         except _NotPrimary:  # a demoted primary refuses the write itself (READONLY): redis-py reconnects, retries
             wanted = 0
         if wanted == 0:
@@ -145,7 +152,7 @@ class DurableScripts:
                 node = cluster.get_node_from_key(keys[0], replica=False)
                 if node is None:
                     raise SlotNotCoveredError(f"no cluster node serves {keys[0]!r}")
-                wanted = await self._wanted(node.name, functools.partial(_node_command, node, "ROLE"))
+                wanted = await self._wanted(node.name, functools.partial(_node_command, node, "INFO", "replication"))
                 if wanted == 0:
                     reply = await script(keys=list(keys), args=list(args))
                     return reply, Acknowledgement(0, 0, self.settings.timeout_ms)
@@ -192,39 +199,44 @@ class DurableScripts:
             self._replicas.pop(primary, None)  # ask again next time: the replica may be gone, or this a new primary
         return reply, ack
 
-    async def _wanted(self, primary: str, ask_role: Callable[[], Any]) -> int:
+    async def _wanted(self, primary: str, ask_replication: Callable[[], Any]) -> int:
         if self.settings.replicas is not None:
             return self.settings.replicas
         now = self._clock()
         cached = self._replicas.get(primary)
         if cached is None or now - cached[0] > self.settings.refresh_seconds:
             try:
-                replicas = _connected_replicas(await ask_role())
-                if replicas is None:  # never cached: the next transition asks again
-                    raise _NotPrimary(f"{primary} is a replica now")
-            except ResponseError as err:  # e.g. an ACL user without +role: auto cannot know, so it cannot wait
-                if not self._warned_role:
-                    log.error("ROLE refused by Redis (%s): redis.durability.replicas auto cannot see the replicas "
-                              "and waits for none; grant the Redis user the ROLE command or set "
+                wanted = self._auto(await ask_replication(), now)  # _NotPrimary: not cached, asked again next time
+            except ResponseError as err:  # e.g. an ACL user without +info: auto cannot know, so it cannot wait
+                if not self._warned_info:
+                    log.error("INFO replication refused by Redis (%s): redis.durability.replicas auto cannot see the "
+                              "replicas and waits for none; grant the Redis user the INFO command or set "
                               "redis.durability.replicas to a number", err)
-                    self._warned_role = True
-                replicas = 0
-            cached = (now, replicas)
+                    self._warned_info = True
+                wanted = 0
+            cached = (now, wanted)
             self._replicas[primary] = cached
-        return min(1, cached[1])
+        return cached[1]
 
-    async def _ask_role(self) -> Any:
-        return await self.client.execute_command("ROLE")
+    def _auto(self, info: Any, now: float) -> int:
+        """1 when the primary has a replica now, or had one and we noticed it gone less than
+        ``remember_replica_seconds`` ago (counted from when we noticed: never shorter than since the loss); else 0."""
+        fields = info if isinstance(info, dict) else {}
+        if str(fields.get("role", "")) != "master":
+            raise _NotPrimary("the node is a replica now")
+        history = str(fields.get("master_replid", ""))
+        if int(fields.get("connected_slaves", 0) or 0) > 0:
+            self._lost_replica[history] = None
+            return 1
+        if history not in self._lost_replica:
+            return 0
+        lost = self._lost_replica[history]
+        if lost is None:
+            self._lost_replica[history] = lost = now
+        return 1 if now - lost < self.settings.remember_replica_seconds else 0
 
-
-def _connected_replicas(role: Any) -> int | None:
-    """The number of replicas a ``ROLE`` reply lists; None when the server is not a primary."""
-    if not isinstance(role, (list, tuple)) or not role:
-        return 0
-    kind = role[0].decode() if isinstance(role[0], bytes) else str(role[0])
-    if kind != "master":
-        return None
-    return len(role[2]) if len(role) > 2 and isinstance(role[2], (list, tuple)) else 0
+    async def _ask_replication(self) -> Any:
+        return await self.client.info("replication")
 
 
 async def _node_pipeline(node: ClusterNode, *commands: tuple[Any, ...]) -> list[Any]:
