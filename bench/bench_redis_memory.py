@@ -1,79 +1,228 @@
-"""Redis bytes per pending call (not a test): ``python bench/bench_redis_memory.py``.
+"""Redis bytes per pending call, full public path (not a test): ``python bench/bench_redis_memory.py``.
 
-``--calls`` calls are proposed through ``CallStore.propose`` (what the agent role does for each tool_use block,
-with a realistic tool_use id, JSON arguments and argv) in threads of 3 calls, and each gets its card recorded
-(``set_meta``, what the poster does): every call is then pending approval, as when a burst waits for humans.
-Prints, per call: ``MEMORY USAGE`` of its call record, the sum of ``MEMORY USAGE`` over every key of the
-lifecycle (record, indexes, conversation sets, run / audit / completions streams) divided by the calls, and the
-growth of Redis ``used_memory`` divided by the calls. The agent's transcript and outbox are not part of this
-flow; ``bench/bench_load.py`` measures the whole path with the agent.
+Real processes: one redis-server, ``serve --role slack`` (bolt over HTTP, its Web API client talking to the
+loopback fake Slack) and ``serve --role agent`` (the anthropic SDK talking to a loopback fake Messages API), no
+runner: nothing is approved, every call stays pending as in a burst waiting for humans. ``--conversations``
+signed ``/fisk`` commands go to the slack role; the model answers each with a short preface and
+``--calls-per-conversation`` tool_use blocks (realistic 30-character tool_use ids and JSON arguments); the agent
+proposes the calls, the slack role posts one approval card per call and records it on the call. Once every
+card is posted, every key in Redis is sized with ``MEMORY USAGE`` (all samples) and put in one part:
+
+* call record (``{s<n>}:call:<id>``, plus a body key if the layout has one),
+* approval indexes and conversation sets (awaiting / running sorted sets, a thread's open / pending sets),
+* approval streams (run, audit, progress, completions),
+* agent conversation (transcript, state, seen set, queue, lock of a thread),
+* bus streams (inbox and outbox; acknowledged entries stay up to ``STREAM_MAXLEN``),
+* slack role (thread state, event dedupe, ...) and anything else.
+
+Prints bytes per call for each part and the total (the same keys measured before the burst are subtracted: a
+warm-up conversation ran first), the growth of Redis ``used_memory`` per call, and the call record's encoding.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
-import statistics
+import os
+import re
 import sys
 import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+from urllib.request import Request, urlopen
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from redis.asyncio import Redis  # noqa: E402
+import redis  # noqa: E402
 
-from bench.support import RedisProcess  # noqa: E402
-from bot.approvals.policy import ApprovalPolicy  # noqa: E402
-from bot.approvals.records import Proposal  # noqa: E402
-from bot.approvals.store import CallStore  # noqa: E402
+from bench.support import RedisProcess, Role, build_tool, wait_until, write_config  # noqa: E402
+from bot.approvals.keys import Keys  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
+from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402
+from tests.support.redis_server import free_port  # noqa: E402
 
-POLICY = ApprovalPolicy.model_validate({"approvers": {"users": ["UAPPROVER"]}})
-
-
-def proposal(n: int, k: int) -> Proposal:
-    arguments = {"service": f"web-{n % 17}", "lines": 200, "since": "15m", "grep": "error|timeout"}
-    argv = ["/usr/local/bin/opsctl", "service", "logs", "--lines=200", "--since=15m", "--grep=error|timeout",
-            "--", f"web-{n % 17}"]
-    return Proposal(tool="service_logs", app="opsctl", arguments=json.dumps(arguments), argv=argv,
-                    tool_use_id=f"toolu_01{n:08d}{k:02d}AbCdEfGhIjKlMnOp")
+SECRET = "bench-signing-secret"
+CHANNEL = "C0BENCH0001"
+KEYS = Keys()
+PARTS = ["call record", "indexes + conversation sets", "approval streams", "agent conversation",
+         "bus streams (inbox, outbox)", "slack role and other"]
 
 
-async def main(args: argparse.Namespace) -> None:
+def tool_calls(n: int, count: int) -> list[tuple[str, str, dict[str, Any]]]:
+    """What a model asks for when a web tier throws 502s: logs, status, a query (ids shaped like real ones)."""
+    service = f"web-{n % 17}"
+    menu: list[tuple[str, dict[str, Any]]] = [
+        ("service_logs", {"service": service, "since": "15m", "lines": "200", "grep": ["502", "upstream"],
+                          "level": "warn"}),
+        ("service_status", {"service": service, "all": True}),
+        ("db_query", {"database": "orders", "format": "table",
+                      "sql": "SELECT status, count(*) FROM requests WHERE at > now() - interval '15 minutes'"
+                             " GROUP BY status"}),
+    ]
+    return [(f"toolu_01{n:07d}{k:02d}AbCdEfGhIjKlMnO", *menu[k % len(menu)]) for k in range(count)]
+
+
+class Model(FakeAnthropic):
+    """Answers a thread's first request with a preface and its tool calls (the follow-up never comes here)."""
+
+    def __init__(self, calls: int) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def _next(self, request: RecordedRequest) -> Reply:
+        body = request.json if isinstance(request.json, dict) else {}
+        messages = body.get("messages") or []
+        found = re.search(r"thread (\d+)", json.dumps(messages[0])) if messages else None
+        if found is None:
+            return text_reply("I do not know this thread.")
+        return tool_use_reply(tool_calls(int(found.group(1)), self.calls),
+                              text="Let me look at the web tier's recent logs, its instances and the request counts.")
+
+
+class Cards:
+    """Counts approval cards as the fake Slack accepts them."""
+
+    def __init__(self, slack: FakeSlack) -> None:
+        self.slack = slack
+        self.posted: set[str] = set()
+        self.lock = threading.Lock()
+        slack.on("chat.postMessage", self._on_post)
+
+    def _on_post(self, call: SlackCall) -> dict[str, Any]:
+        reply = self.slack._api_chat_postMessage(call.params)
+        blocks = call.params.get("blocks") or []
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        for block in blocks:
+            for element in block.get("elements", []) if block.get("type") == "actions" else []:
+                if element.get("action_id") == "fisk_approve":
+                    with self.lock:
+                        self.posted.add(json.loads(element["value"])["call"])
+        return reply
+
+
+def start_thread(events_url: str, slack: FakeSlack, n: int) -> int:
+    """A signed /fisk from a user of its own (the agent's per-user rate limit stays out of the way)."""
+    form = {"command": "/fisk", "text": f"thread {n}: the web tier is throwing 502s since 10:40, find out why",
+            "user_id": f"U{n:07d}", "channel_id": CHANNEL, "team_id": "T1",
+            "response_url": slack.response_url(f"cmd{n}"), "trigger_id": str(n)}
+    body = urlencode(form)
+    headers = {"Content-Type": "application/x-www-form-urlencoded", **sign_slack_request(SECRET, body)}
+    with urlopen(Request(events_url, data=body.encode(), headers=headers), timeout=30) as resp:
+        return int(resp.status)
+
+
+def part_of(key: str) -> str:
+    """Which part of the path a key belongs to (by the key layout of bot/approvals/keys.py and bot/agent/)."""
+    if re.match(r"fc:\{s\d+\}:(call|body):", key):
+        return "call record"
+    if re.match(r"fc:\{s\d+\}:(awaiting|running|conv:)", key):
+        return "indexes + conversation sets"
+    if re.match(r"fc:\{s\d+\}:(run|audit|progress|completions)$", key):
+        return "approval streams"
+    if key.startswith("fc:{conv:"):
+        return "agent conversation"
+    if key.startswith(("fc:{agent}:", "fc:{outbox}:")):
+        return "bus streams (inbox, outbox)"
+    return "slack role and other"
+
+
+def shape(key: str) -> str:
+    """A key's name with its ids blanked, so ``--detail`` can sum keys of one kind."""
+    key = re.sub(r"\{conv:[^}]*\}", "{conv:*}", key)
+    return re.sub(r"[0-9][0-9A-Za-z_.-]*", "*", key)
+
+
+def measure(client: redis.Redis, detail: Counter[str] | None = None) -> Counter[str]:
+    sizes: Counter[str] = Counter()
+    for key in client.scan_iter(count=1000):
+        size = int(client.memory_usage(key, samples=0) or 0)
+        sizes[part_of(key)] += size
+        if detail is not None:
+            detail[shape(key)] += size
+    return sizes
+
+
+def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        server = RedisProcess(Path(tmp) / "redis")
-        redis = Redis.from_url(server.url)
-        store = CallStore(redis)
+        work = Path(tmp)
+        binary = build_tool(work / "bin")
+        server = RedisProcess(work / "redis")
+        slack_port = free_port()
+        config = write_config(
+            work, binary,
+            agent={"user_rate_limit_per_minute": 100000, "max_retries": 2},
+            slack={"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port, "usergroup_cache_seconds": 0,
+                   "rate_limit": {"per_user": 0, "per_channel": 0}},
+        )
+        roles: list[Role] = []
         try:
-            before = server.used_memory()
-            ids: list[str] = []
-            for n in range(0, args.calls, 3):
-                conversation = f"slack:C0BENCH0001:1700000000.{n:06d}"
-                records = await store.propose(conversation, [proposal(n, k) for k in range(3)], POLICY, "U0REQUEST1")
-                for i, record in enumerate(records):
-                    await store.set_meta(record.id, slack_channel="C0BENCH0001", slack_ts=f"1700000001.{n + i:06d}")
-                ids += [r.id for r in records]
-            after = server.used_memory()
-            per_record = [int(await redis.memory_usage(store.keys.call(i)) or 0) for i in ids[:200]]
-            total = 0
-            async for key in redis.scan_iter(count=1000):
-                total += int(await redis.memory_usage(key, samples=0) or 0)
-            fields = await redis.hlen(store.keys.call(ids[0]))
-            encoding = await redis.object("encoding", store.keys.call(ids[0]))
-            print(f"{len(ids)} pending calls (proposed + card recorded), 3 per thread:")
-            print(f"  call record (MEMORY USAGE)          median {statistics.median(per_record):6.0f} B "
-                  f"({fields} fields, encoding {encoding.decode() if isinstance(encoding, bytes) else encoding})")
-            print(f"  every lifecycle key (MEMORY USAGE)  {total / len(ids):6.0f} B per call")
-            print(f"  Redis used_memory growth            {(after - before) / len(ids):6.0f} B per call")
-            raw = await redis.hgetall(store.keys.call(ids[0]))
-            large = {k.decode(): len(v) for k, v in raw.items() if len(v) > 64}
-            print(f"  record fields over hash-max-listpack-value (64 B), which make it a hashtable: {large}")
+            with FakeSlack() as slack, Model(args.calls_per_conversation) as model:
+                env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
+                       "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url,
+                       "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": model.base_url}
+                roles = [Role(r, r, config, env, work / "logs") for r in ("slack", "agent")]
+                for role in roles:
+                    wait_until(role.ready, 90, f"{role.name} ready", 0.2)
+                cards = Cards(slack)
+                events_url = f"http://127.0.0.1:{slack_port}/slack/events"
+                per = args.calls_per_conversation
+                start_thread(events_url, slack, 0)  # warm-up: scripts loaded, groups and shared keys created
+                wait_until(lambda: len(cards.posted) >= per, 60, "the warm-up cards")
+                time.sleep(1.0)
+                before, mem_before = measure(server.client), server.used_memory()
+                numbers = range(1, args.conversations + 1)
+                with ThreadPoolExecutor(max_workers=16) as pool:
+                    statuses = Counter(pool.map(lambda n: start_thread(events_url, slack, n), numbers))
+                if set(statuses) != {200}:
+                    raise SystemExit(f"/fisk answered {statuses}")
+                total_calls = per * (args.conversations + 1)
+                try:
+                    wait_until(lambda: len(cards.posted) >= total_calls, args.timeout, f"{total_calls} cards", 0.2)
+                except TimeoutError:
+                    for role in roles:
+                        print(f"--- {role.name} log (tail)", role.log_path.read_text()[-3000:], sep="\n")
+                    raise SystemExit(f"only {len(cards.posted)} of {total_calls} cards were posted;"
+                                     f" {len(model.requests)} model requests; Slack calls"
+                                     f" {Counter(c.method for c in slack.calls)}") from None
+                time.sleep(2.0)  # the card's ts is recorded on the call right after chat.postMessage returns
+                kinds: Counter[str] = Counter()
+                after, mem_after = measure(server.client, kinds), server.used_memory()
+                calls = per * args.conversations
+                pending = sum(1 for c in cards.posted
+                              if server.client.hget(KEYS.call(c), "state") == "awaiting_approval")
+                sample = next(iter(sorted(cards.posted)))
+                fields = server.client.hlen(KEYS.call(sample))
+                encoding = server.client.object("encoding", KEYS.call(sample))
+                print(f"{calls} pending calls ({pending} awaiting approval in Redis), {per} per thread, through"
+                      " serve --role slack + agent:")
+                for part in PARTS:
+                    print(f"  {part:30s} {(after[part] - before[part]) / calls:7,.0f} B per call")
+                total = sum(after.values()) - sum(before.values())
+                print(f"  {'total (MEMORY USAGE)':30s} {total / calls:7,.0f} B per call")
+                print(f"  {'Redis used_memory growth':30s} {(mem_after - mem_before) / calls:7,.0f} B per call")
+                print(f"  call record: {fields} hash fields, encoding {encoding}")
+                if args.detail:
+                    print("bytes per call by kind of key (warm-up included):")
+                    for kind, size in kinds.most_common(25):
+                        print(f"  {size / calls:7,.0f}  {kind}")
         finally:
-            await redis.aclose()
+            for role in roles:
+                role.stop()
             server.stop()
+    return 0
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=3000)
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--conversations", type=int, default=500)
+    parser.add_argument("--calls-per-conversation", type=int, default=3)
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--detail", action="store_true", help="also print bytes per call by kind of key")
+    sys.exit(main(parser.parse_args()))

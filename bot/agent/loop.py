@@ -204,6 +204,8 @@ class Agent:
             by_tool_use = {r.tool_use_id: r.id for r in records}
             for p in unproposed:
                 p.call_id = by_tool_use.get(p.tool_use_id)
+                if p.call_id is not None:  # the call record holds it now: not kept twice in Redis
+                    p.proposal = None
             await self._save(conversation, token, transcript, state)
             await self._publish("proposed", conversation, {"turn": turn_id, "call_ids": [r.id for r in records]})
         terminal = await self._all_terminal(state)

@@ -50,8 +50,9 @@ return 1
 class PendingCall(BaseModel):
     """One tool_use of the suspended assistant turn, in block order.
 
-    Either proposed (``call_id`` and the ``proposal``, kept so a crash between saving and proposing is
-    repaired by proposing again: the store is idempotent on tool_use ids) or answered locally
+    Either planned (the ``proposal``, kept so a crash between saving and proposing is repaired by proposing
+    again: the store is idempotent on tool_use ids), then proposed (``call_id``; the proposal is dropped, the
+    call record holds it), or answered locally
     (``local_result``: unknown tool or invalid arguments, sent back as an is_error tool_result).
     """
 
@@ -141,7 +142,8 @@ class ConversationStore:
         """Write transcript and state (and remove a dequeued message) atomically, only while we hold the lock."""
         ok = await self._save(
             keys=[self.key(conversation, n) for n in ("lock", "transcript", "state", "queue")],
-            args=[token, json.dumps(transcript), state.model_dump_json(), self.retention,
+            args=[token, json.dumps(transcript, separators=(",", ":")), state.model_dump_json(exclude_defaults=True),
+                  self.retention,
                   dequeue.member() if dequeue else "", "1" if clear_queue else "0"],
         )
         return bool(ok)

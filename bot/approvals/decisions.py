@@ -142,12 +142,30 @@ class DecisionSigner:
     def sign_statement(self, kind: str, claims: dict[str, str]) -> str:
         """A token for something other than a decision (a standing approval): its own domain, so it can never
         pass as a decision, and vice versa."""
-        payload = json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
+        payload = _statement_payload(claims)
         return f"{_b64(payload)}.{_b64(self._key.sign(_statement_domain(kind) + payload))}"
+
+    def sign_detached(self, kind: str, claims: dict[str, str]) -> str:
+        """The signature alone of a statement whose claims the checker rebuilds from what it checks (a seal kept
+        next to the very fields it covers need not repeat them: ~90 bytes instead of ~700 on every call)."""
+        return _b64(self._key.sign(_statement_domain(kind) + _statement_payload(claims)))
 
 
 def _statement_domain(kind: str) -> bytes:
     return f"fisk-chatops {kind} statement v1\n".encode()
+
+
+def _statement_payload(claims: dict[str, str]) -> bytes:
+    return json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
+
+
+def verify_detached(kind: str, signature: str, claims: dict[str, str], public_key: Ed25519PublicKey) -> bool:
+    """True if ``public_key`` signed exactly ``claims`` as a ``kind`` statement (see ``sign_detached``)."""
+    try:
+        public_key.verify(_unb64(signature), _statement_domain(kind) + _statement_payload(claims))
+    except (ValueError, binascii.Error, InvalidSignature):
+        return False
+    return True
 
 
 def verified_statement(kind: str, token: str, public_key: Ed25519PublicKey) -> dict[str, str] | None:

@@ -51,6 +51,10 @@ class Keys:
     def call(self, call_id: str) -> str:
         return self.base(self.shard_of_call(call_id)) + "call:" + call_id
 
+    def body(self, call_id: str) -> str:
+        """The call's fixed fields as one JSON string (see ``records.py``: the hash stays a listpack)."""
+        return self.base(self.shard_of_call(call_id)) + "body:" + call_id
+
     def heartbeat(self, call_id: str) -> str:
         return self.base(self.shard_of_call(call_id)) + "hb:" + call_id
 

@@ -1,8 +1,19 @@
-"""Pydantic models of a tool call and its lifecycle, and their mapping to a Redis hash.
+"""Pydantic models of a tool call and its lifecycle, and their layout in Redis.
 
-The record is stored as a flat Redis hash (not one JSON blob) so the Lua transition scripts can read and
-write single fields without decoding JSON: Lua's cjson loses float precision and turns ``[]`` into ``{}``,
-so fields that Lua must not touch stay opaque JSON strings and timestamps stay decimal strings.
+A call is two keys of its shard (``keys.py``):
+
+* the call hash ``call:<id>``: the fields the Lua transition scripts read and write (state, the small
+  identifying fields, timestamps, approvals, decision, runner, result, front-end ``meta:*``), each a string.
+  A pending call's values all stay within Redis's ``hash-max-listpack-value`` (64 bytes), so Redis keeps the
+  hash as a compact listpack instead of a hash table (about a third of the memory). Empty values and the id
+  (it is in the key) are not stored.
+* the body ``body:<id>``: one compact JSON string of what never changes after proposal and is too long for a
+  listpack value (argv, the model's arguments, the shown command, tags, digests, the proposal seal). Written
+  once by the create script, expired with the hash. Lua reads only ``command`` from it (for audit entries).
+
+Fields that Lua must not re-encode stay opaque JSON strings (Lua's cjson loses float precision and turns ``[]``
+into ``{}``), and timestamps stay decimal strings. A record written before the body existed has every field in
+its hash; it is read as before (a hash field wins over the body).
 """
 
 from __future__ import annotations
@@ -11,6 +22,7 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -155,20 +167,28 @@ class CallRecord(BaseModel):
         return self.state.terminal
 
     @classmethod
-    def from_redis(cls, raw: Mapping[Any, Any]) -> CallRecord:
-        """Build a record from HGETALL output (bytes or str keys and values)."""
-        fields = {_text(k): _text(v) for k, v in raw.items()}
+    def from_redis(cls, raw: Mapping[Any, Any], body: Any = None, call_id: str | None = None) -> CallRecord:
+        """Build a record from the call hash (HGETALL output, bytes or str) and its body (the JSON string of the
+        fixed fields, see ``layout``), ``call_id`` being the id in the key. A record written before the body
+        existed has every field in the hash and no body; a field present in the hash wins over the body."""
+        fields: dict[str, Any] = dict(json.loads(_text(body))) if body else {}
+        fields.setdefault("id", call_id)
+        if fields.pop("tool_use", None) and call_id is not None:
+            fields["tool_use_id"] = call_id.partition("-")[2]  # the id was made from the model's tool_use id
+        for k, v in raw.items():
+            name, value = _text(k), _text(v)
+            fields[name] = json.loads(value) if name in _JSON_IN_HASH else value
         meta = {k[5:]: v for k, v in fields.items() if k.startswith("meta:")}
         return cls(
             id=fields["id"],
             conversation=fields["conversation"],
-            tool=fields["tool"],
-            app=fields["app"],
+            tool=fields.get("tool", ""),
+            app=fields.get("app", ""),
             arguments=fields["arguments"],
-            argv=json.loads(fields["argv"]),
+            argv=fields["argv"],
             argv_hash=fields["argv_hash"],
-            requester=fields["requester"],
-            tool_tags=json.loads(fields.get("tool_tags") or "[]"),
+            requester=fields.get("requester", ""),
+            tool_tags=fields.get("tool_tags") or [],
             trigger=fields.get("trigger", ""),
             state=CallState(fields["state"]),
             approvals=[
@@ -193,12 +213,31 @@ class CallRecord(BaseModel):
         )
 
     @classmethod
-    def from_flat(cls, flat: Sequence[Any]) -> CallRecord:
-        """Build a record from a Lua script's flat ``HGETALL`` reply (k1, v1, k2, v2...)."""
-        return cls.from_redis(dict(zip(flat[0::2], flat[1::2], strict=True)))
+    def from_reply(cls, reply: Sequence[Any], call_id: str) -> CallRecord:
+        """Build a record from a Lua script's ``{flat HGETALL, body}`` reply (see ``scripts.RECORD``)."""
+        flat = reply[0]
+        return cls.from_redis(dict(zip(flat[0::2], flat[1::2], strict=True)), reply[1] if len(reply) > 1 else None,
+                              call_id)
 
 
-def initial_fields(
+#: fields that the previous layout kept in the hash as JSON text and the body keeps as JSON values
+_JSON_IN_HASH = frozenset({"argv", "tool_tags"})
+
+
+@dataclass(frozen=True)
+class NewCall:
+    """A freshly proposed call as it is written: ``fields`` go into the call hash (small values, all strings:
+    what the Lua scripts read and change), ``body`` is the JSON of what never changes after proposal."""
+
+    id: str
+    fields: dict[str, str]
+    body: dict[str, Any]
+
+    def body_json(self) -> str:
+        return json.dumps(self.body, separators=(",", ":"), ensure_ascii=False)
+
+
+def new_call(
     *,
     call_id: str,
     conversation: str,
@@ -216,34 +255,32 @@ def initial_fields(
     binary_digest: str = "",
     model_hash: str = "",
     redact_patterns: Sequence[str] = (),
-) -> dict[str, str]:
-    """The hash fields of a freshly proposed call (every value a string, as the Lua script expects)."""
-    return {
-        "id": call_id,
+) -> NewCall:
+    """Split a new call into hash fields and body (see ``layout`` in DESIGN terms: the hash stays a listpack)."""
+    fields = {
         "conversation": conversation,
         "tool": tool,
         "app": app,
-        "arguments": arguments,
-        "argv": json.dumps(list(argv)),
         "argv_hash": hash_argv(argv),
-        "command": shown_command(argv, redact_patterns),
         "requester": requester,
-        "tool_tags": json.dumps(list(tags)),
-        "trigger": trigger,
         "state": CallState.proposed.value,
-        "approvals": "[]",
         "approvals_needed": str(approvals_needed),
-        "decision": "",
-        "runner": "",
-        "result": "",
-        "tool_use_id": tool_use_id or "",
-        "binary_digest": binary_digest,
-        "model_hash": model_hash,
-        "signed_decision": "",
         "created_at": repr(now),
         "expires_at": repr(expires_at),
         "updated_at": repr(now),
     }
+    body: dict[str, Any] = {
+        "arguments": arguments,
+        "argv": list(argv),
+        "command": shown_command(argv, redact_patterns),
+    }
+    optional = {"tool_tags": list(tags), "trigger": trigger, "binary_digest": binary_digest, "model_hash": model_hash}
+    body.update({k: v for k, v in optional.items() if v})
+    if tool_use_id is not None:
+        if call_id.partition("-")[2] != tool_use_id:
+            raise ValueError(f"call id {call_id!r} is not made from tool_use id {tool_use_id!r}")
+        body["tool_use"] = 1
+    return NewCall(call_id, fields, body)
 
 
 def _decision(raw: str) -> Decision | None:

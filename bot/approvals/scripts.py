@@ -28,12 +28,31 @@ local function keep(key)
   redis.call('EXPIRE', key, retention)
 end
 
+-- the call's hash and body (records.py) as a script replies them: {flat HGETALL, body JSON or false}
+local function record(id)
+  return {redis.call('HGETALL', base .. 'call:' .. id), redis.call('GET', base .. 'body:' .. id)}
+end
+
+-- the call and its body live and expire together (EXPIRE of a missing body, an older record's, is a no-op)
+local function keep_call(id)
+  keep(base .. 'call:' .. id)
+  keep(base .. 'body:' .. id)
+end
+
+local function shown_command(id)
+  local command = redis.call('HGET', base .. 'call:' .. id, 'command')  -- a record of the previous layout
+  if command then return command end
+  local body = redis.call('GET', base .. 'body:' .. id)
+  if body then return cjson.decode(body).command or '' end
+  return ''
+end
+
 local function audit(id, from, to, actor, reason)
   -- what a timeline needs without the call record (which may be gone): thread, tool, shown command, requester
-  local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'command', 'requester')
+  local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'requester')
   redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
              'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
-             'command', c[3] or '', 'requester', c[4] or '')
+             'command', shown_command(id), 'requester', c[3] or '')
 end
 
 local function progress(id, conv, state)
@@ -78,7 +97,7 @@ local function move(key, id, from, to, actor, reason)
     redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
                'conversation', conv, 'state', to, 'open', tostring(left), 'at', now)
   end
-  keep(key)
+  keep_call(id)
   keep(open)
 end
 
@@ -99,7 +118,9 @@ local function close_expired(key, id)
 end
 """
 
-# ARGV[5] = JSON list of {fields, target, actor, reason, decided[, grant, fallback_actor, fallback_reason]}.
+# ARGV[5] = JSON list of {id, fields, body, target, actor, reason, decided[, grant, fallback_actor,
+# fallback_reason]}: ``fields`` go into the call hash (empty values are not stored), ``body`` (a JSON string) is
+# stored as is in the body key.
 # Existing ids are left alone (idempotent). An item approved by a standing grant is checked against the grant
 # here, atomically: a grant revoked or expired by now sends the call to awaiting_approval instead, and its
 # signed token is dropped (no token of an approval that did not happen is left on the record).
@@ -108,7 +129,7 @@ local items = cjson.decode(ARGV[5])
 local out = {}
 for _, item in ipairs(items) do
   local f = item.fields
-  local id = f.id
+  local id = item.id
   local key = base .. 'call:' .. id
   if item.grant and redis.call('EXISTS', key) == 0 then
     local grant = base .. 'grant:' .. item.grant
@@ -122,15 +143,16 @@ for _, item in ipairs(items) do
   end
   if redis.call('EXISTS', key) == 0 then
     for k, v in pairs(f) do
-      redis.call('HSET', key, k, v)
+      if v ~= '' then redis.call('HSET', key, k, v) end
     end
+    redis.call('SET', base .. 'body:' .. id, item.body)
     redis.call('SADD', base .. 'conv:' .. f.conversation .. ':open', id)
     if item.decided then
       decide(key, item.actor, item.reason)
     end
     move(key, id, 'proposed', item.target, item.actor, item.reason)
   end
-  out[#out + 1] = redis.call('HGETALL', key)
+  out[#out + 1] = record(id)
 end
 return out
 """
@@ -147,7 +169,7 @@ local user = ARGV[6]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 local function approved_by(user)
-  for _, a in ipairs(cjson.decode(redis.call('HGET', key, 'approvals'))) do
+  for _, a in ipairs(cjson.decode(redis.call('HGET', key, 'approvals') or '[]')) do
     if a.user == user then return true end
   end
   return false
@@ -157,7 +179,7 @@ if state ~= 'awaiting_approval' then
   -- effect, so it is answered as such, with a write for the WAIT to wait for
   if approved_by(user) and state ~= 'denied' and state ~= 'expired' and state ~= 'rejected' then
     confirm_write()
-    return {'repeat', redis.call('HGETALL', key)}
+    return {'repeat', record(id)}
   end
   return {'invalid', state}
 end
@@ -170,7 +192,7 @@ if approved_by(user) then
   confirm_write()
   return {'already', user}
 end
-local approvals = cjson.decode(redis.call('HGET', key, 'approvals'))
+local approvals = cjson.decode(redis.call('HGET', key, 'approvals') or '[]')
 approvals[#approvals + 1] = {user=user, at=now, seal=ARGV[12]}
 local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
 if #approvals >= needed then
@@ -187,10 +209,10 @@ if #approvals >= needed then
 else
   redis.call('HSET', key, 'approvals', cjson.encode(approvals))
   redis.call('HSET', key, 'updated_at', now)
-  keep(key)
+  keep_call(id)
   audit(id, state, state, user, 'approval ' .. #approvals .. ' of ' .. needed)
 end
-return {'ok', redis.call('HGETALL', key)}
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call; ARGV[5] id, 6 actor, 7 reason, 8 comma-separated allowed states, 9 target state,
@@ -215,7 +237,7 @@ if state == 'awaiting_approval' and ARGV[10] ~= 'any' then
 end
 decide(key, ARGV[6], ARGV[7])
 move(key, id, state, ARGV[9], ARGV[6], ARGV[7])
-return {'ok', redis.call('HGETALL', key)}
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms. The reply's third element is
@@ -229,7 +251,7 @@ if state ~= 'approved' and state ~= 'auto_approved' then return {'invalid', stat
 redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now)
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
 move(key, id, state, 'running', 'runner:' .. ARGV[6], 'claimed')
-return {'ok', redis.call('HGETALL', key), state}
+return {'ok', record(id), state}
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[1] runner id, 2 ttl ms. Returns 1 if still ours and running, 2 if
@@ -258,7 +280,7 @@ if state == 'approved' or state == 'auto_approved' then
   redis.call('HSET', key, 'cancel', request, 'result',
              cjson.encode({status='cancelled', error='cancelled before it started; it never ran'}))
   move(key, id, state, 'cancelled', ARGV[6], ARGV[7])
-  return {'ok', redis.call('HGETALL', key)}
+  return {'ok', record(id)}
 end
 if state ~= 'running' then return {'invalid', state} end
 local earlier = redis.call('HGET', key, 'cancel')
@@ -266,8 +288,8 @@ if earlier and earlier ~= '' then return {'already', cjson.decode(earlier).actor
 redis.call('HSET', key, 'cancel', request, 'updated_at', now)
 audit(id, state, state, ARGV[6], 'cancel requested: ' .. ARGV[7])
 progress(id, redis.call('HGET', key, 'conversation'), state)
-keep(key)
-return {'ok', redis.call('HGETALL', key)}
+keep_call(id)
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason
@@ -280,7 +302,7 @@ if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then
   -- this runner's result stored already (a retry because no replica had acknowledged it): confirm it
   if state == ARGV[7] and redis.call('HGET', key, 'runner') == ARGV[6] then
     confirm_write()
-    return {'repeat', redis.call('HGETALL', key)}
+    return {'repeat', record(id)}
   end
   return {'invalid', state}
 end
@@ -298,7 +320,7 @@ elseif ARGV[7] == 'cancelled' then
   return {'invalid', 'not_cancelled'}
 end
 move(key, id, state, ARGV[7], actor, reason)
-return {'ok', redis.call('HGETALL', key)}
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 the state claimed from (approved or
@@ -318,15 +340,15 @@ if cancel and cancel ~= '' then
   redis.call('HSET', key, 'result',
              cjson.encode({status='cancelled', error='cancelled before it started; it never ran'}))
   move(key, id, state, 'cancelled', cjson.decode(cancel).actor, 'stopped before it started')
-  return {'ok', redis.call('HGETALL', key)}
+  return {'ok', record(id)}
 end
 redis.call('HDEL', key, 'runner', 'started_at')
 redis.call('HSET', key, 'state', ARGV[7], 'updated_at', now)
 redis.call('ZREM', base .. 'running', id)
 audit(id, state, ARGV[7], 'runner:' .. ARGV[6], ARGV[8])
 progress(id, redis.call('HGET', key, 'conversation'), ARGV[7])
-keep(key)
-return {'ok', redis.call('HGETALL', key)}
+keep_call(id)
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 actor, 7 reason, 8 '1' = only if the heartbeat is gone,
@@ -340,7 +362,7 @@ if state ~= 'running' then return {'invalid', state} end
 if ARGV[8] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return {'invalid', state} end
 redis.call('HSET', key, 'result', ARGV[9])
 move(key, id, state, 'interrupted', ARGV[6], ARGV[7])
-return {'ok', redis.call('HGETALL', key)}
+return {'ok', record(id)}
 """
 
 # KEYS[1] = call; ARGV = field, value, field, value... Only on an existing record (no stray keys).

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from bot.approvals.decisions import DecisionSigner, verified_statement
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from bot.approvals.decisions import DecisionSigner, verified_statement, verify_detached
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.records import CallRecord
 
@@ -46,20 +48,34 @@ def approval_claims(record: CallRecord, user: str) -> dict[str, str]:
     return {"call": record.id, "user": user, "argv_hash": record.argv_hash}
 
 
+def seal_proposal(signer: DecisionSigner, claims: dict[str, str]) -> str:
+    """The proposing role's seal: the signature alone (the claims are the record's own fields, rebuilt when
+    checked)."""
+    return signer.sign_detached("proposal", claims)
+
+
 def seal_approval(signer: DecisionSigner, record: CallRecord, user: str) -> str:
-    return signer.sign_statement("approval", approval_claims(record, user))
+    return signer.sign_detached("approval", approval_claims(record, user))
+
+
+def _sealed(kind: str, seal: str, claims: dict[str, str], key: Ed25519PublicKey) -> bool:
+    """Does ``seal`` cover exactly ``claims``? A seal written before seals were detached carries its claims
+    (``<claims>.<signature>``) and is compared with them."""
+    if not seal:
+        return False
+    if "." in seal:
+        return verified_statement(kind, seal, key) == claims
+    return verify_detached(kind, seal, claims, key)
 
 
 def check_sealed(signer: DecisionSigner, record: CallRecord) -> None:
     """Raise ``TamperedRecord`` unless the record's proposal fields and earlier approvals are as sealed."""
     key = signer.public_key
-    sealed = verified_statement("proposal", record.proposal_seal, key) if record.proposal_seal else None
-    if sealed is None:
+    if not record.proposal_seal:
         raise TamperedRecord(f"call {record.id}: no valid proposal seal; the record was not written by the bot")
-    if sealed != _claims_of(record):
-        changed = sorted(k for k, v in _claims_of(record).items() if sealed.get(k) != v)
-        raise TamperedRecord(f"call {record.id}: {', '.join(changed)} changed since the proposal")
+    if not _sealed("proposal", record.proposal_seal, _claims_of(record), key):
+        raise TamperedRecord(f"call {record.id}: the fields a click relies on (requester, tool, app, tags, approvals"
+                             " needed, command line and binary digests) differ from what the bot proposed")
     for approval in record.approvals:
-        got = verified_statement("approval", approval.seal, key) if approval.seal else None
-        if got != approval_claims(record, approval.user):
+        if not _sealed("approval", approval.seal, approval_claims(record, approval.user), key):
             raise TamperedRecord(f"call {record.id}: approval by {approval.user} was not recorded by the bot")

@@ -48,11 +48,12 @@ from bot.approvals.records import (
     RESULT_STATUSES,
     CallRecord,
     CallState,
+    NewCall,
     Proposal,
-    initial_fields,
+    new_call,
     to_epoch,
 )
-from bot.approvals.seals import check_sealed, proposal_claims, seal_approval
+from bot.approvals.seals import check_sealed, proposal_claims, seal_approval, seal_proposal
 from bot.redis_durable import Acknowledgement, DurabilitySettings, DurableScripts
 from bot.streams import text as _text
 
@@ -116,7 +117,7 @@ class CallStore:
         items = []
         for p in proposals:
             needs, trigger = policy.decide_trigger(p.tool, p.tags)
-            fields = initial_fields(
+            call = new_call(
                 call_id=self._new_id(shard, p.tool_use_id),
                 conversation=conversation,
                 tool=p.tool,
@@ -134,33 +135,34 @@ class CallStore:
                 binary_digest=p.binary_digest,
                 model_hash=p.model_hash,
             )
+            argv_hash = call.fields["argv_hash"]
             if self.signer is not None:  # what a click will rely on, sealed by the role that knows it
-                fields["proposal_seal"] = self.signer.sign_statement("proposal", proposal_claims(
-                    call_id=fields["id"], conversation=conversation, tool=p.tool, app=p.app,
-                    argv_hash=fields["argv_hash"], binary_digest=p.binary_digest, model_hash=p.model_hash,
-                    requester=requester, tags=p.tags, approvals_needed=int(fields["approvals_needed"])))
+                call.body["proposal_seal"] = seal_proposal(self.signer, proposal_claims(
+                    call_id=call.id, conversation=conversation, tool=p.tool, app=p.app,
+                    argv_hash=argv_hash, binary_digest=p.binary_digest, model_hash=p.model_hash,
+                    requester=requester, tags=p.tags, approvals_needed=int(call.fields["approvals_needed"])))
             if DENY_TAG in p.tags:
-                item = _item(fields, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
-            elif needs and (grant := _grant_for(grants, p, fields["argv_hash"], policy, requester)) is not None:
+                item = _item(call, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
+            elif needs and (grant := _grant_for(grants, p, argv_hash, policy, requester)) is not None:
                 # the role applying the grant signs the decision, naming the grant and who granted it
-                fields["signed_decision"] = self._sign(fields, [f"grant:{grant.id}", grant.granted_by],
-                                                       CallState.auto_approved, now)
+                call.fields["signed_decision"] = self._sign(call, [f"grant:{grant.id}", grant.granted_by],
+                                                            CallState.auto_approved, now)
                 reason = (f"standing approval {grant.id} by {grant.granted_by} until "
                           f"{grant.expires_at:%H:%M:%S} UTC")
-                item = _item(fields, CallState.auto_approved, f"grant:{grant.id}", reason, decided=True)
+                item = _item(call, CallState.auto_approved, f"grant:{grant.id}", reason, decided=True)
                 item.update(grant=grant.id, fallback_actor=requester, fallback_reason=trigger)
             elif needs:
-                item = _item(fields, CallState.awaiting_approval, requester, trigger, decided=False)
+                item = _item(call, CallState.awaiting_approval, requester, trigger, decided=False)
             else:
-                fields["signed_decision"] = self._sign(fields, ["policy"], CallState.auto_approved, now)
-                item = _item(fields, CallState.auto_approved, "policy", trigger, decided=True)
+                call.fields["signed_decision"] = self._sign(call, ["policy"], CallState.auto_approved, now)
+                item = _item(call, CallState.auto_approved, "policy", trigger, decided=True)
             items.append(item)
         if not items:
             return []
         replies = await self._create(
             keys=[self.keys.run_stream(shard)], args=[*self._common(shard, now), json.dumps(items)]
         )
-        return [CallRecord.from_flat(r) for r in replies]
+        return [CallRecord.from_reply(r, item["id"]) for r, item in zip(replies, items, strict=True)]
 
     async def reject(
         self,
@@ -179,7 +181,7 @@ class CallStore:
         """Record an invalid proposal (unknown tool, bad arguments) as ``rejected``, never for approval."""
         now = self._clock()
         shard = self.keys.shard_for_conversation(conversation)
-        fields = initial_fields(
+        call = new_call(
             call_id=self._new_id(shard, tool_use_id),
             conversation=conversation,
             tool=tool,
@@ -195,11 +197,11 @@ class CallStore:
             now=now,
             expires_at=now,
         )
-        item = _item(fields, CallState.rejected, actor, reason, decided=True)
+        item = _item(call, CallState.rejected, actor, reason, decided=True)
         replies = await self._create(
             keys=[self.keys.run_stream(shard)], args=[*self._common(shard, now), json.dumps([item])]
         )
-        return CallRecord.from_flat(replies[0])
+        return CallRecord.from_reply(replies[0], call.id)
 
     # ---------------------------------------------------------------- reads
 
@@ -208,8 +210,11 @@ class CallStore:
             key = self.keys.call(call_id)
         except ValueError:
             return None
-        raw = await self.redis.hgetall(key)
-        return CallRecord.from_redis(raw) if raw else None
+        async with self.redis.pipeline(transaction=False) as pipe:  # one round trip: both keys in one slot
+            pipe.hgetall(key)
+            pipe.get(self.keys.body(call_id))
+            raw, body = await pipe.execute()
+        return CallRecord.from_redis(raw, body, call_id) if raw else None
 
     async def human_decision_wait(self, call_id: str) -> float | None:
         """Seconds from proposal to a human's decision; None for a policy decision, no decision or no call.
@@ -315,7 +320,7 @@ class CallStore:
         if status in ("ok", "repeat", "already"):
             _require(ack, "approval", call_id)  # the approval is on the primary; a repeat click confirms it
         if status == "repeat":  # this user's approval took effect earlier (and is now confirmed)
-            raise AlreadyApproved(user, CallRecord.from_flat(reply[1]).state.value)
+            raise AlreadyApproved(user, CallRecord.from_reply(reply[1], call_id).state.value)
         result = _unwrap(reply, call_id)
         log.info("call %s (%s): approval by %s, now %s", call_id, result.tool, user, result.state,
                  extra={"call_id": call_id, "conversation": result.conversation, "user": user})
@@ -523,13 +528,13 @@ class CallStore:
                 trusted.append(checked)
         return trusted
 
-    def _sign(self, fields: dict[str, str], approvers: Sequence[str], verdict: CallState, now: float) -> str:
+    def _sign(self, call: NewCall, approvers: Sequence[str], verdict: CallState, now: float) -> str:
         if self.signer is None:
             return ""
         return self.signer.sign(
-            call_id=fields["id"], tool=fields["tool"], app=fields["app"], argv_hash=fields["argv_hash"],
-            binary_digest=fields["binary_digest"], model_hash=fields["model_hash"], approvers=approvers,
-            verdict=verdict.value, now=now,
+            call_id=call.id, tool=call.fields["tool"], app=call.fields["app"], argv_hash=call.fields["argv_hash"],
+            binary_digest=call.body.get("binary_digest", ""), model_hash=call.body.get("model_hash", ""),
+            approvers=approvers, verdict=verdict.value, now=now,
         )
 
     def _sign_record(self, record: CallRecord, approvers: Sequence[str], now: float) -> str:
@@ -586,10 +591,9 @@ class CallStore:
         return sorted(records, key=lambda r: (r.created_at, r.id))
 
 
-def _item(
-    fields: dict[str, str], target: CallState, actor: str, reason: str, *, decided: bool
-) -> dict[str, Any]:
-    return {"fields": fields, "target": target.value, "actor": actor, "reason": reason, "decided": decided}
+def _item(call: NewCall, target: CallState, actor: str, reason: str, *, decided: bool) -> dict[str, Any]:
+    return {"id": call.id, "fields": call.fields, "body": call.body_json(), "target": target.value, "actor": actor,
+            "reason": reason, "decided": decided}
 
 
 
@@ -615,7 +619,7 @@ def _unwrap(reply: Any, call_id: str) -> CallRecord:
     """Map a script's status reply to a record or to the matching exception."""
     status = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
     if status in ("ok", "repeat"):
-        return CallRecord.from_flat(reply[1])
+        return CallRecord.from_reply(reply[1], call_id)
     if status == "not_found":
         raise CallNotFound(call_id)
     if status == "invalid":

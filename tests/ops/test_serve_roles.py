@@ -124,12 +124,12 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
                 for key in client.scan_iter("fc:{s0}:call:*"):
                     record = client.hgetall(key)
                     if record.get("state") == "awaiting_approval" and "meta:slack_ts" in record:
-                        return record
+                        return {**record, "id": key.rpartition(":call:")[2]}  # the id is in the key
                 return None
 
             record = wait_until(card, what="approval card")
             call_id = record["id"]
-            argv = json.loads(record["argv"])
+            argv = json.loads(client.get(f"fc:{{s0}}:body:{call_id}"))["argv"]  # the fixed fields (records.py)
             assert argv == [str(opsctl), "service", "status", "--", "web"]
 
             # While the call waits, every role is killed (SIGKILL) and stopped (SIGTERM) in turn and replaced;

@@ -1,0 +1,131 @@
+"""The call's layout in Redis (records.py): a small hash Redis keeps as a listpack, plus one body string.
+
+Records written by the previous layout (every field in the hash, the proposal seal carrying its claims) must
+still be read, approved and run exactly as they were written; a rewritten body must not run.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from redis.asyncio import Redis
+
+from bot.approvals.decisions import DecisionRefused
+from bot.approvals.errors import TamperedRecord
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import Proposal, hash_argv, shown_command
+from bot.approvals.seals import proposal_claims
+from bot.approvals.store import CallStore
+from tests.support import decision_keys
+
+CONV = "slack:C0LAYOUT01:1700000000.000100"
+#: long enough that argv, arguments and the shown command are each over the 64-byte listpack value limit
+ARGV = ["/usr/local/bin/opsctl", "service", "logs", "--since=15m", "--lines=200", "--grep=502", "--grep=upstream",
+        "--", "web-7"]
+ARGUMENTS = json.dumps({"service": "web-7", "since": "15m", "lines": "200", "grep": ["502", "upstream"]})
+
+
+def logs_proposal(tool_use_id: str) -> Proposal:
+    return Proposal(tool="service_logs", app="opsctl", arguments=ARGUMENTS, argv=ARGV, tags=["ai:readonly"],
+                    tool_use_id=tool_use_id, binary_digest="a" * 64, model_hash="b" * 64)
+
+
+def text(value: object) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+async def test_a_pending_call_is_a_listpack_hash_without_derivable_or_empty_fields(
+    redis: Redis, store: CallStore
+) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutListpackAbCdEfGh")], ApprovalPolicy(), "UREQ")
+    await store.set_meta(record.id, slack_channel="C0LAYOUT01", slack_ts="1700000001.000200")
+    key = store.keys.call(record.id)
+    assert text(await redis.object("encoding", key)) in {"listpack", "ziplist"}  # ziplist: Redis before 7
+    fields = {text(k): text(v) for k, v in (await redis.hgetall(key)).items()}
+    assert not {"id", "tool_use_id", "argv", "arguments", "command"} & set(fields)
+    assert all(v != "" for v in fields.values()) and all(len(v) <= 64 for v in fields.values())
+    body = json.loads(text(await redis.get(store.keys.body(record.id))))
+    assert body["argv"] == ARGV and body["arguments"] == ARGUMENTS and body["command"] == shown_command(ARGV)
+    assert len(body["proposal_seal"]) < 100  # the signature alone: the claims are the record's own fields
+    read = await store.get(record.id)
+    assert read.model_dump(exclude={"meta"}) == record.model_dump(exclude={"meta"})
+    assert read.tool_use_id == "toolu_01LayoutListpackAbCdEfGh"
+    assert read.argv == ARGV and read.tool_tags == ["ai:readonly"]
+    assert read.meta == {"slack_channel": "C0LAYOUT01", "slack_ts": "1700000001.000200"}
+    assert await redis.ttl(store.keys.body(record.id)) == await redis.ttl(key) > 0
+
+
+async def to_previous_layout(redis: Redis, store: CallStore, call_id: str) -> None:
+    """Rewrite a call as the previous version wrote it: every field in the hash (JSON text for argv and tags,
+    ``id``, ``tool_use_id``, empty values), a proposal seal that carries its claims, and no body."""
+    record = await store.get(call_id)
+    signer = decision_keys.signer()
+    seal = signer.sign_statement("proposal", proposal_claims(
+        call_id=record.id, conversation=record.conversation, tool=record.tool, app=record.app,
+        argv_hash=record.argv_hash, binary_digest=record.binary_digest, model_hash=record.model_hash,
+        requester=record.requester, tags=record.tool_tags, approvals_needed=record.approvals_needed))
+    await redis.delete(store.keys.body(call_id))
+    await redis.hset(store.keys.call(call_id), mapping={
+        "id": record.id, "arguments": record.arguments, "argv": json.dumps(record.argv),
+        "command": shown_command(record.argv), "tool_tags": json.dumps(record.tool_tags), "trigger": record.trigger,
+        "approvals": "[]", "decision": "", "runner": "", "result": "", "tool_use_id": record.tool_use_id or "",
+        "binary_digest": record.binary_digest, "model_hash": record.model_hash, "signed_decision": "",
+        "proposal_seal": seal,
+    })
+
+
+async def test_a_record_of_the_previous_layout_is_approved_and_claimed_as_written(
+    redis: Redis, store: CallStore
+) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutPreviousAbCdEf")], ApprovalPolicy(), "UREQ")
+    await to_previous_layout(redis, store, record.id)
+    old = await store.get(record.id)
+    assert old.argv == ARGV and old.tool_use_id == "toolu_01LayoutPreviousAbCdEf" and old.proposal_seal.count(".") == 1
+    approved = await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=hash_argv(ARGV))
+    claimed = await store.claim(record.id, "r1")
+    assert claimed is not None and claimed.argv == ARGV and claimed.arguments == ARGUMENTS
+    claims = decision_keys.verifier().check(claimed)  # what a runner does before it executes anything
+    assert claims.argv_hash == hash_argv(ARGV) and claims.approvers == ("UAPP",) and approved.signed_decision
+    entries = await redis.xrange(store.keys.audit_stream(0))
+    mine = [{text(k): text(v) for k, v in f.items()} for _, f in entries if text(f[b"call_id"]) == record.id]
+    assert [e["to"] for e in mine][-2:] == ["approved", "running"]
+    assert all(e["command"] == shown_command(ARGV) for e in mine[-2:])  # read from the old hash field
+
+
+async def test_a_previous_layout_record_with_a_rewritten_argv_cannot_be_approved(
+    redis: Redis, store: CallStore
+) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutOldTamperAbCd")], ApprovalPolicy(), "UREQ")
+    await to_previous_layout(redis, store, record.id)
+    evil = [*ARGV[:-1], "payroll"]
+    await redis.hset(store.keys.call(record.id), mapping={"argv": json.dumps(evil), "argv_hash": hash_argv(evil)})
+    with pytest.raises(TamperedRecord):
+        await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=hash_argv(evil))
+    assert (await store.get(record.id)).state.value == "awaiting_approval"
+
+
+async def test_a_rewritten_body_does_not_run(redis: Redis, store: CallStore) -> None:
+    """Redis write access to the body changes nothing that runs: the signed decision binds the argv hash."""
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutBodyTamperAbCd")], ApprovalPolicy(), "UREQ")
+    await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
+    body = json.loads(text(await redis.get(store.keys.body(record.id))))
+    body["argv"] = [*ARGV[:-1], "payroll"]
+    await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
+    claimed = await store.claim(record.id, "r1")
+    assert claimed is not None and claimed.argv[-1] == "payroll"
+    with pytest.raises(DecisionRefused, match="command line differs"):
+        decision_keys.verifier().check(claimed)
+
+
+async def test_a_rewritten_seal_or_sealed_field_in_the_new_layout_is_refused(redis: Redis, store: CallStore) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutSealTamperAbC")], ApprovalPolicy(), "UREQ")
+    body = json.loads(text(await redis.get(store.keys.body(record.id))))
+    body["tool_tags"] = []  # e.g. dropping a tag that needs a second approver or a narrower approver group
+    await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
+    with pytest.raises(TamperedRecord, match="differ from what the bot proposed"):
+        await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
+    body["tool_tags"], body["proposal_seal"] = ["ai:readonly"], ""
+    await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
+    with pytest.raises(TamperedRecord, match="no valid proposal seal"):
+        await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
