@@ -7,8 +7,10 @@ ends start-up with a sentence instead of a traceback, before any role has starte
 from __future__ import annotations
 
 import errno
+from typing import TYPE_CHECKING
 
-from aiohttp import web
+if TYPE_CHECKING:  # imported where a site starts: a process without an aiohttp server never loads aiohttp
+    from aiohttp import web
 
 
 class ListenError(RuntimeError):
@@ -32,6 +34,8 @@ async def start_site(
 ) -> tuple[web.AppRunner, int]:
     """Serve ``app`` on ``host:port`` (0: any free port); returns the runner (``cleanup()`` stops it) and the
     bound port. Raises :class:`ListenError` and leaves nothing running when the port cannot be bound."""
+    from aiohttp import web
+
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
     site = web.TCPSite(runner, host, port)

@@ -31,6 +31,7 @@ from bot.config import Config, ConfigError, Secrets, durability_settings, redis_
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
+from bot.memory import return_free_heap
 from bot.metrics import (
     APPROVAL_WAIT,
     CALLS_FINAL,
@@ -303,20 +304,26 @@ def slack_readiness(front: SlackFrontEnd) -> Callable[[], Awaitable[tuple[bool, 
 
 async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
     """Feed the calls-by-final-state and approval-wait metrics from the completions stream, once per call
-    across replicas (consumer group ``metrics``)."""
-    consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
+    across replicas (consumer group ``metrics``). Events are handled a batch at a time: one read, one pipelined
+    read of the decision times, one acknowledgement, instead of two round trips per call on the runner's loop."""
+
+    def consumer() -> CompletionConsumer:
+        return CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
                                   shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
+
+    completions = consumer()
     while not stop_event.is_set():
         try:
-            async for event in consumer.events(stop_event):
+            events = await completions.read(count=200)
+            waits = await core.store.human_decision_waits([e.call_id for e in events])
+            for event, waited in zip(events, waits, strict=True):
                 CALLS_FINAL.labels(str(event.state)).inc()
-                waited = await core.store.human_decision_wait(event.call_id)
                 if waited is not None:
                     APPROVAL_WAIT.observe(waited)
+            await completions.ack(*events)
         except (RedisError, OSError) as exc:  # a Redis restart must not end the process over a metric
             log.warning("metrics: reading completions failed (%s); retrying", exc)
-            consumer = CompletionConsumer(core.redis.client, "metrics", instance_name("metrics"),
-                                          shards=core.config.redis.shards, start_id="$", reader=core.redis.reader)
+            completions = consumer()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop_event.wait(), 1.0)
 
@@ -428,6 +435,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             # A runner has connected and built its child environments: it needs no credential from the
             # environment any more (its Redis client keeps the URL it connected with).
             drop_credentials(lambda name: is_credential_name(name, config.sensitive_env_vars))
+        return_free_heap()  # start-up's temporaries are freed: give their pages back before serving
         log.info("serving roles %s; health on port %s", ",".join(sorted(roles)), health.port)
         done, _ = await asyncio.wait([*tasks, asyncio.create_task(stop.wait())],
                                      return_when=asyncio.FIRST_COMPLETED)

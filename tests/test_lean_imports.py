@@ -1,5 +1,6 @@
 """Each role loads only its own dependencies: a runner process never imports the Anthropic SDK or slack-bolt
-(together ~50 MiB of RSS and thousands of modules it has no use for)."""
+(together ~50 MiB of RSS and thousands of modules it has no use for), nor aiohttp (its health endpoint is
+served by asyncio itself)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ PROBE = """
 import sys
 import bot.cli, bot.roles, bot.config
 from bot.roles import runner_worker, make_executor
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'anthropic', 'slack_bolt', 'slack_sdk', 'httpx'}
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'anthropic', 'slack_bolt', 'slack_sdk', 'httpx', 'aiohttp'}
                or m.startswith(('bot.agent.loop', 'bot.agent.model', 'bot.slack.app')))
 print(','.join(heavy))
 """

@@ -146,8 +146,12 @@ class CompletionConsumer:
                 return events
 
     async def ack(self, *events: CompletionEvent) -> None:
+        """Acknowledge ``events``: one XACK per stream, whatever their number."""
+        by_stream: dict[str, list[str]] = {}
         for event in events:
-            await self.redis.xack(event.stream, self.group, event.entry_id)
+            by_stream.setdefault(event.stream, []).append(event.entry_id)
+        for stream, entry_ids in by_stream.items():
+            await self.redis.xack(stream, self.group, *entry_ids)
 
     async def events(self, stop_event: asyncio.Event, block: float = 1.0) -> AsyncIterator[CompletionEvent]:
         """Yield events until ``stop_event``; each is acked when the consumer asks for the next one, so an

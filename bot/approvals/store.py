@@ -217,21 +217,27 @@ class CallStore:
         return CallRecord.from_redis(raw, body, call_id) if raw else None
 
     async def human_decision_wait(self, call_id: str) -> float | None:
-        """Seconds from proposal to a human's decision; None for a policy decision, no decision or no call.
+        """Seconds from proposal to a human's decision; None for a policy decision, no decision or no call."""
+        return (await self.human_decision_waits([call_id]))[0]
 
-        Two fields read, not the whole record: the runner's metrics loop asks this for every completion.
-        """
-        try:
-            key = self.keys.call(call_id)
-        except ValueError:
-            return None
-        created, decision = await self.redis.hmget(key, ["created_at", "decision"])
-        if not created or not decision:
-            return None
-        data = json.loads(decision)
-        if data.get("actor") == "policy":
-            return None
-        return max(0.0, float(data["at"]) - float(created))
+    async def human_decision_waits(self, call_ids: Sequence[str]) -> list[float | None]:
+        """``human_decision_wait`` of each call, in one round trip (a pipeline of two-field reads, not whole
+        records): the runner's metrics loop asks this for every batch of completions."""
+        keys: list[str | None] = []
+        for call_id in call_ids:
+            try:
+                keys.append(self.keys.call(call_id))
+            except ValueError:
+                keys.append(None)
+        readable = [k for k in keys if k is not None]
+        replies: list[Any] = []
+        if readable:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key in readable:
+                    pipe.hmget(key, ["created_at", "decision"])
+                replies = await pipe.execute()
+        answers = iter(replies)
+        return [_decision_wait(*next(answers)) if key is not None else None for key in keys]
 
     async def get(self, call_id: str) -> CallRecord:
         record = await self.find(call_id)
@@ -613,6 +619,16 @@ def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, poli
 def _require(ack: Acknowledgement, what: str, call_id: str) -> None:
     if not ack.durable:
         raise NotDurable(what, call_id, ack.wanted, ack.acked, ack.timeout_ms)
+
+
+def _decision_wait(created: Any, decision: Any) -> float | None:
+    """Seconds from ``created_at`` to the decision's time, when a human (not the policy) decided."""
+    if not created or not decision:
+        return None
+    data = json.loads(decision)
+    if data.get("actor") == "policy":
+        return None
+    return max(0.0, float(data["at"]) - float(created))
 
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:

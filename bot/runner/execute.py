@@ -230,11 +230,9 @@ async def run_argv(
     stop = stop if stop is not None else STOP_REQUEST.get()
     secrets = tuple(secret_values)
     patterns = tuple(redact_patterns)
-    redactor = build_redactor(secrets, patterns)
-    display = redact_argv(argv, secrets, patterns)
     started = time.monotonic()
     if not argv:
-        return CallResult(status="failed_to_start", argv_display=display, error="empty argv")
+        return CallResult(status="failed_to_start", argv_display=[], error="empty argv")
     capture = OutputCapture.for_output_limit(output_limit)
     extra: dict[str, Any] = {}
     if executable_fd is not None:
@@ -255,9 +253,9 @@ async def run_argv(
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return CallResult(
             status="failed_to_start",
-            argv_display=display,
+            argv_display=redact_argv(argv, secrets, patterns),
             duration_seconds=time.monotonic() - started,
-            error=redactor.redact(_start_error(argv, cwd, exc))[0],
+            error=build_redactor(secrets, patterns).redact(_start_error(argv, cwd, exc))[0],
         )
     try:
         child = _Child(process, capture, asyncio.get_running_loop())
@@ -265,6 +263,9 @@ async def run_argv(
         _signal_group(process.pid, signal.SIGKILL)
         process.wait()
         raise
+    # Work the result needs but the start does not is done while the tool runs, not before it starts.
+    redactor = build_redactor(secrets, patterns)
+    display = redact_argv(argv, secrets, patterns)
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
     except BaseException:

@@ -53,6 +53,8 @@ async def test_two_roles_each_see_every_event_replicas_share(redis: Redis, store
     await agent_2.ack(*seen_agent[2:])
     await slack.ack(*seen_slack)
     assert await agent_1.read(block=0.05) == [] and await slack.read(block=0.05) == []
+    for group in ("agent", "slack"):  # every event acknowledged (one XACK per stream for a batch)
+        assert [(await redis.xpending(s, group))["pending"] for s in slack.streams] == [0] * len(slack.streams)
 
 
 async def test_unacked_events_are_redelivered_after_restart_and_to_others(redis: Redis, store: CallStore,

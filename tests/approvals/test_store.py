@@ -354,6 +354,9 @@ async def test_human_decision_wait_reads_only_what_the_metric_needs(redis: Redis
     assert await store.human_decision_wait(rec.id) is None  # the policy decided: no human wait
     assert await store.human_decision_wait("0-unknown") is None
     assert await store.human_decision_wait("not an id") is None
+    # the metrics loop asks for a whole batch at once: answers in the order asked, unknown ids included
+    assert await store.human_decision_waits([rec.id, "not an id", call_id, "0-unknown"]) == [None, None, 42.5, None]
+    assert await store.human_decision_waits([]) == []
 
 
 async def test_approve_with_a_known_record_still_checks_everything_that_can_change(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -58,6 +59,34 @@ async def test_health_ready_and_metrics() -> None:
     assert {"process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds",
             "process_start_time_seconds", "python_info", "python_gc_collections_total"} <= names
     assert samples[("process_resident_memory_bytes", ())] > 1_000_000
+
+
+async def _raw(port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    try:
+        await writer.drain()
+        answer = await reader.read()
+    except ConnectionResetError:  # closed by the server with our bytes unread: no answer either
+        answer = b""
+    writer.close()
+    return answer
+
+
+async def test_health_answers_only_gets_of_its_three_paths() -> None:
+    server = HealthServer(host="127.0.0.1", port=0, request_timeout=0.5)
+    port = await server.start()
+    try:
+        ok = await _raw(port, b"GET /healthz?probe=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert ok.startswith(b"HTTP/1.1 200 OK\r\n") and b"Connection: close" in ok
+        assert ok.endswith(b'{"status": "alive"}')
+        assert (await _raw(port, b"GET /other HTTP/1.1\r\n\r\n")).startswith(b"HTTP/1.1 404 ")
+        assert (await _raw(port, b"POST /metrics HTTP/1.1\r\n\r\n")).startswith(b"HTTP/1.1 405 ")
+        assert (await _raw(port, b"garbage\r\n\r\n")).startswith(b"HTTP/1.1 400 ")
+        assert await _raw(port, b"GET /healthz HTTP/1.1\r\n" + b"X: y\r\n" * 2000 + b"\r\n") == b""  # head too big
+        assert await _raw(port, b"GET /healthz HTTP/1.1\r\n") == b""  # head never finished: dropped after 0.5 s
+    finally:
+        await server.stop()
 
 
 def test_json_logs_carry_ids_and_never_secrets() -> None:
