@@ -184,7 +184,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.logs import configure_logging
     from bot.roles import ROLES, StartupError, serve
-    from bot.slack.client import SlackStartupError
+    from bot.slack.settings import SlackStartupError
 
     config = load_config(args.config)
     configure_logging(config.log_level, sensitive_env_vars=config.sensitive_env_vars,

@@ -26,6 +26,26 @@ def test_runner_imports_neither_anthropic_nor_slack() -> None:
     assert done.stdout.strip() == ""
 
 
+SERVE_PROBE = """
+import asyncio, json, os, sys, tempfile
+config = os.path.join(tempfile.mkdtemp(), "config.yaml")
+with open(config, "w") as f:
+    json.dump({"applications": [{"binary": "/bin/true"}]}, f)
+asyncio.run = lambda coroutine, **_: coroutine.close()  # everything `serve` imports before its event loop runs
+import bot.cli
+assert bot.cli.main(["serve", "--config", config, "--role", "runner"]) == 0
+print(",".join(sorted(m for m in sys.modules
+                      if m.split(".")[0] in {"anthropic", "slack_bolt", "slack_sdk", "httpx", "aiohttp"})))
+"""
+
+
+def test_serve_role_runner_command_loads_no_slack_client() -> None:
+    # `serve` names the Slack start-up error it reports: from the settings module, not the client (slack_sdk)
+    done = subprocess.run([sys.executable, "-c", SERVE_PROBE], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""
+
+
 def test_slack_package_names_still_resolve_on_first_use() -> None:
     probe = "import sys, bot.slack as s; assert 'slack_bolt' not in sys.modules; s.SlackFrontEnd; " \
             "assert 'slack_bolt' in sys.modules; print(s.parse_conversation.__module__)"

@@ -13,7 +13,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.metrics import SLACK_API_ERRORS
 from bot.slack.ratelimit import MethodPacer, SharedRateLimitRetryHandler
-from bot.slack.settings import SlackSettings
+from bot.slack.settings import SlackSettings, SlackStartupError
 from bot.slack.state import SlackState
 
 log = logging.getLogger(__name__)
@@ -25,10 +25,6 @@ TRANSIENT_ERRORS = frozenset(
 )
 #: Answers that mean the goal is already reached (reactions).
 HARMLESS_ERRORS = frozenset({"already_reacted", "no_reaction", "message_not_found", "message_not_in_thread"})
-
-
-class SlackStartupError(RuntimeError):
-    """Tokens missing, malformed or refused by Slack: the message says which and what to do."""
 
 
 def api_url_problem(settings: SlackSettings, env_url: str | None = None) -> str | None:

@@ -14,6 +14,12 @@ from bot.tools.catalog import Catalog
 from bot.tools.selection import RuleSpec
 
 
+class SlackStartupError(RuntimeError):
+    """Tokens missing, malformed or refused by Slack: the message says which and what to do. Defined here, with
+    the settings, so ``serve`` can name it without loading slack_sdk and aiohttp into a process with no Slack
+    role."""
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -1,0 +1,119 @@
+"""Resident memory of each role and of a combined process holding many open conversations (not a test):
+``python bench/bench_rss.py``.
+
+1. Each role alone: ``serve --role runner``, ``--role agent``, ``--role slack`` (HTTP mode) started against one
+   real Redis, the loopback fake Slack and Messages API; VmRSS once ``/readyz`` answers and a few seconds later.
+2. One combined ``serve`` (every role in one process, as a small install runs it): ``--conversations`` signed
+   ``/fisk`` commands, each of which the scripted model answers with one tool call that needs approval; once every
+   approval card is posted (so that many conversations are open, each with a call waiting in Redis), VmRSS and
+   the peak (VmHWM) of the process.
+
+The scripted model, the fake Slack's card watcher and the ``/fisk`` request are ``bench_load.py``'s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_load import (  # noqa: E402
+    APPROVER,
+    FIXTURE,
+    SECRET,
+    WRAPPER,
+    Model,
+    SlackWatch,
+    start_conversation,
+)
+from bench.support import RedisProcess, Role, wait_until  # noqa: E402
+from bot.approvals.decisions import ensure_key_pair  # noqa: E402
+from tests.support.fake_slack import FakeSlack  # noqa: E402
+from tests.support.redis_server import free_port  # noqa: E402
+
+
+def status_mib(role: Role, field: str) -> float:
+    for line in Path(f"/proc/{role.process.pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} for {role.name}")
+
+
+def write_config(work: Path, slack_port: int) -> Path:
+    opsctl = work / "bin" / "opsctl"
+    opsctl.parent.mkdir(exist_ok=True)
+    opsctl.write_text(WRAPPER.format(fixture=FIXTURE, log=work / "executions.log"))
+    opsctl.chmod(0o755)
+    private, public = ensure_key_pair(work / "keys")
+    config = work / f"config-{slack_port}.yaml"
+    config.write_text(json.dumps({
+        "applications": [{"binary": str(opsctl)}],
+        "approval": {"approvers": {"users": [APPROVER]}},
+        "decisions": {"signing_key_file": str(private), "public_key_files": [str(public)]},
+        "agent": {"user_rate_limit_per_minute": 100000},
+        "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port,
+                  "rate_limit": {"per_user": 0, "per_channel": 0}},
+        "shutdown_grace_seconds": 5,
+        "log_level": "WARNING",
+    }))
+    return config
+
+
+@contextmanager
+def started(role: str, name: str, config: Path, env: dict[str, str], work: Path) -> Iterator[Role]:
+    process = Role(role, name, config, env, work / "logs")
+    try:
+        wait_until(process.ready, 90, f"{name} ready", 0.2)
+        yield process
+    finally:
+        process.stop()
+
+
+def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        server = RedisProcess(work / "redis")
+        try:
+            with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
+                env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
+                       "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url,
+                       "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": model.base_url}
+                print("each role alone, idle (VmRSS when ready / 5 s later):")
+                for role in ("runner", "agent", "slack"):
+                    with started(role, role, write_config(work, free_port()), env, work) as process:
+                        ready = status_mib(process, "VmRSS")
+                        time.sleep(5)
+                        print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB")
+                port = free_port()
+                watch = SlackWatch(slack)
+                with started("all", "combined", write_config(work, port), env, work) as process:
+                    idle = status_mib(process, "VmRSS")
+                    url = f"http://127.0.0.1:{port}/slack/events"
+                    t0 = time.monotonic()
+                    for n in range(args.conversations):
+                        start_conversation(url, slack, n)
+                    wait_until(lambda: len(watch.cards) >= args.conversations, args.timeout,
+                               f"{args.conversations} approval cards", 0.2)
+                    took = time.monotonic() - t0
+                    time.sleep(2)  # let the last turns settle
+                    print(f"combined serve (slack + agent + runner in one process), {args.conversations} open "
+                          f"conversations (each with a call awaiting approval; cards posted in {took:.1f} s):")
+                    print(f"  idle after start {idle:6.1f} MiB; with the conversations open "
+                          f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=500)
+    parser.add_argument("--timeout", type=float, default=300)
+    main(parser.parse_args())
