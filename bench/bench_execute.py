@@ -45,11 +45,13 @@ CREDENTIALS = {
 SIZES = (("0 B", 0), ("4 KiB", 4096), ("64 KiB", 65536))
 
 
-def _catalog(binary: Path, working_dir: Path) -> Catalog:
-    """The opsctl catalog with the bench tool as its binary (the fixture parsed, no process started)."""
+def _catalog(binary: Path, payload: Path, working_dir: Path | None = None) -> Catalog:
+    """The opsctl catalog with the bench tool as its binary (the fixture parsed, no process started); the tool's
+    environment names its payload, as an application's ``env`` setting would."""
     model = parse_application(FIXTURE.read_bytes())
-    spec = AppSpec(settings=AppSettings(binary=str(binary), working_dir=str(working_dir)))
-    return build_catalog([spec], lambda _settings: model)
+    settings = AppSettings(binary=str(binary), env={"BENCH_PAYLOAD": str(payload)},
+                           working_dir=str(working_dir) if working_dir is not None else None)
+    return build_catalog([AppSpec(settings=settings)], lambda _settings: model)
 
 
 async def bench_calls(n: int) -> None:
@@ -61,19 +63,23 @@ async def bench_calls(n: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         binary = build_tool(Path(tmp) / "bin")
 
-        print(f"calls: N={n} of each kind per size, interleaved; tool {TOOL} (compiled C, writes ./payload)")
+        print(f"calls: N={n} of each kind per size, interleaved; tool {TOOL} (compiled C, writes $BENCH_PAYLOAD)")
         print(f"{'output':>8} {'bare p50':>9} {'ours p50':>9} {'bare p99':>9} {'ours p99':>9} {'ratio':>6} overhead")
-        for label, size in SIZES:
-            workdir = Path(tmp) / f"w{size}"
+        cases = [(label, size, False) for label, size in SIZES] + [("0 B, cwd", 0, True)]
+        for label, size, with_cwd in cases:
+            workdir = Path(tmp) / f"w{size}{'cwd' if with_cwd else ''}"
             workdir.mkdir()
-            (workdir / "payload").write_bytes(realistic_output(size))
-            catalog = _catalog(binary, workdir)
+            payload = workdir / "payload"
+            payload.write_bytes(realistic_output(size))
+            # "cwd": the application sets working_dir, so the runner starts it with Popen (posix_spawn cannot chdir)
+            catalog = _catalog(binary, payload, workdir if with_cwd else None)
             tool = catalog.get(TOOL)
             assert tool is not None, TOOL
             argv = tool.render_argv("{}")
             digest = file_digest(binary)  # what a verified decision carries
 
-            def bare(argv: list[str] = argv, workdir: Path = workdir, size: int = size) -> None:
+            def bare(argv: list[str] = argv, workdir: Path | None = workdir if with_cwd else None,
+                     size: int = size) -> None:
                 done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                       stderr=subprocess.STDOUT, cwd=workdir, check=False)
                 assert done.returncode == 0 and len(done.stdout) == size
@@ -84,6 +90,7 @@ async def bench_calls(n: int) -> None:
                 assert result.status == "finished" and result.exit_code == 0, result
                 assert result.total_bytes == size, result.total_bytes
 
+            os.environ["BENCH_PAYLOAD"] = str(payload)  # bare runs inherit the environment (env=None)
             for _ in range(10):  # warm up both paths (imports, regex compilation, page cache)
                 bare()
                 await ours()

@@ -2,7 +2,8 @@
 
 The tool (``build_tool``) is a small C program, so a bench times the bot and not an interpreter starting: for
 ``--fisk-introspect`` it prints the opsctl fixture (so the catalog is built by real introspection); otherwise it
-copies ``./payload`` to stdout when that file exists in its working directory (fixed-size realistic output), or
+copies the file named by ``$BENCH_PAYLOAD``, or else ``./payload`` in its working directory, to stdout when it
+exists (fixed-size realistic output), or
 prints ``started <CLOCK_MONOTONIC seconds>`` -- the moment the child was running, comparable with the bench's own
 ``time.monotonic()`` across processes on the same machine.
 """
@@ -38,6 +39,7 @@ TOOL = "auth_user_list"
 TOOL_SOURCE = r"""
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,7 +50,8 @@ int main(int argc, char **argv) {
         execl("/bin/cat", "cat", FIXTURE, (char *)0);
         return 127;
     }
-    int fd = open("payload", O_RDONLY);
+    const char *path = getenv("BENCH_PAYLOAD");
+    int fd = open(path != NULL ? path : "payload", O_RDONLY);
     if (fd < 0) {
         printf("started %lld.%09ld\n", (long long)now.tv_sec, now.tv_nsec);
         return 0;

@@ -35,6 +35,7 @@ from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
 
+from bot.runner import spawn
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
@@ -60,7 +61,7 @@ class _Child:
     exited yet is still reaped when it does (the exit watch stays registered), so no zombie is left behind.
     """
 
-    def __init__(self, process: subprocess.Popen[bytes], capture: OutputCapture,
+    def __init__(self, process: spawn.Started, capture: OutputCapture,
                  loop: asyncio.AbstractEventLoop) -> None:
         self.process = process
         self.capture = capture
@@ -234,22 +235,8 @@ async def run_argv(
     if not argv:
         return CallResult(status="failed_to_start", argv_display=[], error="empty argv")
     capture = OutputCapture.for_output_limit(output_limit)
-    extra: dict[str, Any] = {}
-    if executable_fd is not None:
-        extra.update(executable=f"/proc/self/fd/{executable_fd}", pass_fds=(executable_fd,))
-    if run_as is not None:
-        extra.update(user=run_as[0], group=run_as[1], extra_groups=[])
     try:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=env,
-            cwd=cwd,
-            start_new_session=True,
-            **extra,
-        )
+        process = spawn.start(argv, env=env, cwd=cwd, executable_fd=executable_fd, run_as=run_as)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return CallResult(
             status="failed_to_start",
