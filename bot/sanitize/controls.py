@@ -12,8 +12,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-import re2
-
 _CONTROLS = re.compile(
     # CSI (colors, cursor moves, erase); an unfinished one at the end of the text goes too.
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
@@ -33,17 +31,17 @@ _CONTROLS = re.compile(
 _ANY_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-# The same first characters for ASCII text, as bytes for RE2 (C1 controls and bidi marks are not ASCII): its DFA
-# finds them about twice as fast as ``re`` scans a str, and in ASCII a byte offset is a character offset.
-_ASCII_CONTROL = re2.compile(rb"[\x00-\x08\x0b-\x1f\x7f]")
-_UNANCHORED = re2._Anchor.UNANCHORED
+# The same first characters for ASCII text (C1 controls and bidi marks are not ASCII): every one is mapped to ESC
+# by one ``bytes.translate``, then found by ``bytes.find`` (memchr), in ASCII a byte offset being a character
+# offset. About five times faster than ``re`` scanning the str.
+_MARK_CONTROLS = bytes(0x1B if b < 0x20 and b not in (0x09, 0x0A) or b == 0x7F else b for b in range(256))
 
 
 def _control_finder(text: str) -> Callable[[int], int]:
     """A function giving the offset of the first control character at or after a position, -1 if none."""
     if text.isascii():
-        data, match = text.encode("ascii"), _ASCII_CONTROL._regexp.Match
-        return lambda pos: match(_UNANCHORED, data, pos, len(data))[0][0]
+        marked = text.encode("ascii").translate(_MARK_CONTROLS)
+        return lambda pos: marked.find(b"\x1b", pos)
 
     def search(pos: int) -> int:
         found = _ANY_CONTROL.search(text, pos)
