@@ -20,7 +20,7 @@ def _hits(text: str) -> int:
 
 
 def test_values_every_context_rejects_are_not_even_candidates() -> None:
-    text = '"input_tokens": 1834, "retries": 3, pass: x, token="ab" secret_count=12\n'
+    text = '"input_tokens": 1834, "retries": 3, pass: x, token="ab" secret_count=12 <token>ab</token>\n'
     assert _hits(text) == 0
     assert redact(text) == (text, 0)
 
@@ -31,6 +31,7 @@ def test_values_the_finder_keeps_are_still_redacted() -> None:
         out, count = redact(f"DB_PASSWORD={value}\n")
         assert count == 1 and value not in out, value
     assert redact('{"password": "8392013"}')[0] == '{"password": "[REDACTED:password]"}'
+    assert redact("<password>8392013</password>")[0] == "<password>[REDACTED:password]</password>"
 
 
 def test_a_remembered_rejection_never_hides_the_same_text_where_it_is_a_secret() -> None:

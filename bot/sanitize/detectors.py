@@ -102,14 +102,20 @@ _QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
 _BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
 # The finder's values: shapes.trivial rejects, under any name and in any context, a value of under three
 # characters ("pass: x") and an integer of up to six digits ("input_tokens": 1834, "retries=300"), so RE2 reports
-# only a value of three characters or more with a non-digit (N) among them, or of seven digits or more.
-_N, _V = r"[^\s\"',;&}\])0-9]", r"[^\s\"',;&}\])]"
-_BARE_CANDIDATE = rf"{_N}{_V}{{2,255}}|[0-9]{_N}{_V}{{1,255}}|[0-9]{{2,255}}{_N}{_V}{{0,255}}|[0-9]{{7,256}}"
-_QUOTED_CANDIDATE = "|".join(
-    rf"{q}(?:{n}{v}{{2,255}}|[0-9]{n}{v}{{1,255}}|[0-9]{{2,255}}{n}{v}{{0,255}}|[0-9]{{7,256}})(?:{q}|$)"
-    for q, n, v in (("\"", r"[^\"\n0-9]", r"[^\"\n]"), ("'", r"[^'\n0-9]", r"[^'\n]"))
-)
+# only a value of three characters or more with a non-digit among them, or of seven digits or more.
 
+
+def _candidate_value(char: str) -> str:
+    """Values of the character class ``char`` ("[^...]") that shapes.trivial does not reject out of hand."""
+    other = char[:-1] + "0-9]"  # the class without the digits
+    return rf"{other}{char}{{2,255}}|[0-9]{other}{char}{{1,255}}|[0-9]{{2,255}}{other}{char}{{0,255}}|[0-9]{{7,256}}"
+
+
+_BARE_CANDIDATE = _candidate_value(r"[^\s\"',;&}\])]")
+_IN_DOUBLE_QUOTES, _IN_SINGLE_QUOTES = _candidate_value(r"[^\"\n]"), _candidate_value(r"[^'\n]")
+_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)"
+_QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)"
+_XML_CANDIDATE = _candidate_value(r"[^<\s]")
 _ENV_HEAD = (
     rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
     r"[ \t]{0,4}\n[ \t]{0,64}\"?value\"?[ \t]{0,4}:[ \t]{0,4}"
@@ -176,11 +182,13 @@ CONTEXT: tuple[Detector, ...] = (
         # XML configuration: <password>v</password> (Maven settings.xml), <add key="DbPassword" value="v"/> (.NET).
         rf"<(?P<name>{_NAME})>(?P<v>[^<\s]{{1,256}})</",
         check="xml_pair",
+        finder=rf"<(?P<name>{_NAME})>(?P<v>{_XML_CANDIDATE})</",
     ),
     Detector(
         "xml_value",
         rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>\"[^\"\n]{{1,256}}\")",
         check="xml_pair",
+        finder=rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{_DOUBLE_QUOTED_CANDIDATE})",
     ),
     Detector(
         "assignment",
