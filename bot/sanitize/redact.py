@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import re2
 
-from bot.sanitize.candidates import CONTEXT_PASS, TOKEN_PASS, Marker, re2_options, run_pass
+from bot.sanitize.candidates import CONTEXT_PASS, TOKEN_PASS, Marker, has_candidate, re2_options, run_pass
 from bot.sanitize.structured import redact_secret_manifests
 
 MARKER = "[REDACTED:{kind}]"
@@ -87,12 +87,16 @@ class Redactor:
             if pattern is not None:
                 data, found = _run_literal(data, pattern, kind, marker)
                 count += found
-        data, found = run_pass(data, TOKEN_PASS, marker)
-        count += found
+        candidates = has_candidate(data)
+        if candidates:
+            data, found = run_pass(data, TOKEN_PASS, marker)
+            count += found
         data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end)
         count += found
-        data, found = run_pass(data, CONTEXT_PASS, marker)
-        return data.decode("utf-8", "surrogatepass"), count + found
+        if candidates or found:  # a manifest's markers change the text the context pass reads
+            data, found = run_pass(data, CONTEXT_PASS, marker)
+            count += found
+        return data.decode("utf-8", "surrogatepass"), count
 
 
 def _run_literal(data: bytes, pattern: re2._Regexp, kind: str, marker: Marker) -> tuple[bytes, int]:
