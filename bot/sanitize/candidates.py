@@ -16,9 +16,10 @@ cheap and bounded whatever the text:
   candidate. A candidate beyond that budget is not judged: the text from it to the end of the line
   ``DENSE_SPAN`` bytes on is replaced by one ``[REDACTED:dense_candidates]`` marker and never searched again.
   That fails closed (nothing in a dense run can leak) and bounds the Python work per byte by a constant,
-  whatever the text. Ordinary output stays far below it (the benign corpora and the realistic bench input: at
-  most a hit per ~70 bytes; an integer or a one- or two-character value is not even a hit, see
-  ``Detector.finder``).
+  whatever the text. Ordinary output stays below it (the benign corpora, the realistic bench input, a describing
+  or recurring name on every line; an integer or a one- or two-character value is not even a hit, see
+  ``Detector.finder``); a long run of lines each needing a full judgement (a new password-like name with a
+  prose value on every line) can reach it, and then parts of that run show the marker.
 """
 
 from __future__ import annotations
