@@ -84,3 +84,11 @@ def test_dense_marker_only_where_candidates_come_denser_than_the_budget() -> Non
     assert out.startswith("note pass: abc\n" * 40)  # the free allowance
     assert out.count(DENSE) >= 1
     assert re.fullmatch(r"(?:note(?: pass: abc\n|\[REDACTED:dense_candidates\]\n?))+", out)
+
+
+def test_a_kubectl_describe_run_of_secret_references_stays_whole_up_to_the_documented_length() -> None:
+    # Each line's name is new and its verdict depends on the line (prose follows the value): a full judgement
+    # per line, the costliest ordinary case. The README promises ~70 such lines in a row come out unchanged.
+    line = "      DB_PASSWORD_{i}:  <set to the key 'password' in secret 'db-credentials-{i}'>  Optional: false\n"
+    text = "".join(line.format(i=i) for i in range(70))
+    assert sanitize_output(text.encode(), output_limit=1 << 30).text == text
