@@ -27,8 +27,10 @@ from urllib.parse import urlencode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import aiohttp  # noqa: E402
+import redis  # noqa: E402
 
 from bench.bench_approvals import POLICY, Bench  # noqa: E402
+from bench.cpu import CpuMeter  # noqa: E402
 from bench.support import (  # noqa: E402
     APPROVER,
     RedisProcess,
@@ -125,11 +127,14 @@ async def main(args: argparse.Namespace) -> None:
                     await sample(bench, session, url, slack, n)
                 answered, started, finished = [], [], []
                 profiler = start_profiler(roles[0], args.profile_slack) if args.profile_slack else None
+                meter = CpuMeter({r.role: r.process.pid for r in roles}, redis.Redis.from_url(server.url))
+                meter.start()
                 for n in range(20, 20 + args.samples):
                     a, s, f = await sample(bench, session, url, slack, n)
                     answered.append(a)
                     started.append(s)
                     finished.append(f)
+                cpu = meter.stop()
                 if profiler is not None:
                     stop_profiler(profiler, args.profile_slack)
             print(f"signed Approve click through serve --role slack + serve --role runner, {args.samples} clicks, "
@@ -137,6 +142,8 @@ async def main(args: argparse.Namespace) -> None:
             for label, values in (("click -> answered (HTTP 200)", answered), ("click -> child started", started),
                                   ("click -> result in Redis", finished)):
                 print(f"  {label:<30} median {median_ms(values):6.2f} ms, p99 {pct(values, 99) * 1e3:6.2f} ms")
+            print("  CPU per click (whole call; what contention on a loaded machine does not inflate): "
+                  + ", ".join(f"{name} {1000 * seconds / args.samples:.2f} ms" for name, seconds in cpu.items()))
             for role in roles:
                 print(f"RSS of serve --role {role.role}: {(role.rss_kib() or 0) / 1024:.1f} MiB")
         finally:

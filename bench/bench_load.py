@@ -51,6 +51,7 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
+from bench.cpu import CpuMeter  # noqa: E402
 from bench.support import RedisProcess, Role, pct, wait_until  # noqa: E402
 from bot.approvals.decisions import ensure_key_pair  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
@@ -419,7 +420,13 @@ class Bench:
         sample = expected[:: max(1, len(expected) // 50)]
         hash_bytes = statistics.mean(int(store.client.memory_usage(KEYS.call(c)) or 0) for c in sample)
 
+        meter = CpuMeter({r.name: r.process.pid for r in self.roles}, store.client)
+        ended_before = store.client.xlen(KEYS.completions_stream(0))  # one entry per call that ended
+        meter.start()
         clicker.gate.set()
+        wait_until(lambda: store.client.xlen(KEYS.completions_stream(0)) >= ended_before + len(expected)
+                   or self.check_roles(), a.timeout, "every call finished", 0.02)
+        cpu_to_finished = meter.stop()
         wait_until(lambda: (all(c in watch.results for c in expected)
                             and all(cid_of(i) in watch.answers for i in numbers)) or self.check_roles(),
                    a.timeout, "every result and answer in Slack", 0.2)
@@ -445,6 +452,10 @@ class Bench:
             ("load: end to end", f"first /fisk -> last answer {t_answers - t0:.2f}s"
                                  f" = {n_calls / (t_answers - t0):.1f} calls/s (incl. the held clicks)"),
             ("load: click -> finished", summary_ms(to_finished)),
+            ("load: CPU per call, burst", "clicks released -> last call finished: " + ", ".join(
+                f"{name} {1000 * seconds / n_calls:.2f} ms" for name, seconds in cpu_to_finished.items())
+             + " (the slack role posts the earlier results meanwhile; one asyncio loop each: 1000/ms = calls/s"
+               " on one free core)"),
             ("load: click -> result posted", summary_ms(to_posted)),
             ("load: RSS before -> after (MiB)", ", ".join(
                 f"{k} {(rss_before[k] or 0) / 1024:.0f}->{(rss_after[k] or 0) / 1024:.0f}" for k in rss_before)),

@@ -109,8 +109,7 @@ class TimelineRecorder:
         failures = 0
         while not stop_event.is_set():
             try:
-                await self.record(stream, entry_id, decoded)
-                await self.redis.xack(stream, GROUP, entry_id)
+                await self.record(stream, entry_id, decoded, acknowledge=True)
                 return
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("timeline recorder: recording %s/%s waits for Redis (%s)", stream, entry_id, exc)
@@ -125,8 +124,13 @@ class TimelineRecorder:
                 log.exception("timeline recorder: %s/%s could not be recorded; retrying", stream, entry_id)
                 await asyncio.sleep(0.2 * failures)
 
-    async def record(self, stream: str, entry_id: str, fields: Mapping[str, str]) -> None:
-        """Turn one stream entry into a timeline entry of its conversation (or nothing)."""
+    async def record(self, stream: str, entry_id: str, fields: Mapping[str, str], *,
+                     acknowledge: bool = False) -> None:
+        """Turn one stream entry into a timeline entry of its conversation (or nothing); ``acknowledge``: and
+        acknowledge the entry to the recorder's group, in the same round trip (every call writes four audit
+        entries, and a round trip per command made this the slack role's busiest reader). Recorded but not
+        acknowledged (the connection lost in between) means recorded again later: ``read_timeline`` keeps one
+        entry per source."""
         src = f"{stream}/{entry_id}"
         if stream in (bus.INBOX, bus.OUTBOX):
             event = bus.BusEvent.from_fields(entry_id, fields)
@@ -135,11 +139,15 @@ class TimelineRecorder:
         else:
             conversation = fields.get("conversation", "")
             entry = await self._call_entry(fields)
-        if entry is None or not conversation:
-            return
-        key = self.incidents.timeline_key(conversation)
-        await self.redis.xadd(key, {"entry": json.dumps({**entry, "src": src})})
-        await self.redis.expire(key, self.incidents.retention)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if entry is not None and conversation:
+                key = self.incidents.timeline_key(conversation)
+                pipe.xadd(key, {"entry": json.dumps({**entry, "src": src})})
+                pipe.expire(key, self.incidents.retention)
+            if acknowledge:
+                pipe.xack(stream, GROUP, entry_id)
+            if len(pipe):
+                await pipe.execute()
 
     async def _bus_entry(self, stream: str, event: bus.BusEvent) -> dict[str, Any] | None:
         at, data = _ms(event.id), event.data

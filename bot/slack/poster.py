@@ -271,7 +271,8 @@ class Poster:
                 return record
         posted = False
         try:
-            record = await self.deps.store.get(record.id)
+            if tried_before:  # someone held it before us and may have posted it: the record we have may be older
+                record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
                 return record
             # the record is terminal and we hold its outcome: only our own meta writes change it now, so it is
@@ -313,13 +314,13 @@ class Poster:
         await refresh_card(self.deps, record)
 
     async def _link_card(self, record: CallRecord) -> CallRecord:
-        """Remember the card's permalink (chat.getPermalink) so the result can link to it. Returns the record
-        with what was stored."""
+        """The card's permalink (chat.getPermalink), so the result can link to it: in the returned record's meta,
+        stored with the result's own ts and link (``_link_result``, one write for both)."""
         channel, ts = record.meta.get("slack_channel"), record.meta.get("slack_ts")
         if channel and ts and not record.meta.get("slack_card_link"):
             link = await api.permalink(self.deps.client, channel, ts)
             if link:
-                return await self._set_meta(record, slack_card_link=link)
+                return record.model_copy(update={"meta": {**record.meta, "slack_card_link": link}})
         return record
 
     async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> CallRecord:
@@ -328,6 +329,8 @@ class Poster:
         meta = {"slack_result_ts": str(posted["ts"])}
         if link:
             meta["slack_result_link"] = link
+        if record.meta.get("slack_card_link"):
+            meta["slack_card_link"] = record.meta["slack_card_link"]
         return await self._set_meta(record, **meta)
 
     async def _set_meta(self, record: CallRecord, **meta: str) -> CallRecord:
