@@ -3,7 +3,7 @@
 It reads, with its own consumer group (``timeline``, shared by replicas), the agent's inbox (human messages,
 the alert brief, stops), its outbox (model answers, notices, summaries) and every shard's audit stream (each
 call transition, which carries the tool, the redacted command line, the thread and the requester), and
-appends one JSON entry per fact to ``<prefix>:tl:<conversation>``, kept ``incidents.retention_seconds``. So a
+appends one JSON entry per fact to the list ``<prefix>:tlog:<conversation>``, kept ``incidents.retention_seconds``. So a
 timeline can be exported for that whole period, even after the call records and the audit trail (kept
 ``redis.retention_seconds``) or the transcript are gone. For a finished call the entry also keeps the exit
 code, the duration and an excerpt of the (already sanitized) output.
@@ -141,8 +141,9 @@ class TimelineRecorder:
             entry = await self._call_entry(fields)
         async with self.redis.pipeline(transaction=False) as pipe:
             if entry is not None and conversation:
+                # a list: a stream per thread cost 4 KiB (Redis gives every new stream node that much up front)
                 key = self.incidents.timeline_key(conversation)
-                pipe.xadd(key, {"entry": json.dumps({**entry, "src": src})})
+                pipe.rpush(key, json.dumps({**entry, "src": src}, separators=(",", ":")))
                 pipe.expire(key, self.incidents.retention)
             if acknowledge:
                 pipe.xack(stream, GROUP, entry_id)
@@ -189,11 +190,13 @@ class TimelineRecorder:
 
 async def read_timeline(redis: Redis, incidents: IncidentStore, conversation: str) -> list[dict[str, Any]]:
     """The recorded entries of a thread, oldest first, each once."""
-    raw: Any = await redis.xrange(incidents.timeline_key(conversation))
+    earlier: Any = await redis.xrange(incidents.stream_timeline_key(conversation))  # a previous version's stream
+    lines: list[Any] = [fields.get(b"entry", fields.get("entry", b"{}")) for _id, fields in earlier or []]
+    lines += await redis.lrange(incidents.timeline_key(conversation), 0, -1)
     seen: set[str] = set()
     entries = []
-    for _id, fields in raw or []:
-        entry = json.loads(_text(fields.get(b"entry", fields.get("entry", b"{}"))))
+    for line in lines:
+        entry = json.loads(_text(line))
         if entry.get("src") in seen:
             continue
         seen.add(entry.get("src", ""))

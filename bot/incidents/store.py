@@ -106,6 +106,11 @@ class IncidentStore:
         return f"{self.prefix}:conv:{conversation}"
 
     def timeline_key(self, conversation: str) -> str:
+        """The thread's timeline: a list of JSON entries (see ``recorder.py``)."""
+        return f"{self.prefix}:tlog:{conversation}"
+
+    def stream_timeline_key(self, conversation: str) -> str:
+        """Where versions before the list kept a thread's timeline (a stream): read until it expires."""
         return f"{self.prefix}:tl:{conversation}"
 
     async def apply(

@@ -123,3 +123,23 @@ async def test_the_recorder_recreates_a_lost_group_and_goes_on(redis: Redis) -> 
     finally:
         stop.set()
         await task
+
+
+async def test_a_timeline_is_a_compact_list_and_one_begun_as_a_stream_is_still_read(redis: Redis) -> None:
+    """The previous version appended to a stream per thread (4 KiB each: Redis preallocates stream nodes)."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls)
+    conv, old = "slack:C0LIST:1700000000.000200", "slack:C0LIST:1700000000.000300"
+
+    def message(where: str, said: str) -> dict[str, str]:
+        return bus.BusEvent("user_message", where, {"user": "U1", "text": said}).fields()
+
+    await recorder.record(bus.INBOX, "1700000000000-0", message(conv, "hi"))
+    assert await redis.type(incidents.timeline_key(conv)) == b"list"
+    assert int(await redis.memory_usage(incidents.timeline_key(conv)) or 0) < 1024
+    earlier = '{"type":"message","at":1.0,"user":"U0","text":"before","src":"a"}'
+    await redis.xadd(incidents.stream_timeline_key(old), {"entry": earlier})
+    await recorder.record(bus.INBOX, "1700000000001-0", message(old, "after"))
+    assert [e["text"] for e in await read_timeline(redis, incidents, old)] == ["before", "after"]
+    assert [e["text"] for e in await read_timeline(redis, incidents, conv)] == ["hi"]
