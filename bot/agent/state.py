@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
+import zlib
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -45,6 +46,28 @@ redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
 return 1
 """
+
+
+#: A transcript whose JSON is longer than this is stored zlib-compressed: tool inputs, tool results and repeated
+#: block keys compress 2-4x, and the transcript is the largest key of a conversation. Shorter ones stay JSON.
+COMPRESS_ABOVE = 512
+_ZLIB_MARK = b"z:"  # JSON never starts with it
+
+
+def encode_transcript(transcript: list[dict[str, Any]]) -> bytes:
+    raw = json.dumps(transcript, separators=(",", ":")).encode()
+    return raw if len(raw) <= COMPRESS_ABOVE else _ZLIB_MARK + zlib.compress(raw, 6)
+
+
+def decode_transcript(stored: bytes | str | None) -> list[dict[str, Any]]:
+    """The transcript as ``encode_transcript`` stored it, or plain JSON (as a previous version stored it)."""
+    if not stored:
+        return []
+    raw = stored.encode() if isinstance(stored, str) else stored
+    if raw.startswith(_ZLIB_MARK):
+        raw = zlib.decompress(raw[len(_ZLIB_MARK):])
+    loaded: list[dict[str, Any]] = json.loads(raw)
+    return loaded
 
 
 class PendingCall(BaseModel):
@@ -125,7 +148,7 @@ class ConversationStore:
 
     async def load(self, conversation: str) -> tuple[list[dict[str, Any]], ConvState]:
         raw_t, raw_s = await self.redis.mget(self.key(conversation, "transcript"), self.key(conversation, "state"))
-        transcript = json.loads(raw_t) if raw_t else []
+        transcript = decode_transcript(raw_t)
         state = ConvState.model_validate_json(raw_s) if raw_s else ConvState()
         return transcript, state
 
@@ -142,7 +165,7 @@ class ConversationStore:
         """Write transcript and state (and remove a dequeued message) atomically, only while we hold the lock."""
         ok = await self._save(
             keys=[self.key(conversation, n) for n in ("lock", "transcript", "state", "queue")],
-            args=[token, json.dumps(transcript, separators=(",", ":")), state.model_dump_json(exclude_defaults=True),
+            args=[token, encode_transcript(transcript), state.model_dump_json(exclude_defaults=True),
                   self.retention,
                   dequeue.member() if dequeue else "", "1" if clear_queue else "0"],
         )

@@ -9,7 +9,8 @@ A call is two keys of its shard (``keys.py``):
   (it is in the key) are not stored.
 * the body ``body:<id>``: one compact JSON string of what never changes after proposal and is too long for a
   listpack value (argv, the model's arguments, the shown command, tags, digests, the proposal seal). Written
-  once by the create script, expired with the hash. Lua reads only ``command`` from it (for audit entries).
+  once by the create script, expired with the hash. Lua reads only the shown command from it (for audit
+  entries): ``command``, stored only when it is not simply argv joined with spaces.
 
 Fields that Lua must not re-encode stay opaque JSON strings (Lua's cjson loses float precision and turns ``[]``
 into ``{}``), and timestamps stay decimal strings. A record written before the body existed has every field in
@@ -269,11 +270,10 @@ def new_call(
         "expires_at": repr(expires_at),
         "updated_at": repr(now),
     }
-    body: dict[str, Any] = {
-        "arguments": arguments,
-        "argv": list(argv),
-        "command": shown_command(argv, redact_patterns),
-    }
+    body: dict[str, Any] = {"arguments": arguments, "argv": list(argv)}
+    command = shown_command(argv, redact_patterns)
+    if command != " ".join(argv):  # else the audit script joins argv itself (nothing quoted or redacted)
+        body["command"] = command
     optional = {"tool_tags": list(tags), "trigger": trigger, "binary_digest": binary_digest, "model_hash": model_hash}
     body.update({k: v for k, v in optional.items() if v})
     if tool_use_id is not None:

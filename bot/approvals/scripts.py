@@ -43,7 +43,10 @@ local function shown_command(id)
   local command = redis.call('HGET', base .. 'call:' .. id, 'command')  -- a record of the previous layout
   if command then return command end
   local body = redis.call('GET', base .. 'body:' .. id)
-  if body then return cjson.decode(body).command or '' end
+  if body then
+    local fixed = cjson.decode(body)
+    return fixed.command or table.concat(fixed.argv, ' ')  -- no command: nothing to quote or redact in argv
+  end
   return ''
 end
 
