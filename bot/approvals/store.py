@@ -445,6 +445,19 @@ class CallStore:
 
     async def finish(self, call_id: str, runner_id: str, result: dict[str, Any]) -> CallRecord:
         """Store the result; ``result["status"]`` (finished, timed_out, failed_to_start) is the new state."""
+        reply, ack = await self._store_result(call_id, runner_id, result)
+        record = _unwrap(reply, call_id)  # "repeat": this runner's result was stored already; now confirmed
+        _require(ack, "result", call_id)
+        return record
+
+    async def record_result(self, call_id: str, runner_id: str, result: dict[str, Any]) -> None:
+        """``finish`` for a caller that does not use the record (the runner worker): the script's answer is
+        checked (same exceptions), the record it returns is not parsed."""
+        reply, ack = await self._store_result(call_id, runner_id, result)
+        _check(reply, call_id)
+        _require(ack, "result", call_id)
+
+    async def _store_result(self, call_id: str, runner_id: str, result: dict[str, Any]) -> tuple[Any, Acknowledgement]:
         status = CallState(result.get("status", ""))
         if status not in RESULT_STATUSES:
             raise ValueError(f"result status must be one of {sorted(RESULT_STATUSES)}, got {status}")
@@ -461,9 +474,7 @@ class CallStore:
                 call_id, runner_id, status.value, json.dumps(result), reason,
             ],
         )
-        record = _unwrap(reply, call_id)  # "repeat": this runner's result was stored already; now confirmed
-        _require(ack, "result", call_id)
-        return record
+        return reply, ack
 
     async def mark_interrupted(
         self, call_id: str, reason: str, *, actor: str = "sweeper", only_if_stale: bool = False
@@ -633,9 +644,15 @@ def _decision_wait(created: Any, decision: Any) -> float | None:
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:
     """Map a script's status reply to a record or to the matching exception."""
+    _check(reply, call_id)
+    return CallRecord.from_reply(reply[1], call_id)
+
+
+def _check(reply: Any, call_id: str) -> None:
+    """Raise the exception matching a script's status reply; return when the script did what was asked."""
     status = reply[0].decode() if isinstance(reply[0], bytes) else reply[0]
     if status in ("ok", "repeat"):
-        return CallRecord.from_reply(reply[1], call_id)
+        return
     if status == "not_found":
         raise CallNotFound(call_id)
     if status == "invalid":

@@ -256,7 +256,7 @@ class RunnerWorker:
             # A result is retried for as long as this process lives: it is the one thing nobody can redo. That
             # includes a result no replica acknowledged yet: the retry confirms it, or stores it again on a
             # primary promoted meanwhile that never had it.
-            await self._retry(lambda: self.store.finish(record.id, self.runner_id, exec_task.result()),
+            await self._retry(lambda: self.store.record_result(record.id, self.runner_id, exec_task.result()),
                               forever=True, also=(NotDurable,))
         except ValueError as exc:
             await self._interrupt(record.id, f"executor returned an invalid result: {exc}")

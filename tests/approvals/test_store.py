@@ -86,6 +86,21 @@ async def test_finish_refuses_bad_status_and_wrong_runner(store: CallStore, poli
         await store.finish(call_id, "r2", {"status": "finished"})
 
 
+async def test_record_result_checks_like_finish_without_returning_the_record(store: CallStore, policy: ApprovalPolicy):
+    call_id = await awaiting(store, policy)
+    await store.approve(call_id, "U_APP", [], policy)
+    await store.claim(call_id, "r1")
+    with pytest.raises(ValueError):
+        await store.record_result(call_id, "r1", {"status": "approved"})
+    with pytest.raises(InvalidTransition):
+        await store.record_result(call_id, "r2", {"status": "finished"})
+    assert await store.record_result(call_id, "r1", {"status": "finished", "exit_code": 0, "output": "ok"}) is None
+    record = await store.get(call_id)
+    assert record.state is CallState.finished and record.result is not None and record.result["output"] == "ok"
+    with pytest.raises(CallNotFound):
+        await store.record_result("0-unknown", "r1", {"status": "finished", "exit_code": 0})
+
+
 async def test_auto_approved_is_enqueued_and_audited(store: CallStore, redis: Redis):
     policy = ApprovalPolicy(auto_approve={"tools": ["_status$"]})
     (rec,) = await store.propose(CONV, [proposal()], policy, "U_REQ")
