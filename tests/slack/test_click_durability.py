@@ -17,6 +17,7 @@ from bot.redis_durable import DurabilitySettings
 from tests.scaling.test_durability import paused
 from tests.slack.conftest import Harness, wait_for
 from tests.slack.test_approvals import card_for
+from tests.slack.test_standing import _enable
 from tests.support import decision_keys
 from tests.support.redis_topologies import RedisSentinelServers
 from tests.support.topology_clients import open_on
@@ -58,6 +59,21 @@ async def test_unconfirmed_approval_asks_the_clicker_to_confirm_and_the_confirma
     assert [a.user for a in (await harness.store.get(record.id)).approvals] == ["UAPPROVER"]
     with replica.client(redis_sentinel.password) as client:
         assert client.hget(harness.store.keys.call(record.id), "state") == b"approved"
+
+
+async def test_an_unconfirmed_approve_tool_here_says_no_standing_approval_was_made(
+    harness: Harness, poster, redis_sentinel: RedisSentinelServers
+) -> None:
+    _enable(harness)
+    record = await card_for(harness, poster, ["opsctl", "status", "web"])
+    replica = next(n for n in redis_sentinel.data_nodes if n is not redis_sentinel.current_primary())
+    with paused(replica):
+        await harness.click(record, "fisk_grant_tool", "UAPPROVER")
+        (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
+    assert "no Redis replica confirmed it" in note.params["text"]
+    assert "standing approval for this thread was not made" in note.params["text"]
+    assert await harness.store.grants.active(record.conversation) == []
+    assert (await harness.store.get(record.id)).state == CallState.approved
 
 
 async def test_the_confirm_button_is_bound_to_the_calls_own_channel(harness: Harness, poster) -> None:
