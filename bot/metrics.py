@@ -71,6 +71,11 @@ REDIS_POOL_TIMEOUTS = Counter(
     "fisk_chatops_redis_pool_timeouts_total", "Waits for a Redis connection that timed out (the command failed "
     "and was retried by its caller)", ["pool"], registry=REGISTRY,
 )
+UNCONFIRMED_WRITES = Counter(
+    "fisk_chatops_redis_unconfirmed_writes_total", "Transitions written on the Redis primary that fewer replicas "
+    "than redis.durability asks acknowledged in time (approval: the clicker was asked to confirm; claim: given back "
+    "unstarted; result: stored again), by transition", ["transition"], registry=REGISTRY,
+)
 DECISIONS_REFUSED = Counter(
     "fisk_chatops_decisions_refused_total",
     "Approved calls a runner refused to run, by cause (decision: signature missing, wrong, for another call,"

@@ -54,6 +54,7 @@ from bot.approvals.records import (
     to_epoch,
 )
 from bot.approvals.seals import check_sealed, proposal_claims, seal_approval, seal_proposal
+from bot.metrics import UNCONFIRMED_WRITES
 from bot.redis_durable import Acknowledgement, DurabilitySettings, DurableScripts
 from bot.streams import text as _text
 
@@ -629,6 +630,7 @@ def _grant_for(grants: Sequence[Grant], proposal: Proposal, argv_hash: str, poli
 
 def _require(ack: Acknowledgement, what: str, call_id: str) -> None:
     if not ack.durable:
+        UNCONFIRMED_WRITES.labels(what).inc()
         raise NotDurable(what, call_id, ack.wanted, ack.acked, ack.timeout_ms)
 
 

@@ -23,6 +23,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.config import ConfigError, durability_settings, load_config
+from bot.metrics import REGISTRY
 from bot.redis_durable import DurabilitySettings
 from tests.approvals.conftest import proposal
 from tests.support import decision_keys
@@ -74,6 +75,11 @@ async def awaiting(store: CallStore, n: int = 0) -> str:
     return record.id
 
 
+def unconfirmed(transition: str) -> float:
+    value = REGISTRY.get_sample_value("fisk_chatops_redis_unconfirmed_writes_total", {"transition": transition})
+    return value or 0.0
+
+
 async def wait_calls(client: Redis) -> int:
     stats = await client.info("commandstats")
     return int(stats.get("cmdstat_wait", {}).get("calls", 0))
@@ -93,6 +99,7 @@ async def test_auto_without_a_replica_sends_no_wait(redis: Redis) -> None:
 async def test_more_replicas_than_the_server_has_is_never_durable(redis: Redis) -> None:
     store = store_on(redis, replicas=1, timeout_ms=50)
     call_id = await awaiting(store)
+    before = {t: unconfirmed(t) for t in ("approval", "claim")}
     for _ in range(2):  # the repeat is recognised (no double-click error), and still not confirmed
         with pytest.raises(NotDurable) as caught:
             await store.approve(call_id, "U_APP", [], POLICY)
@@ -101,6 +108,8 @@ async def test_more_replicas_than_the_server_has_is_never_durable(redis: Redis) 
     with pytest.raises(NotDurable):
         await store.claim(call_id, "r1")
     assert (await store.get(call_id)).state is CallState.approved  # the claim was given back
+    assert unconfirmed("approval") == before["approval"] + 2  # counted for the operators' alerts
+    assert unconfirmed("claim") == before["claim"] + 1
 
 
 async def test_replicas_zero_never_waits(redis: Redis) -> None:
