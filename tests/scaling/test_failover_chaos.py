@@ -40,7 +40,6 @@ from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from bot.fisk.introspect import parse_application
 from bot.redis_connection import RedisHandle
-from bot.redis_durable import DurabilitySettings
 from bot.slack import SlackSettings
 from bot.slack.cards import CONFIRM_APPROVAL_ACTION
 from bot.tools.catalog import AppSpec, build_catalog
@@ -261,11 +260,13 @@ async def test_an_unconfirmed_approval_lost_in_a_failover_is_confirmed_by_the_cl
         servers: tuple[str, Servers], handle: RedisHandle, tmp_path: Path, fixtures_dir: Path) -> None:
     """The replica's link to the primary is down when the click is made (a wrong ``masterauth``: it keeps failing
     to resync, as after a network partition); the primary dies and that replica is promoted without the approval.
-    With ``redis.durability.replicas: 1`` the clicker was told the approval is not confirmed, with a button to
-    confirm it; once the deployment has a replica again, that button approves the call on the new primary."""
+    ``redis.durability.replicas: auto`` waits for that replica although the primary no longer lists it (the
+    sentinels, the cluster's slot table still do: it can be promoted), so the clicker was told the approval is not
+    confirmed, with a button to confirm it; once the deployment has a replica again, that button approves the call
+    on the new primary."""
     kind, deployment = servers
     redis: Redis = handle.client
-    store = CallStore(redis, signer=decision_keys.signer(), durability=DurabilitySettings(replicas=1))
+    store = CallStore(redis, signer=decision_keys.signer())  # redis.durability.replicas: auto
     policy = ApprovalPolicy(approvers={"users": [APPROVER]})
     app = parse_application((fixtures_dir / "opsctl.introspect.json").read_bytes())
     catalog = build_catalog([AppSpec(AppSettings(binary="opsctl"))], lambda _s: app)
