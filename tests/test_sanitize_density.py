@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import redact, sanitize_output
-from bot.sanitize.candidates import BYTES_PER_UNIT, CONTEXT_PASS, DENSE_KIND, FREE_UNITS, UNANCHORED
+from bot.sanitize.candidates import BYTES_PER_UNIT, CONTEXT_PASS, DENSE_KIND, FREE_UNITS, Leftmost
 
 DENSE = f"[REDACTED:{DENSE_KIND}]"
 
@@ -14,7 +14,8 @@ DENSE = f"[REDACTED:{DENSE_KIND}]"
 def _hits(text: str) -> int:
     """How many candidates RE2 reports in the context pass (each one costs Python work)."""
     data, pos, hits = text.encode(), 0, 0
-    while (start := CONTEXT_PASS.finder._regexp.Match(UNANCHORED, data, pos, len(data))[0][0]) >= 0:
+    find = Leftmost(CONTEXT_PASS.finders, data).find
+    while (start := find(pos)[0]) >= 0:
         hits, pos = hits + 1, start + 1
     return hits
 

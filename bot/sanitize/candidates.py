@@ -77,16 +77,32 @@ def re2_options() -> re2.Options:
 
 
 @dataclass(frozen=True)
+class Automaton:
+    """One finder automaton; ``literal``, when set, is in every match (text without it is not searched)."""
+
+    finder: re2._Regexp
+    literal: bytes = b""
+
+    def may_match(self, data: bytes) -> bool:
+        return not self.literal or self.literal in data
+
+
+@dataclass(frozen=True)
 class DetectorPass:
     """One alternation, compiled twice: RE2 without groups finds where a candidate starts (a DFA scan, linear
     and fast), then Python's ``re`` re-matches that one candidate to take its groups apart. Both use
     leftmost-first semantics, so they agree on the match; the second costs only a bounded window per
     candidate, while RE2's own group extraction (its NFA over the whole alternation) measured ~200 us each.
 
+    ``finders``: the alternation's branches in one automaton, and each ``own_automaton`` detector in one of its
+    own (the leftmost hit of all of them is the candidate: ``Leftmost``). A DFA's states are sets of the
+    pattern's positions, so one automaton over detectors that each keep a counter alive at once holds the
+    product of their counts: kept apart, their states add up instead.
+
     Branch i is group ``b{i}``; its secret is group ``b{i}_v``. ``rejected`` is the verdict memo: candidate
     key -> where the search resumes, relative to the candidate's start."""
 
-    finder: re2._Regexp
+    finders: tuple[Automaton, ...]
     parser: re.Pattern[bytes]
     detectors: tuple[Detector, ...]
     rejected: dict[tuple[bytes, bool, bool], int]
@@ -95,8 +111,61 @@ class DetectorPass:
     others: re2._Regexp | None = None
 
 
+class Leftmost:
+    """The leftmost hit of several automata from a position on, each automaton searched again only once the
+    position passes its last hit (a hit at or after the position is still the leftmost one of that automaton),
+    so the text is scanned once per automaton, not once per candidate. An automaton that finds nothing is not
+    searched again; when one is left, ``find`` is a plain search (most text: the URL detector finds nothing)."""
+
+    def __init__(self, finders: tuple[Automaton, ...], data: bytes) -> None:
+        # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
+        # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
+        self._matches = [a.finder._regexp.Match for a in finders if a.may_match(data)]
+        self._data, self._length = data, len(data)
+        self._hits: list[tuple[int, int]] = [(-1, -1)] * len(finders)
+        self._searched_from = -1
+        self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
+        # have chosen there is unknown, so the candidate's span is not a memo key
+
+    def find(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none."""
+        data, length = self._data, self._length
+        if len(self._matches) <= 1:
+            if not self._matches:
+                return -1, -1
+            return self._matches[0](UNANCHORED, data, pos, length)[0]
+        hits = self._hits
+        first_search = self._searched_from < 0
+        self._searched_from = pos
+        for i, match in enumerate(self._matches):
+            if first_search or 0 <= hits[i][0] < pos:
+                hits[i] = match(UNANCHORED, data, pos, length)[0]
+        live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
+        if len(live) < len(hits):  # never searched again: none from here on
+            self._matches = [self._matches[i] for i in live]
+            self._hits = hits = [hits[i] for i in live]
+            self.ambiguous = False
+            if not hits:
+                return -1, -1
+        best = min(hits)
+        self.ambiguous = sum(1 for hit in hits if hit[0] == best[0]) > 1
+        return best
+
+
 def _ungrouped(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
+    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
+    together = tuple(d for d in detectors if not d.own_automaton)
+    apart = [((d,), d.literal) for d in detectors if d.own_automaton]
+    groups = ([(together, b"")] if together else []) + apart
+    return tuple(
+        Automaton(re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in group), re2_options()),
+                  literal)
+        for group, literal in groups
+    )
 
 
 def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
@@ -105,28 +174,26 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
         parts.append(f"(?P<b{index}>{inner})")
     grouped = "|".join(parts)
-    # Same branches in the same order (leftmost-first picks the same one), some narrowed (Detector.finder).
-    finder = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors), re2_options())
     # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
     parser = re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", grouped).encode())
     others = None
     if detectors[-1].check == "assignment":
         others = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors[:-1]),
                              re2_options())
-    return DetectorPass(finder=finder, parser=parser, detectors=detectors, rejected={}, others=others)
+    return DetectorPass(finders=_automata(detectors), parser=parser, detectors=detectors, rejected={}, others=others)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
 CONTEXT_PASS = _compile_pass(CONTEXT)
-# Both passes' candidates in one automaton: text in which it finds none (most output) skips both passes, one DFA
-# scan instead of two; text with a candidate pays only the scan up to the first one.
-_ANY_CANDIDATE = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in (*TOKENS, *CONTEXT)),
-                             re2_options())
+# Both passes' candidates in as few automata as the passes use: text in which they find none (most output)
+# skips both passes; text with a candidate pays only the scans up to the first one.
+_ANY_CANDIDATE = _automata((*TOKENS, *CONTEXT))
 
 
 def has_candidate(data: bytes) -> bool:
     """Whether either pass would find a candidate anywhere in ``data``."""
-    return bool(_ANY_CANDIDATE._regexp.Match(UNANCHORED, data, 0, len(data))[0][0] >= 0)
+    return any(a.may_match(data) and a.finder._regexp.Match(UNANCHORED, data, 0, len(data))[0][0] >= 0
+               for a in _ANY_CANDIDATE)
 
 
 def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
@@ -226,11 +293,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
     pieces: list[bytes] = []
     last = pos = count = spent = 0
-    # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
-    # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
-    find, parse, length = pass_.finder._regexp.Match, pass_.parser.match, len(data)
+    leftmost = Leftmost(pass_.finders, data)
+    find, parse, length = leftmost.find, pass_.parser.match, len(data)
     rejected, others = pass_.rejected, pass_.others
-    while (span := find(UNANCHORED, data, pos, length)[0])[0] >= 0:
+    while (span := find(pos))[0] >= 0:
         candidate_start, candidate_end = span
         spent += 1
         if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
@@ -240,7 +306,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             count += 1
             continue
         key = None
-        if candidate_end - candidate_start <= _MEMO_KEY_BYTES:
+        if candidate_end - candidate_start <= _MEMO_KEY_BYTES and not leftmost.ambiguous:
             low, high = max(0, candidate_start - 1), min(length, candidate_end + 1)
             key = (data[low:high], low == candidate_start, high == candidate_end)
             resume = rejected.get(key)

@@ -6,6 +6,8 @@ by each later search (Rust's regex documents the same O(n^2) worst case for find
 bounded by a constant W, a candidate dies W bytes after it starts, so each search scans at most W bytes
 beyond the point where the previous one resumed: the whole loop is O(n * W), linear in the text. Values
 longer than their bound are extended in Python by a single forward scan (``extend_value``), never rescanned.
+One exception, in a finder only (what RE2 searches for, not what Python parses): the characters of an
+assignment's name before its sensitive word (``_FINDER_NAME``), for the reason and the argument given there.
 
 Every detector has a group named ``v``: the secret, the only part replaced. What surrounds it (the name of an
 assignment, the user of a URL, a boundary character RE2 cannot look behind for) stays visible, and the next
@@ -48,6 +50,10 @@ class Detector:
     pattern: str
     check: str = ""
     finder: str = ""
+    # Searched by an automaton of its own, not in its pass's alternation (see candidates.DetectorPass); then
+    # ``literal``, when set, is a string every match contains: text without it skips that automaton.
+    own_automaton: bool = False
+    literal: bytes = b""
 
 
 TOKENS: tuple[Detector, ...] = (
@@ -123,6 +129,15 @@ _ENV_HEAD = (
 _ASSIGNMENT_HEAD = (
     rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
 )
+# What RE2 searches for: the same head with the name's characters before its sensitive word unbounded. Counting
+# them (0..40) multiplied the DFA states by 41: on random base64 (no separator, so never a match) RE2 kept
+# building new states, 1.5-7 MB/s on text it had not seen. Unbounded, the finder reports a superset (a name
+# with more than 40 characters before its word is parsed, rejected by the bounded pattern, and skipped by one
+# byte), and the loop stays linear: the part left unbounded lies inside one run of name characters after a
+# boundary character, which no other assignment can share, so each run is scanned a bounded number of times.
+_FINDER_NAME = _NAME.replace("[A-Za-z0-9_.-]{0,40}(?:(?:", "[A-Za-z0-9_.-]*(?:(?:", 1)
+assert _FINDER_NAME != _NAME
+_ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 
 CONTEXT: tuple[Detector, ...] = (
     Detector(
@@ -149,6 +164,10 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?i:\b[a-z][a-z0-9+.-]{1,20}://)" + _USER + _USER_MARKER + _USER + ":"
         r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
         check="url_password",
+        # Its scheme's threads start at every letter after "+", "-" or "." and count to 20: the set of live
+        # counts, times the other detectors' states, made RE2 build new DFA states on random base64 for ever.
+        own_automaton=True,
+        literal=b"://",
     ),
     Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{1,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
     Detector(
@@ -194,6 +213,6 @@ CONTEXT: tuple[Detector, ...] = (
         "assignment",
         _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
-        finder=_ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
+        finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
     ),
 )

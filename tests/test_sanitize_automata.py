@@ -1,0 +1,95 @@
+"""How candidates are found: several RE2 automata merged leftmost-first (``candidates.Leftmost``), the URL
+detector in an automaton of its own, and the assignment finder's unbounded name prefix (``detectors.py``).
+Each must find what one alternation of the bounded patterns found, and redact the same."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import re2
+
+from bot.sanitize import redact
+from bot.sanitize.candidates import (
+    CONTEXT_PASS,
+    TOKEN_PASS,
+    UNANCHORED,
+    DetectorPass,
+    Leftmost,
+    _ungrouped,
+    has_candidate,
+    re2_options,
+)
+from bot.sanitize.detectors import _FINDER_NAME, _NAME, CONTEXT, TOKENS, Detector
+from tests.corpora.leaks import LEAKS
+
+BENIGN = sorted((Path(__file__).resolve().parent / "corpora" / "benign").glob("*.txt"))
+
+
+def _starts(pass_: DetectorPass, data: bytes) -> list[int]:
+    find, pos, starts = Leftmost(pass_.finders, data).find, 0, []
+    while (start := find(pos)[0]) >= 0:
+        starts.append(start)
+        pos = start + 1
+    return starts
+
+
+def _one_alternation(detectors: tuple[Detector, ...], data: bytes) -> list[int]:
+    """The starts one automaton over every finder reports, the name before an assignment's word bounded: what
+    the merged automata replaced."""
+    patterns = ((d.finder or d.pattern).replace(_FINDER_NAME, _NAME) for d in detectors)
+    union = re2.compile("|".join(f"(?:{_ungrouped(p)})" for p in patterns), re2_options())
+    pos, starts = 0, []
+    while (start := union._regexp.Match(UNANCHORED, data, pos, len(data))[0][0]) >= 0:
+        starts.append(start)
+        pos = start + 1
+    return starts
+
+
+def test_the_merged_automata_report_every_start_one_alternation_reports() -> None:
+    texts = [leak.text.encode() for leak in LEAKS] + [path.read_bytes() for path in BENIGN]
+    texts.append(b"aws://admin:Sup3rS3cretPw@db.internal/x DB_PASSWORD=hunter2x https://u:p4ssw0rd9@h/\n")
+    texts.append(("+" + "a" * 50 + "_token=v1x9 " + "a+" * 30 + "postgres://u:Sup3rS3cretPw@h/\n").encode())
+    extra_seen = 0
+    for text in texts:
+        for pass_, detectors in ((TOKEN_PASS, TOKENS), (CONTEXT_PASS, CONTEXT)):
+            merged, single = _starts(pass_, text), _one_alternation(detectors, text)
+            assert set(single) <= set(merged)
+            # The unbounded name prefix reports more: names the bounded pattern refuses, so it parses nothing there.
+            for start in set(merged) - set(single):
+                assert pass_.parser.match(text, start) is None
+                extra_seen += 1
+    assert extra_seen  # the texts above exercise the superset
+
+
+def test_a_name_too_long_before_its_word_is_skipped_and_the_next_secret_still_found() -> None:
+    long_name = "a" * 50 + "_token"
+    text = f"{long_name}=v1x9 DB_PASSWORD=hunter2x\n"
+    out, count = redact(text)
+    assert out == f"{long_name}=v1x9 DB_PASSWORD=[REDACTED:password]\n" and count == 1
+
+
+def test_a_url_password_is_found_where_another_detector_starts_at_the_same_byte() -> None:
+    # "aws" starts both the AWS secret detector and this URL's scheme: the one alternation's choice decides.
+    for _ in range(2):  # the second time, a remembered verdict must not hide it
+        out, _count = redact("aws://admin:Sup3rS3cretPw@db.internal/x\n")
+        assert "Sup3rS3cretPw" not in out and "[REDACTED:" in out
+
+
+def test_a_url_password_after_a_long_scheme_like_run_is_found() -> None:
+    text = "a+" * 40 + "postgres://admin:Sup3rS3cretPw@db.internal/x\n"
+    out, _count = redact(text)
+    assert "Sup3rS3cretPw" not in out
+
+
+def test_text_without_the_url_literal_skips_the_url_automaton_but_not_the_rest() -> None:
+    assert not has_candidate(b"https-ish text with no scheme separator, user:pw@host\n")
+    assert has_candidate(b"DB_PASSWORD=hunter2x\n") and has_candidate(b"mysql://u:hunter2x@h/\n")
+
+
+def test_random_base64_has_no_candidates_and_comes_back_unchanged() -> None:
+    rng = random.Random(3)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    text = "".join(rng.choice(alphabet) for _ in range(1 << 16))
+    assert not has_candidate(text.encode())
+    assert redact(text) == (text, 0)
