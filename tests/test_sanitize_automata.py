@@ -82,8 +82,9 @@ def test_a_url_password_after_a_long_scheme_like_run_is_found() -> None:
     assert "Sup3rS3cretPw" not in out
 
 
-def test_text_without_the_url_literal_skips_the_url_automaton_but_not_the_rest() -> None:
+def test_text_without_the_url_literals_skips_the_url_automaton_but_not_the_rest() -> None:
     assert not has_candidate(b"https-ish text with no scheme separator, user:pw@host\n")
+    assert not has_candidate(b'GET https://shop.example.com/orders/1 "Mozilla/5.0" no user here\n')
     assert has_candidate(b"DB_PASSWORD=hunter2x\n") and has_candidate(b"mysql://u:hunter2x@h/\n")
 
 

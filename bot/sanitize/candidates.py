@@ -69,22 +69,23 @@ _HARMLESS_NAMES: dict[bytes, bool] = {}
 def re2_options() -> re2.Options:
     """RE2 options for every detector automaton."""
     options = re2.Options()
-    # Room for the lazily built DFAs. With 64 MiB, random base64 kept creating states until RE2 dropped its cache
-    # and fell back to its NFA: 14 MB/s at 4 MiB against 72 MB/s with 256 MiB. It is a budget, not an
-    # allocation: the process peaked at 97 MiB RSS sanitizing 4 MiB of base64 either way.
+    # Room for the lazily built DFAs. It is a budget, not an allocation. Since the automata were split (see
+    # DetectorPass) their states on random base64 stop growing: 64 MiB and 256 MiB time alike on text RE2 has
+    # not seen (1 MiB: 10-17 ms); with 8 MiB RE2 runs out, drops its cache and falls back to its NFA (830 ms).
+    # 256 MiB leaves room for operator patterns and detectors to come.
     options.max_mem = 256 << 20
     return options
 
 
 @dataclass(frozen=True)
 class Automaton:
-    """One finder automaton; ``literal``, when set, is in every match (text without it is not searched)."""
+    """One finder automaton; ``literals`` are in every match (text without one of them is not searched)."""
 
     finder: re2._Regexp
-    literal: bytes = b""
+    literals: tuple[bytes, ...] = ()
 
     def may_match(self, data: bytes) -> bool:
-        return not self.literal or self.literal in data
+        return all(literal in data for literal in self.literals)
 
 
 @dataclass(frozen=True)
@@ -159,12 +160,12 @@ def _ungrouped(pattern: str) -> str:
 def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
     """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
     together = tuple(d for d in detectors if not d.own_automaton)
-    apart = [((d,), d.literal) for d in detectors if d.own_automaton]
-    groups = ([(together, b"")] if together else []) + apart
+    apart = [((d,), d.literals) for d in detectors if d.own_automaton]
+    groups = ([(together, ())] if together else []) + apart
     return tuple(
         Automaton(re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in group), re2_options()),
-                  literal)
-        for group, literal in groups
+                  literals)
+        for group, literals in groups
     )
 
 

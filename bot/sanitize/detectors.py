@@ -51,9 +51,9 @@ class Detector:
     check: str = ""
     finder: str = ""
     # Searched by an automaton of its own, not in its pass's alternation (see candidates.DetectorPass); then
-    # ``literal``, when set, is a string every match contains: text without it skips that automaton.
+    # ``literals``: strings every match contains; text without one of them skips that automaton.
     own_automaton: bool = False
-    literal: bytes = b""
+    literals: tuple[bytes, ...] = ()
 
 
 TOKENS: tuple[Detector, ...] = (
@@ -167,7 +167,7 @@ CONTEXT: tuple[Detector, ...] = (
         # Its scheme's threads start at every letter after "+", "-" or "." and count to 20: the set of live
         # counts, times the other detectors' states, made RE2 build new DFA states on random base64 for ever.
         own_automaton=True,
-        literal=b"://",
+        literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
     ),
     Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{1,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
     Detector(
