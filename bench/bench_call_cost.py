@@ -99,11 +99,22 @@ class Driver:
         self.slots = asyncio.Semaphore(in_flight)
         self.seq = 0
         self.failures: list[str] = []
+        self.refused = 0  # 503 answers (sent again)
 
     async def post(self, body: str) -> None:
-        async with self.slots, self.session.post(self.url, data=body.encode(), headers=signed(body)) as resp:
-            if resp.status != 200:
-                self.failures.append(f"HTTP {resp.status}: {await resp.text()}")
+        """Send like Slack; a request the bot could not record in time (a 503, or a command's "could not start")
+        is sent again a second later, as Slack retries an event and a person clicks again (``refused``)."""
+        for _ in range(5):
+            async with self.slots, self.session.post(self.url, data=body.encode(), headers=signed(body)) as resp:
+                text = await resp.text()
+                if resp.status == 200 and "could not start" not in text:  # a command's ephemeral refusal
+                    return
+                if resp.status not in (200, 503):
+                    self.failures.append(f"HTTP {resp.status}: {text}")
+                    return
+            self.refused += 1
+            await asyncio.sleep(1.0)
+        self.failures.append("HTTP 503 five times")
 
     async def command(self) -> str:
         self.seq += 1
@@ -211,20 +222,28 @@ async def main(args: argparse.Namespace) -> None:
                 rows = []
                 for _ in range(args.rounds):
                     meter.start()
-                    seconds = await conversations(driver, watch, args.calls, 600)
+                    web_api = len(slack.calls)
+                    seconds = await conversations(driver, watch, args.calls, args.timeout)
                     used = meter.stop()
+                    web_api = len(slack.calls) - web_api
                     busy = {k: max(0.0, v - idle[k] * seconds) for k, v in used.items()}  # what the calls added
                     rows.append((args.calls / seconds, {k: v * 1000 / args.calls for k, v in busy.items()}))
                     per_call = ", ".join(f"{k} {v:.2f}" for k, v in rows[-1][1].items())
                     print(f"  {args.calls} calls end to end: {rows[-1][0]:.1f} calls/s; CPU ms per call (idle work "
-                          f"subtracted): {per_call}")
-            if driver.failures:
-                print(f"FAILURES: {driver.failures[:10]}")
+                          f"subtracted): {per_call}; per call: {meter.commands / args.calls:.0f} Redis commands, "
+                          f"{web_api / args.calls:.1f} Slack Web API calls")
+            if driver.failures or driver.refused:
+                print(f"requests answered 503 and sent again: {driver.refused}; failures: {driver.failures[:10]}")
             names = list(rows[0][1])
             medians = {k: sorted(r[1][k] for r in rows)[len(rows) // 2] for k in names}
             print("median CPU ms per call, and the ceiling that puts on one process (one core, 1000 / ms):")
             for name in names:
                 print(f"  {name:7s} {medians[name]:6.2f} ms -> {1000 / medians[name]:6.0f} calls/s")
+        except BaseException:
+            for role in roles:  # the processes are where the story is
+                print(f"==== {role.name} (last lines of {role.log_path})")
+                print("\n".join(role.log_path.read_text(errors="replace").splitlines()[-15:]))
+            raise
         finally:
             for role in roles:
                 role.stop()
@@ -244,6 +263,7 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=300, help="conversations (one call each) per round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--in-flight", type=int, default=20, help="HTTP requests in flight at once")
+    parser.add_argument("--timeout", type=float, default=600.0, help="seconds a round may take")
     parser.add_argument("--cluster", action="store_true", help="a Redis Cluster of 3 primaries + 3 replicas")
     parser.add_argument("--idle-seconds", type=float, default=10.0, help="how long the idle work is measured")
     asyncio.run(main(parser.parse_args()))

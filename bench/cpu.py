@@ -26,6 +26,11 @@ def redis_cpu_seconds(client: redis.Redis) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
+def redis_commands(client: redis.Redis) -> int:
+    """Commands the Redis server has processed so far (``INFO stats``; a script counts once, plus its calls)."""
+    return int(client.info("stats")["total_commands_processed"])
+
+
 class CpuMeter:
     """CPU seconds each named process (and Redis: every server given, summed) used between ``start`` and
     ``stop``."""
@@ -35,6 +40,7 @@ class CpuMeter:
         self.clients = client if isinstance(client, list) else [client]
         self._start: dict[str, float] = {}
         self.used: dict[str, float] = {}
+        self.commands = 0  # Redis commands between start and stop (the meter's own INFO calls are a few)
 
     def _now(self) -> dict[str, float]:
         now = {name: process_cpu_seconds(pid) for name, pid in self.pids.items()}
@@ -42,9 +48,11 @@ class CpuMeter:
         return now
 
     def start(self) -> None:
+        self._commands = sum(redis_commands(client) for client in self.clients)
         self._start = self._now()
 
     def stop(self) -> dict[str, float]:
         end = self._now()
+        self.commands = sum(redis_commands(client) for client in self.clients) - self._commands
         self.used = {name: end[name] - self._start[name] for name in end}
         return self.used

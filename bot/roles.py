@@ -110,10 +110,10 @@ async def check_model_access(core: Core) -> None:
 def reader_loops(roles: set[str], shards: int) -> int:
     """How many blocking stream reads a process with ``roles`` runs at once: the size of its readers pool.
 
-    slack: the poster (outbox + one per completions shard), the intake, the incident timeline recorder (inbox,
-    outbox, one per audit shard); agent: inbox + completions shards; runner: one per run-stream shard + the
-    final-state metrics consumer (one read per completions shard, side by side: Cluster)."""
-    per_role = {"slack": (1 + shards) + 1 + (2 + shards), "agent": 1 + shards, "runner": shards * 2}
+    slack: the poster (outbox + one per completions shard + one per progress shard), the intake, the incident
+    timeline recorder (inbox, outbox, one per audit shard); agent: inbox + completions shards; runner: one per
+    run-stream shard + the final-state metrics consumer (one read per completions shard, side by side: Cluster)."""
+    per_role = {"slack": (1 + 2 * shards) + 1 + (2 + shards), "agent": 1 + shards, "runner": shards * 2}
     return sum(per_role[r] for r in roles if r in per_role)
 
 
