@@ -32,6 +32,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import NoBackoff
 
+from bot.metrics import REDIS_POOL_TIMEOUTS
 from bot.redis_pool import MeteredPool, PoolSettings, pool_kwargs
 
 __all__ = ["MODES", "MeteredSentinelPool", "RedisTopology", "TopologyError", "parse_address"]
@@ -174,16 +175,46 @@ def sentinel_client(
     return client, sentinel
 
 
-def cluster_client(url: str, topology: RedisTopology, settings: PoolSettings, kwargs: dict[str, Any]) -> RedisCluster:
-    """A cluster client seeded by ``url``'s host; ``settings.max_connections`` bounds the connections to each node.
+class WaitingRedisCluster(RedisCluster):
+    """``RedisCluster`` whose commands wait for a free connection, as the standalone pools do.
 
-    redis-py's cluster pool does not wait for a free connection (it raises ``MaxConnectionsError``, a
-    ``ConnectionError`` the callers already treat as transient and retry)."""
+    redis-py's cluster pool never waits: a command that finds a node's ``max_connections`` busy fails at once with
+    ``MaxConnectionsError``, and the client, taking that for a broken node, rediscovers the whole cluster before
+    retrying (seconds under load). The slack role's two acknowledgement connections then refused all but two of a
+    burst of Slack requests (a 503 for a click, "could not start" for a command). Here at most ``max_connections``
+    commands run at once through this client (whatever their nodes, so never more on one node); the others wait
+    up to ``wait_seconds`` (None: for ever) and then fail with a ``ConnectionError`` the callers retry, counted in
+    ``fisk_chatops_redis_pool_timeouts_total``. Pipelines bypass ``execute_command`` and are not gated."""
+
+    def __init__(self, *args: Any, wait_seconds: float | None = None, pool_name: str = "commands",
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._free = asyncio.Semaphore(int(kwargs.get("max_connections") or 2**31))
+        self._wait_seconds = wait_seconds
+        self._pool_name = pool_name
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            await asyncio.wait_for(self._free.acquire(), self._wait_seconds)
+        except TimeoutError:
+            REDIS_POOL_TIMEOUTS.labels(self._pool_name).inc()
+            raise redis.ConnectionError("No connection available.") from None
+        try:
+            return await super().execute_command(*args, **kwargs)
+        finally:
+            self._free.release()
+
+
+def cluster_client(url: str, topology: RedisTopology, settings: PoolSettings, kwargs: dict[str, Any]) -> RedisCluster:
+    """A cluster client seeded by ``url``'s host; at most ``settings.max_connections`` commands at once (so
+    connections to each node), a command waiting up to ``settings.timeout_seconds`` for its turn
+    (:class:`WaitingRedisCluster`)."""
     options = {k: v for k, v in kwargs.items() if k not in {"retry", "retry_on_error", "client_name"}}
     if "client_name" in kwargs:
         options["client_name"] = kwargs["client_name"]
-    return RedisCluster.from_url(
+    return WaitingRedisCluster.from_url(
         url, max_connections=settings.max_connections, require_full_coverage=True,
+        wait_seconds=settings.timeout_seconds, pool_name=settings.name,
         **options, **topology.auth_kwargs(), **topology.tls_kwargs(),
     )  # fmt: skip
 
