@@ -7,6 +7,7 @@
    ``/fisk`` commands, each of which the scripted model answers with one tool call that needs approval; once every
    approval card is posted (so that many conversations are open, each with a call waiting in Redis), VmRSS and
    the peak (VmHWM) of the process.
+3. First, what each part of a runner's imports adds to VmRSS in a fresh interpreter (where the memory goes).
 
 The scripted model, the fake Slack's card watcher and the ``/fisk`` request are ``bench_load.py``'s.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,10 +36,35 @@ from bench.bench_load import (  # noqa: E402
     SlackWatch,
     start_conversation,
 )
-from bench.support import RedisProcess, Role, wait_until  # noqa: E402
+from bench.support import ROOT, RedisProcess, Role, wait_until  # noqa: E402
 from bot.approvals.decisions import ensure_key_pair  # noqa: E402
 from tests.support.fake_slack import FakeSlack  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
+
+#: What a runner process imports, in an order where each step adds its own part (``bot.cli`` last: the rest).
+RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic",
+                  "cryptography.hazmat.primitives.asymmetric.ed25519", "re2", "bot.sanitize", "bot.approvals.store",
+                  "bot.config", "bot.roles", "bot.cli")
+IMPORT_PROBE = """
+import importlib, sys
+def rss():
+    with open('/proc/self/status') as f:
+        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
+print(f'interpreter {rss():.1f}')
+for name in sys.argv[1:]:
+    before = rss()
+    importlib.import_module(name)
+    print(f'{name} {rss() - before:.1f}')
+"""
+
+
+def import_breakdown() -> None:
+    """VmRSS added by each part of what a runner imports, in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, *RUNNER_IMPORTS], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    parts = [line.rsplit(" ", 1) for line in done.stdout.splitlines()]
+    print("what a runner's imports add to VmRSS, in this order (fresh interpreter):")
+    print("  " + ", ".join(f"{name} +{mib} MiB" if i else f"{name} {mib} MiB" for i, (name, mib) in enumerate(parts)))
 
 
 def status_mib(role: Role, field: str) -> float:
@@ -78,6 +105,7 @@ def started(role: str, name: str, config: Path, env: dict[str, str], work: Path)
 
 
 def main(args: argparse.Namespace) -> None:
+    import_breakdown()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         server = RedisProcess(work / "redis")
