@@ -14,6 +14,7 @@ import pytest
 from bot.fisk.environment import scrub_environment
 from bot.runner import run_argv
 from bot.runner.binary import seal_copy
+from bot.runner.spawn import start
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,3 +57,11 @@ async def test_a_missing_program_is_named_by_its_configured_path(tmp_path: Path)
     result = await run_argv([str(tmp_path / "gone"), "x"], env=scrub_environment().env, cwd=None, timeout=10)
     assert result.status == "failed_to_start"
     assert result.error == f"the program {tmp_path / 'gone'} was not found"
+
+
+def test_a_child_reaped_elsewhere_does_not_hang_its_watcher() -> None:
+    child = start(["/bin/true"], env={}, cwd=None, executable_fd=None, run_as=None)
+    os.waitpid(child.pid, 0)  # someone else collected it (as with SIGCHLD ignored): the status is gone
+    assert child.poll() == 0 and child.wait() == 0
+    assert child.stdout is not None
+    child.stdout.close()

@@ -48,15 +48,23 @@ class Spawned:
     def poll(self) -> int | None:
         """Reap the child if it exited (no zombie is left); its exit code, or None while it runs."""
         if self.returncode is None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid == self.pid:
-                self.returncode = os.waitstatus_to_exitcode(status)
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): the status is lost, as Popen says 0
+                self.returncode = 0
+            else:
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
     def wait(self) -> int:
         if self.returncode is None:
-            _, status = os.waitpid(self.pid, 0)
-            self.returncode = os.waitstatus_to_exitcode(status)
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                self.returncode = 0
+            else:
+                self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
 
