@@ -200,8 +200,9 @@ def main(args: argparse.Namespace) -> int:
                 sample = next(iter(sorted(cards.posted)))
                 fields = server.client.hlen(KEYS.call(sample))
                 encoding = server.client.object("encoding", KEYS.call(sample))
-                print(f"{calls} pending calls ({pending} awaiting approval in Redis), {per} per thread, through"
-                      " serve --role slack + agent:")
+                version = server.client.info("server")["redis_version"]
+                print(f"{calls} pending calls ({pending} awaiting approval in Redis {version}), {per} per thread,"
+                      " through serve --role slack + agent:")
                 for part in PARTS:
                     print(f"  {part:30s} {(after[part] - before[part]) / calls:7,.0f} B per call")
                 total = sum(after.values()) - sum(before.values())

@@ -58,12 +58,16 @@ class Keys:
     def heartbeat(self, call_id: str) -> str:
         return self.base(self.shard_of_call(call_id)) + "hb:" + call_id
 
+    def conv_calls(self, shard: int, conversation: str) -> str:
+        """Hash of the conversation's calls that are not terminal yet: id -> ``p`` (awaiting approval) or ``o``."""
+        return self.base(shard) + "conv:" + conversation + ":calls"
+
     def conv_open(self, shard: int, conversation: str) -> str:
-        """Set of the conversation's calls that are not terminal yet."""
+        """Set of the conversation's calls that are not terminal yet (earlier versions: ``conv_calls`` now)."""
         return self.base(shard) + "conv:" + conversation + ":open"
 
     def conv_pending(self, shard: int, conversation: str) -> str:
-        """Set of the conversation's calls awaiting approval."""
+        """Set of the conversation's calls awaiting approval (earlier versions: ``conv_calls`` now)."""
         return self.base(shard) + "conv:" + conversation + ":pending"
 
     def awaiting(self, shard: int) -> str:

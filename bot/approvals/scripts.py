@@ -1,7 +1,7 @@
 """The Lua scripts that perform every lifecycle transition atomically.
 
 One script per transition: it reads the current state, checks the guard, writes the new state, maintains the
-indexes (awaiting / running sorted sets, the conversation's open and pending sets), appends the audit entry,
+indexes (awaiting / running sorted sets, the conversation's hash of open calls), appends the audit entry,
 enqueues the run-stream entry (on approval) and the completion event (on a terminal state) -- all inside one
 script, so no crash, retry or concurrent click can leave a half-done transition or a transition without its
 audit line. Scripts answer with a status word the store maps to an exception, never with a Redis error, so a
@@ -67,18 +67,22 @@ local function decide(key, actor, reason)
   redis.call('HSET', key, 'decision', cjson.encode({actor=actor, at=now, reason=reason}))
 end
 
+-- A thread's open calls are one small hash (id -> 'p' awaiting approval, 'o' otherwise not terminal), which Redis
+-- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
 local function move(key, id, from, to, actor, reason)
   local conv = redis.call('HGET', key, 'conversation')
+  local calls = base .. 'conv:' .. conv .. ':calls'
   local open = base .. 'conv:' .. conv .. ':open'
   local pending = base .. 'conv:' .. conv .. ':pending'
   redis.call('HSET', key, 'state', to, 'updated_at', now)
+  redis.call('SREM', open, id)
+  redis.call('SREM', pending, id)
   if to == 'awaiting_approval' then
     redis.call('ZADD', base .. 'awaiting', redis.call('HGET', key, 'expires_at'), id)
-    redis.call('SADD', pending, id)
-    keep(pending)
+    redis.call('HSET', calls, id, 'p')
   else
     redis.call('ZREM', base .. 'awaiting', id)
-    redis.call('SREM', pending, id)
+    if not TERMINAL[to] then redis.call('HSET', calls, id, 'o') end
   end
   if to == 'running' then
     redis.call('ZADD', base .. 'running', now, id)
@@ -94,14 +98,14 @@ local function move(key, id, from, to, actor, reason)
     progress(id, conv, to)
   end
   if TERMINAL[to] then
-    redis.call('SREM', open, id)
-    local left = redis.call('SCARD', open)
+    redis.call('HDEL', calls, id)
+    local left = redis.call('HLEN', calls) + redis.call('SCARD', open)
     redis.call('DEL', base .. 'hb:' .. id)
     redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
                'conversation', conv, 'state', to, 'open', tostring(left), 'at', now)
   end
   keep_call(id)
-  keep(open)
+  keep(calls)
 end
 
 -- A write with no meaning of its own: a repeated click (or result) that changes nothing still writes this, so the
@@ -149,7 +153,6 @@ for _, item in ipairs(items) do
       if v ~= '' then redis.call('HSET', key, k, v) end
     end
     redis.call('SET', base .. 'body:' .. id, item.body)
-    redis.call('SADD', base .. 'conv:' .. f.conversation .. ':open', id)
     if item.decided then
       decide(key, item.actor, item.reason)
     end

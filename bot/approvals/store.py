@@ -248,13 +248,22 @@ class CallStore:
 
     async def pending(self, conversation: str) -> list[CallRecord]:
         """Calls of a thread awaiting approval, oldest first."""
-        shard = self.keys.shard_for_conversation(conversation)
-        return await self._records(await self.redis.smembers(self.keys.conv_pending(shard, conversation)))
+        return await self._records(await self._conversation_calls(conversation, awaiting_only=True))
 
     async def open_calls(self, conversation: str) -> list[CallRecord]:
         """Calls of a thread that are not terminal yet (awaiting, approved, running), oldest first."""
+        return await self._records(await self._conversation_calls(conversation, awaiting_only=False))
+
+    async def _conversation_calls(self, conversation: str, *, awaiting_only: bool) -> set[str]:
+        """Ids from the thread's hash of open calls, and from the sets an earlier version kept them in."""
         shard = self.keys.shard_for_conversation(conversation)
-        return await self._records(await self.redis.smembers(self.keys.conv_open(shard, conversation)))
+        earlier = self.keys.conv_pending if awaiting_only else self.keys.conv_open
+        async with self.redis.pipeline(transaction=False) as pipe:  # one round trip: one slot
+            pipe.hgetall(self.keys.conv_calls(shard, conversation))
+            pipe.smembers(earlier(shard, conversation))
+            calls, before = await pipe.execute()
+        ids = {_text(k) for k, v in calls.items() if not awaiting_only or _text(v) == "p"}
+        return ids | {_text(i) for i in before}
 
     # ---------------------------------------------------------------- human decisions
 

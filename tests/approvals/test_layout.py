@@ -132,3 +132,31 @@ async def test_a_rewritten_seal_or_sealed_field_in_the_new_layout_is_refused(red
     await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
     with pytest.raises(TamperedRecord, match="no valid proposal seal"):
         await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
+
+
+async def test_a_threads_open_calls_are_one_small_hash_and_earlier_sets_still_count(
+    redis: Redis, store: CallStore
+) -> None:
+    conv = CONV + "7"
+    policy = ApprovalPolicy()
+    first, second = await store.propose(conv, [logs_proposal("toolu_01LayoutSetsFirstAbCd"),
+                                               logs_proposal("toolu_01LayoutSetsSecondAbC")], policy, "UREQ")
+    calls = store.keys.conv_calls(0, conv)
+    assert text(await redis.object("encoding", calls)) in {"listpack", "ziplist"}
+    assert {text(k): text(v) for k, v in (await redis.hgetall(calls)).items()} == {first.id: "p", second.id: "p"}
+
+    # as an earlier version kept them: two sets, no hash
+    await redis.delete(calls)
+    await redis.sadd(store.keys.conv_open(0, conv), first.id, second.id)
+    await redis.sadd(store.keys.conv_pending(0, conv), first.id, second.id)
+    assert [r.id for r in await store.pending(conv)] == [r.id for r in await store.open_calls(conv)] == \
+        sorted([first.id, second.id], key=lambda i: ((first if i == first.id else second).created_at, i))
+    await store.approve(first.id, "UAPP", [], policy, argv_hash=first.argv_hash)
+    assert [r.id for r in await store.pending(conv)] == [second.id]
+    assert {r.id for r in await store.open_calls(conv)} == {first.id, second.id}
+    assert not await redis.sismember(store.keys.conv_open(0, conv), first.id)  # moved to the hash
+    await store.deny(second.id, "UAPP", [], policy)
+    [(_, done)] = [(i, f) for i, f in await redis.xrange(store.keys.completions_stream(0))
+                   if text(f[b"call_id"]) == second.id]
+    assert done[b"open"] == b"1"  # the first call is still open: counted once
+    assert await store.pending(conv) == [] and [r.id for r in await store.open_calls(conv)] == [first.id]

@@ -42,7 +42,7 @@ async def test_command_to_card_to_click_to_result_to_answer(
         await poster()
         try:
             await harness.command("is web ok?")
-            (asked,) = await wait_for(lambda: harness.slack.calls_to("chat.postMessage"))
+            asked = (await wait_for(lambda: harness.slack.calls_to("chat.postMessage")))[0]  # the thread opens first
             thread_ts = asked.response["ts"]
             conversation = f"slack:{CHANNEL}:{thread_ts}"
 
