@@ -8,15 +8,17 @@ signed ``/fisk`` commands go to the slack role; the model answers each with a sh
 proposes the calls, the slack role posts one approval card per call and records it on the call. Once every
 card is posted, every key in Redis is sized with ``MEMORY USAGE`` (all samples) and put in one part:
 
-* call record (``{s<n>}:call:<id>``, plus a body key if the layout has one),
-* approval indexes and conversation sets (awaiting / running sorted sets, a thread's open / pending sets),
+* call record (the hash ``{s<n>}:call:<id>`` and its body ``{s<n>}:body:<id>``),
+* approval indexes and conversation sets (awaiting / running sorted sets, a thread's hash of open calls),
 * approval streams (run, audit, progress, completions),
 * agent conversation (transcript, state, seen set, queue, lock of a thread),
 * bus streams (inbox and outbox; acknowledged entries stay up to ``STREAM_MAXLEN``),
+* the thread's timeline (``bot/incidents/recorder.py``, kept for ``incidents.retention_seconds``),
 * slack role (thread state, event dedupe, ...) and anything else.
 
-Prints bytes per call for each part and the total (the same keys measured before the burst are subtracted: a
-warm-up conversation ran first), the growth of Redis ``used_memory`` per call, and the call record's encoding.
+Prints bytes per call for each part, for the call's path (the first five parts: what issue #13 counts) and for
+everything (the same keys measured before the burst are subtracted: a warm-up conversation ran first), the
+growth of Redis ``used_memory`` per call, and the call record's encoding.
 """
 
 from __future__ import annotations
@@ -51,7 +53,9 @@ SECRET = "bench-signing-secret"
 CHANNEL = "C0BENCH0001"
 KEYS = Keys()
 PARTS = ["call record", "indexes + conversation sets", "approval streams", "agent conversation",
-         "bus streams (inbox, outbox)", "slack role and other"]
+         "bus streams (inbox, outbox)", "thread timeline", "slack role and other"]
+#: the parts issue #13 counts as the call's path (the timeline and the slack role's own keys are printed apart)
+PATH = PARTS[:5]
 
 
 def tool_calls(n: int, count: int) -> list[tuple[str, str, dict[str, Any]]]:
@@ -130,6 +134,8 @@ def part_of(key: str) -> str:
         return "agent conversation"
     if key.startswith(("fc:{agent}:", "fc:{outbox}:")):
         return "bus streams (inbox, outbox)"
+    if key.startswith(("fc:{inc}:tlog:", "fc:{inc}:tl:")):
+        return "thread timeline"
     return "slack role and other"
 
 
@@ -205,7 +211,9 @@ def main(args: argparse.Namespace) -> int:
                       " through serve --role slack + agent:")
                 for part in PARTS:
                     print(f"  {part:30s} {(after[part] - before[part]) / calls:7,.0f} B per call")
+                path = sum(after[p] - before[p] for p in PATH)
                 total = sum(after.values()) - sum(before.values())
+                print(f"  {'call path (the first five)':30s} {path / calls:7,.0f} B per call")
                 print(f"  {'total (MEMORY USAGE)':30s} {total / calls:7,.0f} B per call")
                 print(f"  {'Redis used_memory growth':30s} {(mem_after - mem_before) / calls:7,.0f} B per call")
                 print(f"  call record: {fields} hash fields, encoding {encoding}")
