@@ -9,6 +9,9 @@ round times, per store, one Approve click's transition, the runner's claim and i
 (the proposal is not timed). Printed: median and p99 per transition, with and without the wait, and the median
 difference, with the load average before and after.
 
+``--cluster`` does the same on a Redis Cluster of 3 primaries + 3 replicas (as in the tests), where the script and
+its ``WAIT`` go to the primary owning the call's slot on one of that node's connections.
+
 On a loopback replica the wait is one more round trip to the replica and back; across hosts or zones it is
 the network round trip between primary and replica, and with a lagging replica up to ``timeout_ms``.
 """
@@ -29,10 +32,12 @@ from bench.support import pct  # noqa: E402
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
 from bot.approvals.records import Proposal  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
+from bot.redis_connection import RedisHandle  # noqa: E402
 from bot.redis_durable import DurabilitySettings  # noqa: E402
 from bot.redis_factory import open_redis  # noqa: E402
 from tests.support import decision_keys  # noqa: E402
-from tests.support.redis_topologies import _Node, _replicas_synced, _wait  # noqa: E402
+from tests.support.redis_topologies import RedisClusterServers, _Node, _replicas_synced, _wait  # noqa: E402
+from tests.support.topology_clients import cluster_topology  # noqa: E402
 
 APPROVER = "UAPPROVER"
 POLICY = ApprovalPolicy(approvers={"users": [APPROVER]})
@@ -56,7 +61,16 @@ async def one_round(store: CallStore, n: int, times: dict[str, list[float]]) -> 
     times["finish"].append(finished - claimed)
 
 
-async def bench(rounds: int, directory: Path) -> None:
+async def bench(rounds: int, directory: Path, cluster: bool) -> None:
+    if cluster:
+        servers = RedisClusterServers(directory / "cluster", password="pw")
+        servers.start()
+        try:
+            handle = await open_redis(servers.url.replace(":pw@", ""), cluster_topology(servers), state_dir=directory)
+            await measure(handle, rounds)
+        finally:
+            servers.stop()
+        return
     primary = _Node(directory / "primary", [])
     replica = _Node(directory / "replica", [])
     primary.start()
@@ -67,27 +81,31 @@ async def bench(rounds: int, directory: Path) -> None:
         replica.wait_up()
         with primary.client() as client:
             _wait(lambda: _replicas_synced(client), 20, "the replica in sync")
-        handle = await open_redis(f"redis://127.0.0.1:{primary.port}", state_dir=directory)
-        try:
-            stores = {
-                "no wait (replicas: 0)": CallStore(handle.client, signer=decision_keys.signer(),
-                                                   durability=DurabilitySettings(replicas=0)),
-                "WAIT 1 (auto)": CallStore(handle.client, signer=decision_keys.signer(),
-                                           durability=DurabilitySettings()),
-            }
-            times = {name: {step: [] for step in STEPS} for name in stores}
-            names = list(stores)
-            for n in range(20):  # warm up: scripts loaded, pool connections open, replica count asked
-                for name in names:
-                    await one_round(stores[name], -n - 1, {step: [] for step in STEPS})
-            for n in range(rounds):
-                for name in names if n % 2 == 0 else reversed(names):
-                    await one_round(stores[name], n * 2 + names.index(name), times[name])
-        finally:
-            await handle.close()
+        await measure(await open_redis(f"redis://127.0.0.1:{primary.port}", state_dir=directory), rounds)
     finally:
         replica.stop()
         primary.stop()
+
+
+async def measure(handle: RedisHandle, rounds: int) -> None:
+    """Time both stores on ``handle`` (closed when done) and print the table."""
+    try:
+        stores = {
+            "no wait (replicas: 0)": CallStore(handle.client, signer=decision_keys.signer(),
+                                               durability=DurabilitySettings(replicas=0)),
+            "WAIT 1 (auto)": CallStore(handle.client, signer=decision_keys.signer(),
+                                       durability=DurabilitySettings()),
+        }
+        times = {name: {step: [] for step in STEPS} for name in stores}
+        names = list(stores)
+        for n in range(20):  # warm up: scripts loaded, pool connections open, replica count asked
+            for name in names:
+                await one_round(stores[name], -n - 1, {step: [] for step in STEPS})
+        for n in range(rounds):
+            for name in names if n % 2 == 0 else reversed(names):
+                await one_round(stores[name], n * 2 + names.index(name), times[name])
+    finally:
+        await handle.close()
     print(f"{'transition':<10} {'store':<22} {'median ms':>10} {'p99 ms':>8}")
     for step in STEPS:
         for name in names:
@@ -100,11 +118,13 @@ async def bench(rounds: int, directory: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=500, help="timed rounds per store (default 500)")
+    parser.add_argument("--cluster", action="store_true", help="on a Redis Cluster of 3 primaries + 3 replicas")
     args = parser.parse_args()
+    where = "Redis Cluster 3 + 3" if args.cluster else "primary + replica"
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.rounds} rounds per store, "
-          "interleaved; primary + replica on loopback")
+          f"interleaved; {where} on loopback")
     with tempfile.TemporaryDirectory(prefix="bench-durability-") as tmp:
-        asyncio.run(bench(args.rounds, Path(tmp)))
+        asyncio.run(bench(args.rounds, Path(tmp), args.cluster))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
