@@ -12,7 +12,7 @@ card is posted, every key in Redis is sized with ``MEMORY USAGE`` (all samples) 
 * approval indexes and conversation sets (awaiting / running sorted sets, a thread's hash of open calls),
 * approval streams (run, audit, progress, completions),
 * agent conversation (transcript, state, seen set, queue, lock of a thread),
-* bus streams (inbox and outbox; acknowledged entries stay up to ``STREAM_MAXLEN``),
+* bus streams (inbox and outbox, measured after the roles' trim pass that drops what every group acknowledged),
 * the thread's timeline (``bot/incidents/recorder.py``, kept for ``incidents.retention_seconds``),
 * slack role (thread state, event dedupe, ...) and anything else.
 
@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench.support import RedisProcess, Role, build_tool, wait_until, write_config  # noqa: E402
+from bot.agent.bus import INBOX, OUTBOX  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402
@@ -198,6 +199,12 @@ def main(args: argparse.Namespace) -> int:
                                      f" {len(model.requests)} model requests; Slack calls"
                                      f" {Counter(c.method for c in slack.calls)}") from None
                 time.sleep(2.0)  # the card's ts is recorded on the call right after chat.postMessage returns
+                bus_streams = (INBOX, OUTBOX)
+                try:  # each role drops what every group acknowledged on the bus every 30 s (roles.trim_bus_streams)
+                    wait_until(lambda: sum(server.client.xlen(s) for s in bus_streams) < args.conversations // 10,
+                               45, "the bus trim pass", 0.5)
+                except TimeoutError:
+                    print("bus streams not trimmed within 45 s:", {s: server.client.xlen(s) for s in bus_streams})
                 kinds: Counter[str] = Counter()
                 after, mem_after = measure(server.client, kinds), server.used_memory()
                 calls = per * args.conversations

@@ -88,13 +88,24 @@ async def oldest_unacknowledged(redis: Redis, stream: str) -> str | None:
     return text(first[0][0]) if first else None
 
 
-async def trim_acknowledged(redis: Redis, stream: str, keep: int) -> tuple[int, str | None]:
+async def trim_acknowledged(redis: Redis, stream: str, keep: int, *,
+                            acknowledged_only: bool = False) -> tuple[int, str | None]:
     """Trim ``stream`` to about ``keep`` entries, but never an entry a consumer group has not acknowledged.
 
-    Returns (entries removed, id of the oldest unacknowledged entry or None). A long outage of a consumer
-    therefore grows the stream instead of losing what it has not handled; the age of that oldest entry is the
-    lag to alert on.
+    With ``acknowledged_only``, every entry below the oldest unacknowledged one goes (what all groups handled is
+    not kept at all), and ``keep`` is only the cap of a stream no group reads yet (its reader has not started:
+    nothing it will read may go). Returns (entries removed, id of the oldest unacknowledged entry or None). A
+    long outage of a consumer therefore grows the stream instead of losing what it has not handled; the age of
+    that oldest entry is the lag to alert on.
     """
+    if acknowledged_only and await _has_groups(redis, stream):
+        # the newest entry is read BEFORE the groups' floor: one added in between is newer, so it stays
+        newest_before: Any = await redis.xrevrange(stream, "+", "-", count=1)
+        oldest = await oldest_unacknowledged(redis, stream)
+        if oldest is None and not newest_before:
+            return 0, None
+        oldest_kept = oldest if oldest is not None else _after(text(newest_before[0][0]))
+        return int(await redis.xtrim(stream, minid=oldest_kept, approximate=False)), oldest
     oldest = await oldest_unacknowledged(redis, stream)
     if await redis.xlen(stream) <= keep:
         return 0, oldest
@@ -104,6 +115,15 @@ async def trim_acknowledged(redis: Redis, stream: str, keep: int) -> tuple[int, 
         target = oldest
     removed = int(await redis.xtrim(stream, minid=target, approximate=False))
     return removed, oldest
+
+
+async def _has_groups(redis: Redis, stream: str) -> bool:
+    try:
+        return bool(await redis.xinfo_groups(stream))
+    except ResponseError as exc:
+        if "no such key" not in str(exc).lower():
+            raise
+        return False
 
 
 def entry_age_seconds(entry_id: str | None, now: float) -> float:

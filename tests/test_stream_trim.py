@@ -54,3 +54,28 @@ async def test_publish_never_trims_by_itself(redis: Redis) -> None:
 
 async def test_a_stream_that_does_not_exist_yet_is_left_alone(redis: Redis) -> None:
     assert await trim_acknowledged(redis, "fc:{test}:nothing-yet", keep=3) == (0, None)
+
+
+async def test_acknowledged_only_drops_what_every_group_handled_and_nothing_else(redis: Redis) -> None:
+    await ensure_group(redis, STREAM, "fast")
+    await ensure_group(redis, STREAM, "slow")
+    ids = await fill(redis, 10)
+    await consume(redis, "fast", 10, 10)
+    await consume(redis, "slow", 6, 4)  # 4 acknowledged, 2 pending, 4 never delivered
+    assert await trim_acknowledged(redis, STREAM, keep=100, acknowledged_only=True) == (4, ids[4])
+    assert [e[0].decode() for e in await redis.xrange(STREAM)] == ids[4:]
+    await consume(redis, "slow", 100, 0)
+    pending: Any = await redis.xpending_range(STREAM, "slow", "-", "+", 100)
+    await redis.xack(STREAM, "slow", *[p["message_id"] for p in pending])
+    assert await trim_acknowledged(redis, STREAM, keep=100, acknowledged_only=True) == (6, None)
+    assert await redis.xlen(STREAM) == 0
+    later = await fill(redis, 2)  # added after the trim: owed to both groups, kept
+    assert await trim_acknowledged(redis, STREAM, keep=0, acknowledged_only=True) == (0, later[0])
+    assert await redis.xlen(STREAM) == 2
+
+
+async def test_acknowledged_only_keeps_a_stream_no_group_reads_yet_up_to_its_cap(redis: Redis) -> None:
+    ids = await fill(redis, 5)  # the reader's role has not started: no group, nothing handled
+    assert await trim_acknowledged(redis, STREAM, keep=10, acknowledged_only=True) == (0, None)
+    assert await trim_acknowledged(redis, STREAM, keep=3, acknowledged_only=True) == (2, None)
+    assert [e[0].decode() for e in await redis.xrange(STREAM)] == ids[2:]

@@ -22,8 +22,9 @@ from bot.streams import text
 
 INBOX = "fc:{agent}:inbox"
 OUTBOX = "fc:{outbox}:events"
-#: Entries kept once every consumer group has acknowledged them (see ``bot.streams.trim_acknowledged``);
-#: XADD itself never trims, so an entry nobody has handled yet is never lost to a size cap.
+#: Entries kept in a stream no consumer group reads yet (its reader has not started); once groups read it, what
+#: they all acknowledged is trimmed (``bot.roles.trim_bus_streams``). XADD itself never trims, so an entry nobody
+#: has handled yet is never lost to a size cap.
 STREAM_MAXLEN = 100_000
 
 InboxKind = Literal["user_message", "stop", "summary"]
