@@ -18,7 +18,7 @@ import time
 import zlib
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 from redis.asyncio import Redis
 
 from bot.approvals.records import Proposal
@@ -40,7 +40,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 _ENQUEUE = r"""
-if redis.call('SADD', KEYS[1], ARGV[1]) == 0 then return 0 end
+if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 0 end  -- the seen set of a previous version
+if redis.call('HSETNX', KEYS[1], ARGV[1], '') == 0 then return 0 end
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], 0, ARGV[2])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
@@ -84,6 +85,21 @@ class PendingCall(BaseModel):
     proposal: Proposal | None = None
     local_result: str | None = None
     local_is_error: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tool_use_from_call_id(cls, data: Any) -> Any:
+        """A proposed call is stored without its tool_use id: the call id is made from it (``<shard>-<id>``)."""
+        if isinstance(data, dict) and "tool_use_id" not in data and data.get("call_id"):
+            return {**data, "tool_use_id": str(data["call_id"]).partition("-")[2]}
+        return data
+
+    @model_serializer(mode="wrap")
+    def _without_derivable_tool_use_id(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.call_id is not None and self.call_id.partition("-")[2] == self.tool_use_id:
+            data.pop("tool_use_id", None)
+        return data
 
 
 class Turn(BaseModel):
@@ -176,16 +192,20 @@ class ConversationStore:
     async def enqueue(self, conversation: str, message: QueuedMessage) -> bool:
         """Queue a user message once per inbox event id (False: a redelivery, already queued or handled)."""
         return bool(await self._enqueue(
-            keys=[self.key(conversation, "seen"), self.key(conversation, "queue")],
+            keys=[self.key(conversation, "handled"), self.key(conversation, "queue"), self.key(conversation, "seen")],
             args=[message.id, message.member(), self.retention],
         ))
 
     async def seen(self, conversation: str, event_id: str) -> bool:
+        """Whether this inbox event was queued or handled already. The ids are fields of a small hash (Redis keeps
+        it as a listpack; a set is a hash table before Redis 7.2); a previous version's set is still read."""
+        if await self.redis.hexists(self.key(conversation, "handled"), event_id):
+            return True
         return bool(await self.redis.sismember(self.key(conversation, "seen"), event_id))
 
     async def mark_seen(self, conversation: str, event_id: str) -> None:
-        await self.redis.sadd(self.key(conversation, "seen"), event_id)
-        await self.redis.expire(self.key(conversation, "seen"), self.retention)
+        await self.redis.hset(self.key(conversation, "handled"), event_id, "")
+        await self.redis.expire(self.key(conversation, "handled"), self.retention)
 
     async def next_queued(self, conversation: str) -> QueuedMessage | None:
         members = await self.redis.zrange(self.key(conversation, "queue"), 0, 0)
