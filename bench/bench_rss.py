@@ -7,7 +7,13 @@
    ``/fisk`` commands, each of which the scripted model answers with one tool call that needs approval; once every
    approval card is posted (so that many conversations are open, each with a call waiting in Redis), VmRSS and
    the peak (VmHWM) of the process.
-3. First, what each part of a runner's imports adds to VmRSS in a fresh interpreter (where the memory goes).
+3. First, what each part of a runner's imports adds to VmRSS in a fresh interpreter (where the memory goes): what
+   stays once the heap freed by the import is given back (``gc.collect`` + ``malloc_trim``, as ``serve`` does
+   once started: ``bot/memory.py``), and in brackets what the import added before that (its temporaries: RE2's
+   compiler, for one, frees most of what it allocates).
+4. What the sanitizer's RE2 automata add once they have cleaned output they had not seen: RE2 builds its DFA
+   states while it searches and keeps them (up to ``re2_options().max_mem`` per automaton), so a runner's RSS
+   grows with the variety of the output it cleans, which an idle role does not show.
 
 The scripted model, the fake Slack's card watcher and the ``/fisk`` request are ``bench_load.py``'s.
 """
@@ -45,26 +51,83 @@ from tests.support.redis_server import free_port  # noqa: E402
 RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic",
                   "cryptography.hazmat.primitives.asymmetric.ed25519", "re2", "bot.sanitize", "bot.approvals.store",
                   "bot.config", "bot.roles", "bot.cli")
+#: What the agent and slack roles import on top of a runner's (the combined process holds all of it).
+OTHER_ROLE_IMPORTS = ("anthropic", "bot.agent", "slack_bolt", "aiohttp", "bot.slack")
 IMPORT_PROBE = """
 import importlib, sys
+from bot.memory import return_free_heap
 def rss():
     with open('/proc/self/status') as f:
         return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
-print(f'interpreter {rss():.1f}')
+return_free_heap()
+print(f'interpreter {rss():.1f} {rss():.1f}')  # with ctypes, which a runner imports anyway
 for name in sys.argv[1:]:
     before = rss()
     importlib.import_module(name)
-    print(f'{name} {rss() - before:.1f}')
+    added = rss() - before
+    return_free_heap()
+    print(f'{name} {rss() - before:+.1f} {added:+.1f}')
 """
 
 
 def import_breakdown() -> None:
-    """VmRSS added by each part of what a runner imports, in a fresh interpreter."""
-    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, *RUNNER_IMPORTS], capture_output=True, text=True,
+    """VmRSS added by each part of what a runner imports, then by what the other roles add, in a fresh
+    interpreter."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE, *RUNNER_IMPORTS, *OTHER_ROLE_IMPORTS],
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    parts = [line.split(" ") for line in done.stdout.splitlines()]
+    shown = [f"{name} {kept} ({added}) MiB" if i else f"{name} {kept} MiB"
+             for i, (name, kept, added) in enumerate(parts)]
+    runner = len(RUNNER_IMPORTS) + 1
+    print("what a runner's imports add to VmRSS, in this order (fresh interpreter; what stays once freed heap is")
+    print("given back, and in brackets before that):")
+    print("  " + ", ".join(shown[:runner]))
+    print("then what the agent and slack roles add:")
+    print("  " + ", ".join(shown[runner:]))
+
+
+SANITIZER_PROBE = """
+import base64, random, sys
+from bot.memory import return_free_heap
+from bot.sanitize import redact
+def rss():
+    with open('/proc/self/status') as f:
+        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
+rng = random.Random(13)
+heads = ['token=', 'password: ', 'key_id=', 'https://user:pw@host', 'AKIA', 'eyJ', 'secret', 'sk-', '=', '\\n', 'id ']
+return_free_heap()
+start, cleaned = rss(), 0
+for step in range(1, int(sys.argv[1]) + 1):
+    blob = base64.b64encode(rng.randbytes(48 << 10)).decode()
+    words = ' '.join(rng.choice(heads) + base64.b64encode(rng.randbytes(rng.randint(1, 40))).decode()
+                     for _ in range(2000))
+    redact(blob)
+    redact(words)
+    cleaned += len(blob) + len(words)
+    if step % 10 == 0:
+        return_free_heap()
+        print(f'{cleaned / 2**20:.1f} {rss() - start:.1f}')
+"""
+
+
+def sanitizer_growth(rounds: int) -> None:
+    """VmRSS the sanitizer's automata add while they clean text they have not seen (random base64, and lines of
+    assignments and token prefixes with random values), in a fresh interpreter."""
+    done = subprocess.run([sys.executable, "-c", SANITIZER_PROBE, str(rounds)], capture_output=True, text=True,
                           cwd=ROOT, check=True)
-    parts = [line.rsplit(" ", 1) for line in done.stdout.splitlines()]
-    print("what a runner's imports add to VmRSS, in this order (fresh interpreter):")
-    print("  " + ", ".join(f"{name} +{mib} MiB" if i else f"{name} {mib} MiB" for i, (name, mib) in enumerate(parts)))
+    steps = [line.split(" ") for line in done.stdout.splitlines()]
+    print("the sanitizer's RE2 DFA states, built while cleaning unseen text (fresh interpreter, after the import):")
+    print("  " + ", ".join(f"{cleaned} MiB cleaned +{added} MiB" for cleaned, added in steps))
+
+
+def mapped_split(role: Role) -> str:
+    """Anonymous memory (the process's own heap and objects) against file-backed pages (shared libraries, which
+    other processes on the node map too)."""
+    fields = {}
+    for line in Path(f"/proc/{role.process.pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, value = line.split(":", 1)
+        fields[name] = int(value.split()[0]) / 1024
+    return f"anonymous {fields['Anonymous']:.1f} MiB, file-backed {fields['Rss'] - fields['Anonymous']:.1f} MiB"
 
 
 def status_mib(role: Role, field: str) -> float:
@@ -106,6 +169,7 @@ def started(role: str, name: str, config: Path, env: dict[str, str], work: Path)
 
 def main(args: argparse.Namespace) -> None:
     import_breakdown()
+    sanitizer_growth(args.sanitizer_rounds)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         server = RedisProcess(work / "redis")
@@ -119,7 +183,8 @@ def main(args: argparse.Namespace) -> None:
                     with started(role, role, write_config(work, free_port()), env, work) as process:
                         ready = status_mib(process, "VmRSS")
                         time.sleep(5)
-                        print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB")
+                        print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB"
+                              f" ({mapped_split(process)})")
                 port = free_port()
                 watch = SlackWatch(slack)
                 with started("all", "combined", write_config(work, port), env, work) as process:
@@ -135,7 +200,8 @@ def main(args: argparse.Namespace) -> None:
                     print(f"combined serve (slack + agent + runner in one process), {args.conversations} open "
                           f"conversations (each with a call awaiting approval; cards posted in {took:.1f} s):")
                     print(f"  idle after start {idle:6.1f} MiB; with the conversations open "
-                          f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB")
+                          f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB"
+                          f" ({mapped_split(process)})")
         finally:
             server.stop()
 
@@ -144,4 +210,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--sanitizer-rounds", type=int, default=40,
+                        help="rounds of ~180 KiB of unseen text the sanitizer probe cleans")
     main(parser.parse_args())
