@@ -19,6 +19,7 @@ its hash; it is read as before (a hash field wins over the body).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import shlex
@@ -172,7 +173,7 @@ class CallRecord(BaseModel):
         """Build a record from the call hash (HGETALL output, bytes or str) and its body (the JSON string of the
         fixed fields, see ``layout``), ``call_id`` being the id in the key. A record written before the body
         existed has every field in the hash and no body; a field present in the hash wins over the body."""
-        fields: dict[str, Any] = dict(json.loads(_text(body))) if body else {}
+        fields: dict[str, Any] = expand_body(json.loads(_text(body))) if body else {}
         fields.setdefault("id", call_id)
         if fields.pop("tool_use", None) and call_id is not None:
             fields["tool_use_id"] = call_id.partition("-")[2]  # the id was made from the model's tool_use id
@@ -235,7 +236,44 @@ class NewCall:
     body: dict[str, Any]
 
     def body_json(self) -> str:
-        return json.dumps(self.body, separators=(",", ":"), ensure_ascii=False)
+        """The body as stored: one-letter names, sha256 digests in base64url (43 characters instead of 64 hex)."""
+        return json.dumps(compact_body(self.body), separators=(",", ":"), ensure_ascii=False)
+
+
+#: the body's stored names (``command`` is read by the audit script as ``c``, argv as ``v``)
+_BODY_NAMES = {"arguments": "a", "argv": "v", "command": "c", "tool_tags": "t", "trigger": "r",
+               "binary_digest": "b", "model_hash": "m", "tool_use": "u", "proposal_seal": "s"}
+_BODY_FIELDS = {short: name for name, short in _BODY_NAMES.items()}
+_DIGESTS = frozenset({"binary_digest", "model_hash"})
+
+
+def compact_body(body: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` under its stored names. A digest that is not a sha256 in hex keeps its long name and its text, so
+    reading it back never guesses an encoding."""
+    stored: dict[str, Any] = {}
+    for name, value in body.items():
+        if name in _DIGESTS:
+            if not (isinstance(value, str) and len(value) == 64 and _is_hex(value)):
+                stored[name] = value
+                continue
+            value = base64.urlsafe_b64encode(bytes.fromhex(value)).rstrip(b"=").decode()
+        stored[_BODY_NAMES.get(name, name)] = value
+    return stored
+
+
+def expand_body(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """The body under its field names, digests in hex; a body of the previous layout (long names) as it is."""
+    body: dict[str, Any] = {}
+    for key, value in stored.items():
+        name = _BODY_FIELDS.get(key, key)
+        if name in _DIGESTS and key != name:
+            value = base64.urlsafe_b64decode(str(value) + "=").hex()
+        body[name] = value
+    return body
+
+
+def _is_hex(value: str) -> bool:
+    return all(c in "0123456789abcdef" for c in value)
 
 
 def new_call(

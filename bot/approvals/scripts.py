@@ -45,7 +45,8 @@ local function shown_command(id)
   local body = redis.call('GET', base .. 'body:' .. id)
   if body then
     local fixed = cjson.decode(body)
-    return fixed.command or table.concat(fixed.argv, ' ')  -- no command: nothing to quote or redact in argv
+    -- records.compact_body's names (c, v), or a body of the previous layout; no command: argv as it is
+    return fixed.c or fixed.command or table.concat(fixed.v or fixed.argv, ' ')
   end
   return ''
 end

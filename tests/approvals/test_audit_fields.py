@@ -63,6 +63,6 @@ async def test_the_shown_command_honours_the_operators_redact_patterns(redis: Re
                                   requester="U_REQ", app="opsctl", argv=argv)
     entries = await read_audit(redis, since, 1000, conversation="slack:C3:3.3")
     assert {e.call_id for e in entries} == {record.id, rejected.id}
-    on_record = json.loads(await redis.get(store.keys.body(record.id)))["command"]  # in the call's fixed fields
+    on_record = json.loads(await redis.get(store.keys.body(record.id)))["c"]  # in the call's fixed fields
     for shown in [on_record] + [e.command for e in entries]:
         assert ticket not in shown and shown.startswith("/bin/opsctl deploy --ticket ") and "[REDACTED:" in shown

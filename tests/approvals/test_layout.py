@@ -6,6 +6,7 @@ still be read, approved and run exactly as they were written; a rewritten body m
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -14,7 +15,7 @@ from redis.asyncio import Redis
 from bot.approvals.decisions import DecisionRefused
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.policy import ApprovalPolicy
-from bot.approvals.records import Proposal, hash_argv, shown_command
+from bot.approvals.records import Proposal, compact_body, expand_body, hash_argv, shown_command
 from bot.approvals.seals import proposal_claims
 from bot.approvals.store import CallStore
 from tests.support import decision_keys
@@ -29,6 +30,11 @@ ARGUMENTS = json.dumps({"service": "web-7", "since": "15m", "lines": "200", "gre
 def logs_proposal(tool_use_id: str) -> Proposal:
     return Proposal(tool="service_logs", app="opsctl", arguments=ARGUMENTS, argv=ARGV, tags=["ai:readonly"],
                     tool_use_id=tool_use_id, binary_digest="a" * 64, model_hash="b" * 64)
+
+
+def read_digests(body: dict[str, object]) -> tuple[str, str]:
+    expanded = expand_body(body)
+    return str(expanded["binary_digest"]), str(expanded["model_hash"])
 
 
 def text(value: object) -> str:
@@ -46,11 +52,13 @@ async def test_a_pending_call_is_a_listpack_hash_without_derivable_or_empty_fiel
     assert not {"id", "tool_use_id", "argv", "arguments", "command"} & set(fields)
     assert all(v != "" for v in fields.values()) and all(len(v) <= 64 for v in fields.values())
     body = json.loads(text(await redis.get(store.keys.body(record.id))))
-    assert body["argv"] == ARGV and body["arguments"] == ARGUMENTS
-    assert "command" not in body and shown_command(ARGV) == " ".join(ARGV)  # nothing to quote: the audit joins argv
+    assert body["v"] == ARGV and body["a"] == ARGUMENTS and body["t"] == ["ai:readonly"] and body["u"] == 1
+    assert body["b"] == base64.urlsafe_b64encode(b"\xaa" * 32).rstrip(b"=").decode()  # 43 characters, not 64 hex
+    assert len(body["m"]) == 43 and read_digests(body) == ("a" * 64, "b" * 64)
+    assert "c" not in body and shown_command(ARGV) == " ".join(ARGV)  # nothing to quote: the audit joins argv
     [entry] = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
     assert text(entry[b"command"]) == " ".join(ARGV)
-    assert len(body["proposal_seal"]) < 100  # the signature alone: the claims are the record's own fields
+    assert len(body["s"]) < 100  # the signature alone: the claims are the record's own fields
     read = await store.get(record.id)
     assert read.model_dump(exclude={"meta"}) == record.model_dump(exclude={"meta"})
     assert read.tool_use_id == "toolu_01LayoutListpackAbCdEfGh"
@@ -113,7 +121,7 @@ async def test_a_rewritten_body_does_not_run(redis: Redis, store: CallStore) -> 
     [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutBodyTamperAbCd")], ApprovalPolicy(), "UREQ")
     await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
     body = json.loads(text(await redis.get(store.keys.body(record.id))))
-    body["argv"] = [*ARGV[:-1], "payroll"]
+    body["v"] = [*ARGV[:-1], "payroll"]
     await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
     claimed = await store.claim(record.id, "r1")
     assert claimed is not None and claimed.argv[-1] == "payroll"
@@ -124,11 +132,11 @@ async def test_a_rewritten_body_does_not_run(redis: Redis, store: CallStore) -> 
 async def test_a_rewritten_seal_or_sealed_field_in_the_new_layout_is_refused(redis: Redis, store: CallStore) -> None:
     [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutSealTamperAbC")], ApprovalPolicy(), "UREQ")
     body = json.loads(text(await redis.get(store.keys.body(record.id))))
-    body["tool_tags"] = []  # e.g. dropping a tag that needs a second approver or a narrower approver group
+    body["t"] = []  # e.g. dropping a tag that needs a second approver or a narrower approver group
     await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
     with pytest.raises(TamperedRecord, match="differ from what the bot proposed"):
         await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
-    body["tool_tags"], body["proposal_seal"] = ["ai:readonly"], ""
+    body["t"], body["s"] = ["ai:readonly"], ""
     await redis.set(store.keys.body(record.id), json.dumps(body), keepttl=True)
     with pytest.raises(TamperedRecord, match="no valid proposal seal"):
         await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
@@ -160,3 +168,26 @@ async def test_a_threads_open_calls_are_one_small_hash_and_earlier_sets_still_co
                    if text(f[b"call_id"]) == second.id]
     assert done[b"open"] == b"1"  # the first call is still open: counted once
     assert await store.pending(conv) == [] and [r.id for r in await store.open_calls(conv)] == [first.id]
+
+
+def test_a_digest_that_is_not_sha256_hex_keeps_its_name_and_text() -> None:
+    body = {"binary_digest": "not-a-digest", "model_hash": "AB" * 32, "argv": ["x"]}
+    stored = compact_body(body)
+    assert stored == {"binary_digest": "not-a-digest", "model_hash": "AB" * 32, "v": ["x"]}  # upper case: as is
+    assert expand_body(stored) == body
+
+
+async def test_a_body_of_the_previous_layout_long_names_and_hex_digests_reads_and_audits(
+    redis: Redis, store: CallStore
+) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutLongNamesAbCd")], ApprovalPolicy(), "UREQ")
+    key = store.keys.body(record.id)
+    stored = json.loads(text(await redis.get(key)))
+    await redis.set(key, json.dumps(expand_body(stored)), keepttl=True)  # as the previous version wrote it
+    assert "argv" in json.loads(text(await redis.get(key)))
+    read = await store.get(record.id)
+    assert read.model_dump() == record.model_dump()
+    approved = await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
+    assert approved.state.value == "approved"
+    entries = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
+    assert text(entries[-1][b"command"]) == " ".join(ARGV)  # the audit script reads the long names too
