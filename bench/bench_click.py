@@ -4,9 +4,11 @@ Real parts: one redis-server (AOF everysec), one ``fisk-chatops serve --role sla
 client on the loopback fake Slack served from this process), one ``serve --role runner`` whose catalog comes from
 introspecting the compiled bench tool (``bench/support.py``). For each sample this process proposes a call
 (``CallStore``, as the agent does), records its card on the call (as the poster does), then sends the signed
-``block_actions`` request Slack sends when a human clicks Approve, one click at a time. Measured from just before
-the click is sent: the click answered (HTTP 200), the child started (the tool's own ``CLOCK_MONOTONIC`` stamp),
-the result stored in Redis (this process woken by the completion event). Medians and p99.
+``block_actions`` request Slack sends when a human clicks Approve, one click at a time: the next click is sent once
+the slack role has posted the previous result (as a person's clicks come seconds apart). Measured from just
+before the click is sent: the click answered (HTTP 200), the child started (the tool's own ``CLOCK_MONOTONIC``
+stamp), the result stored in Redis (this process woken by the completion event). Medians and p99, and the CPU
+each process used per click (``bench/cpu.py``: the whole call, the result's posting included).
 """
 
 from __future__ import annotations
@@ -87,7 +89,24 @@ async def sample(bench: Bench, session: aiohttp.ClientSession, url: str, slack: 
     finished = time.monotonic()
     done = await bench.store.get(record.id)
     assert done.state == "finished" and done.result is not None, done
+    await posted(bench, position)
     return answered - t0, started_at(done.result["output"]) - t0, finished - t0
+
+
+async def posted(bench: Bench, completion: Any) -> None:
+    """Wait (untimed) until the slack role has posted the call's result and updated its card: its poster has
+    read the completion entry and acknowledged it, which it does last. A person clicks a card seconds after the
+    previous result; without this the next click would land while the previous one is still being posted, and
+    the figures would measure that overlap."""
+    want = tuple(int(p) for p in completion.decode().split("-"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        (group,) = [g for g in await bench.redis.xinfo_groups(bench.completions) if g["name"] == b"slack"]
+        delivered = tuple(int(p) for p in group["last-delivered-id"].decode().split("-"))
+        if delivered >= want and not group["pending"]:
+            return
+        await asyncio.sleep(0.001)
+    raise TimeoutError("the slack role did not post a result within 10 s")
 
 
 def start_profiler(role: Role, output: str) -> subprocess.Popen[bytes]:

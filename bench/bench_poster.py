@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redis.asyncio import Redis  # noqa: E402
 
+from bench.cpu import CpuMeter  # noqa: E402
 from bench.support import (  # noqa: E402
     APPROVER,
     RedisProcess,
@@ -108,28 +109,37 @@ async def run(args: argparse.Namespace) -> None:
         try:
             wait_until(role.ready, 90, "slack role ready", 0.2)
             results = ResultLog(slack)
-            rates = []
+            meter = CpuMeter({"slack": role.process.pid}, [])
+            rates: list[float] = []
+            costs: list[float] = []
             for round_, calls in enumerate([50, *[args.calls] * args.rounds]):  # the first round warms up
                 before = len(results.posts)
                 os.kill(role.process.pid, signal.SIGSTOP)
                 try:
                     order = await drive(store, proposal, calls, min(args.threads, calls), f"{round_:02d}")
                 finally:
+                    meter.start()
                     t0 = time.monotonic()
                     os.kill(role.process.pid, signal.SIGCONT)
                 total = sum(len(v) for v in order.values())
                 wait_until(lambda n=before + total: len(results.posts) >= n, 300, "every result posted", 0.005)
                 elapsed = time.monotonic() - t0
+                cpu = meter.stop()["slack"]
                 posted = results.by_thread()
                 in_order = all(posted.get(ts) == ids for ts, ids in order.items())
                 if round_ == 0:
                     continue
                 rates.append(total / elapsed)
+                costs.append(1000 * cpu / total)
                 print(f"round {round_}: {total} completions in {len(order)} threads posted in {elapsed:.2f} s: "
-                      f"{total / elapsed:.0f} completions/s; per-thread order kept: {'yes' if in_order else 'NO'}")
+                      f"{total / elapsed:.0f} completions/s; per-thread order kept: {'yes' if in_order else 'NO'}; "
+                      f"slack role CPU {1000 * cpu / total:.2f} ms per completion (its process got "
+                      f"{100 * cpu / elapsed:.0f}% of a core)")
             rates.sort()
+            costs.sort()
             print(f"median over {len(rates)} rounds: {rates[len(rates) // 2]:.0f} completions/s per slack replica "
-                  f"(settings: {args.slack or 'defaults'})")
+                  f"(settings: {args.slack or 'defaults'}); CPU {costs[len(costs) // 2]:.2f} ms per completion, "
+                  f"so at most {1000 / costs[len(costs) // 2]:.0f}/s on one free core")
             print(f"RSS of the slack role after the runs: {(role.rss_kib() or 0) / 1024:.1f} MiB")
         finally:
             role.stop()

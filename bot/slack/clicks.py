@@ -130,11 +130,9 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         word = "expired" if exc.current_state == "expired" else f"already {exc.current_state.replace('_', ' ')}"
         await tell(f"This call is {word}; your click changed nothing.")
         return "stale"
-    if record.state == CallState.awaiting_approval:
-        # a first of two approvals: the call did not move, so no lifecycle event will bring the card up to date
-        await refresh_card(deps, record, channel, card_ts)
-    # else: the call moved to a state the poster shows (approved: the progress stream; denied: completions), so
-    # its card is updated from there; updating it here too cost each click a chat.update and a read
+    # The clicker is shown the decision at once, from here: the poster also updates the card from the lifecycle's
+    # event, but it may be seconds behind under a burst, or down (the decision is told even then).
+    await refresh_card(deps, record, channel, card_ts)
     if action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION):
         await grant_from_card(deps, checked, user, str(action_id), minutes)
         return "granted"
