@@ -4,9 +4,11 @@
 
 1. MB/s of ``sanitize_output`` on realistic output (access-log lines with URLs and query strings, JSON logs,
    ANSI colour) and on adversarial output (each trigger word repeated with no whitespace, long base64 runs),
-   at 8 KiB .. 1 MiB, and time(1 MiB) / time(64 KiB): 16 means linear.
+   at 8 KiB .. 1 MiB, each repeat on text not seen before, and the median of the repeats' time(1 MiB) /
+   time(64 KiB) per input: 16 means linear.
 2. The candidate-finding step of the same detector alternation under three engines: google-re2 (what
-   ``bot/sanitize`` uses), Python's ``re``, and hyperscan when it is installed (it only finds match ends).
+   ``bot/sanitize`` uses), Python's ``re``, and hyperscan when it is installed (it only finds match ends); best
+   of the repeats on one text, so RE2's figures are for states it has already built.
 3. Recall and false positives on ``tests/corpora`` (leaks: secrets that survive; benign: lines changed).
 4. Runner overhead: ``run_argv`` against a bare ``subprocess.run`` of the same compiled tool printing 64 KiB of
    realistic output, interleaved in one run (medians).
