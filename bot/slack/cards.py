@@ -139,10 +139,10 @@ def parse_button_value(value: str) -> tuple[str, str]:
     return call_id, argv_hash
 
 
-def _command_blocks(argv: Sequence[str], budget: int) -> tuple[Blocks, bool]:
-    """The command line (secrets redacted, nothing else changed), split across as many sections as needed;
-    (blocks, shown in full)."""
-    text, revealed = display_command_line(argv)  # secrets as fingerprinted markers, invisibles escaped
+def _command_blocks(argv: Sequence[str], budget: int, patterns: Sequence[str] = ()) -> tuple[Blocks, bool]:
+    """The command line (secrets redacted, the operator's ``patterns`` too, nothing else changed), split across
+    as many sections as needed; (blocks, shown in full)."""
+    text, revealed = display_command_line(argv, patterns)  # secrets as fingerprinted markers, invisibles escaped
     chunks = hard_split(escape(text), CHUNK - 10)
     note = [context(":warning: The command contains invisible or control characters, shown as escapes"
                     " (\\n, \\x1b, \\u202e, \\u3164...). Check them before approving.")] if revealed else []
@@ -167,6 +167,8 @@ class CardStyle:
     mention: bool = True
     labels: Mapping[str, str] = field(default_factory=dict)
     confirm_tags: frozenset[str] = frozenset()
+    # execution.redact_patterns: what the operator's own patterns find is a secret on a card too
+    redact_patterns: tuple[str, ...] = ()
 
 
 def tag_line(record: CallRecord, labels: Mapping[str, str]) -> str:
@@ -191,7 +193,7 @@ def render_card(record: CallRecord, policy: ApprovalPolicy, *, mention: bool = T
         fields += [text_obj(f"*Who may approve*\n{who_may_approve(record, policy, mention)}"),
                    text_obj(f"*Expires*\n{slack_date(record.expires_at)}")]
     blocks.append({"type": "section", "fields": fields})
-    command, complete = _command_blocks(record.argv, MAX_BLOCKS - 7)
+    command, complete = _command_blocks(record.argv, MAX_BLOCKS - 7, style.redact_patterns)
     blocks.append(section("*Command*"))
     blocks += command
     if not complete:
@@ -266,7 +268,8 @@ def _confirm(record: CallRecord, style: CardStyle) -> dict[str, Any]:
     tags = ", ".join(t for t in record.tool_tags if t in style.confirm_tags)
     # the command line is the model's text: escaped and verbatim, so a mention or a labelled link in it is shown
     # as typed; cut at Slack's 300 characters without splitting an escape
-    text = f"`{escape(record.tool)}` is tagged {escape(tags)}. Run `{escape(short_command(record))}`?"
+    command = short_command(record, style.redact_patterns)
+    text = f"`{escape(record.tool)}` is tagged {escape(tags)}. Run `{escape(command)}`?"
     text = hard_split(text, 300)[0]
     return ConfirmObject(title="Approve a risky command?", text=MarkdownTextObject(text=text, verbatim=True),
                          confirm="Approve", deny="Back", style="danger").to_dict()
@@ -292,19 +295,20 @@ def render_grant(grant: Grant, now: float) -> Message:
     return f"Standing approval of {escape(grant.tool)}", blocks
 
 
-def short_command(record: CallRecord) -> str:
+def short_command(record: CallRecord, patterns: Sequence[str] = ()) -> str:
     """The command line for a result's title: the runner's redacted argv when it has one, the program's base
-    name, invisible characters revealed, cut at ``SHORT_COMMAND_CHARS``."""
+    name, secrets (the operator's ``patterns`` too) redacted, invisible characters revealed, cut at
+    ``SHORT_COMMAND_CHARS``."""
     argv = list((record.result or {}).get("argv_display") or record.argv)
     if argv:
         argv[0] = os.path.basename(argv[0])
-    text, _ = display_command_line(argv)
+    text, _ = display_command_line(argv, patterns)
     return text if len(text) <= SHORT_COMMAND_CHARS else text[: SHORT_COMMAND_CHARS - 1] + "…"
 
 
-def about_line(record: CallRecord) -> str:
+def about_line(record: CallRecord, patterns: Sequence[str] = ()) -> str:
     """Which call a thread message is about: command, id, approver, link to its card."""
-    parts = [f"`{escape(short_command(record))}`", f"call `{escape(record.id)}`"]
+    parts = [f"`{escape(short_command(record, patterns))}`", f"call `{escape(record.id)}`"]
     approved = approval_line(record, mention_user, slack_date, escape)
     if approved:
         parts.append(approved)
@@ -314,14 +318,14 @@ def about_line(record: CallRecord) -> str:
     return " · ".join(parts)
 
 
-def render_decision_note(record: CallRecord) -> Message:
+def render_decision_note(record: CallRecord, patterns: Sequence[str] = ()) -> Message:
     """The short thread note for a call closed without running (denied, expired, cancelled before start)."""
     sentence = state_sentence(record, mention_user, slack_date, escape)
     text = f"{icon(record)} `{escape(record.tool)}`: {sentence}"
-    return text, [section(text), context(about_line(record))]
+    return text, [section(text), context(about_line(record, patterns))]
 
 
-def render_result(record: CallRecord) -> tuple[str, Blocks, bool]:
+def render_result(record: CallRecord, patterns: Sequence[str] = ()) -> tuple[str, Blocks, bool]:
     """The thread reply for an executed call: (text, blocks, whether the full output must be attached)."""
     result = record.result or {}
     head = f"{icon(record)} `{escape(record.tool)}` {state_label(record.state).lower()}"
@@ -333,7 +337,7 @@ def render_result(record: CallRecord) -> tuple[str, Blocks, bool]:
         details.append(f"output capped ({int(result.get('total_bytes') or 0):,} bytes written)")
     if result.get("redactions"):
         details.append(f"{int(result['redactions'])} secret(s) redacted")
-    blocks: Blocks = [section(head + " · " + " · ".join(details)), context(about_line(record))]
+    blocks: Blocks = [section(head + " · " + " · ".join(details)), context(about_line(record, patterns))]
     if record.state != CallState.finished:
         blocks.append(section(state_sentence(record, mention_user, slack_date, escape)))
     output = escape(str(result.get("output") or ""))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from slack_sdk.errors import SlackApiError
@@ -35,7 +35,7 @@ MAX_REASON_CHARS = 500
 Tell = Callable[[str], Awaitable[None]]
 
 
-def deny_view(record: CallRecord, channel: str, card_ts: str) -> dict[str, Any]:
+def deny_view(record: CallRecord, channel: str, card_ts: str, patterns: Sequence[str] = ()) -> dict[str, Any]:
     """The modal (built and length-checked by slack_sdk's models) asking why this call is denied."""
     metadata = json.dumps({"call": record.id, "argv": record.argv_hash, "channel": channel, "card": card_ts})
     view = View(
@@ -47,7 +47,7 @@ def deny_view(record: CallRecord, channel: str, card_ts: str) -> dict[str, Any]:
         private_metadata=metadata,
         blocks=[
             SectionBlock(text=MarkdownTextObject(
-                text=f"Deny `{escape(record.tool)}`: `{escape(short_command(record))}`?", verbatim=True)),
+                text=f"Deny `{escape(record.tool)}`: `{escape(short_command(record, patterns))}`?", verbatim=True)),
             InputBlock(
                 block_id=REASON_BLOCK,
                 label="Why? (optional)",
@@ -78,7 +78,8 @@ async def open_deny_dialog(deps: SlackDeps, record: CallRecord, user: str, group
         return "stale"
     channel = record.meta.get("slack_channel", "")
     try:
-        await deps.client.views_open(trigger_id=trigger_id, view=deny_view(record, channel, card_ts))
+        await deps.client.views_open(trigger_id=trigger_id, view=deny_view(
+            record, channel, card_ts, deps.store.redact_patterns))
     except SlackApiError as exc:
         if api.is_transient(exc):
             raise

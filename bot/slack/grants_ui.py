@@ -28,7 +28,8 @@ async def grant_from_card(deps: SlackDeps, record: CallRecord, user: str, action
     exact = action_id == GRANT_COMMAND_ACTION
     grant = await deps.store.grants.create(
         record.conversation, record.tool, user, minutes,
-        argv_hash=record.argv_hash if exact else "", command=short_command(record) if exact else "",
+        argv_hash=record.argv_hash if exact else "",
+        command=short_command(record, deps.store.redact_patterns) if exact else "",
         tags=record.tool_tags, binary_digest=record.binary_digest,
     )
     await show_grant(deps, grant)

@@ -282,7 +282,8 @@ def card_style(deps: SlackDeps, record: CallRecord) -> CardStyle:
     """The card's look: it mentions the approvers only if it was the thread's first card (``slack_mention``)."""
     settings = deps.settings
     return CardStyle(mention=settings.mention_approvers and record.meta.get("slack_mention") == "1",
-                     labels=settings.tag_labels, confirm_tags=frozenset(settings.confirm_approve_tags))
+                     labels=settings.tag_labels, confirm_tags=frozenset(settings.confirm_approve_tags),
+                     redact_patterns=deps.store.redact_patterns)
 
 
 async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "") -> bool:

@@ -402,7 +402,7 @@ class Poster:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return record
-        text, blocks, attach = render_result(record)
+        text, blocks, attach = render_result(record, self.deps.store.redact_patterns)
         if attach and not record.meta.get("slack_file"):
             output = str((record.result or {}).get("output") or "")
             await self.deps.client.files_upload_v2(
@@ -417,7 +417,7 @@ class Poster:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return record
-        text, blocks = render_decision_note(record)
+        text, blocks = render_decision_note(record, self.deps.store.redact_patterns)
         posted = await self._post_once(where, text, blocks, f"note:{record.id}", retry)
         return await self._link_result(record, posted)
 

@@ -98,3 +98,18 @@ def test_card_keeps_arguments_that_only_name_secrets() -> None:
                  ["aws", "configure", "set", "region", "eu-west-1"]):
         shown, _ = display_command_line(argv)
         assert "REDACTED" not in shown, shown
+
+
+async def test_card_applies_the_operators_redact_patterns(harness: Harness, poster) -> None:
+    # execution.redact_patterns: a secret format only the operator knows must not reach the card raw either
+    # (it was applied to results and the audit trail, while the card showed the argv with the built-in
+    # detectors only).
+    harness.store.redact_patterns = ("corp-[0-9a-f]{24}",)
+    secret = "corp-0123456789abcdef01234567"
+    argv = ["opsctl", "deploy", "--ticket", secret, "--label", "nightly"]
+    record = await card_for(harness, poster, argv, tags=["impact:rw"])
+    assert record.argv == argv
+    text = card_text(harness, record)
+    assert secret not in text
+    assert re.search(r"\[REDACTED:custom#[0-9a-f]{6}\]", text)
+    assert "--label nightly" in text
