@@ -213,3 +213,50 @@ def test_a_configmap_cut_at_its_start_stays_visible() -> None:
     tail = b'\n            "k1": "aGVsbG8=",\n        },\n        "kind": "ConfigMap",\n        "metadata": {\n'
     captured = Captured(head=b"", tail=tail, total_bytes=100000)
     assert "aGVsbG8=" in sanitize_captured(captured, build_redactor(), 65536).text
+
+
+def _kind_first_or_one_line(fmt: str, keys: int) -> tuple[bytes, list[str]]:
+    """Secrets the cap cuts where the other half cannot say "Secret": ``kind:`` before ``data:`` (manifests as
+    people write them, ``helm template``), and one-line JSON (``kubectl get secret -o json | jq -c``)."""
+    values = [base64.b64encode(f"cut-secret-value-{i:05d}".encode()).decode() for i in range(keys)]
+    data = {f"key{i:05d}": v for i, v in enumerate(values)}
+    if fmt == "yaml-kind-first":
+        lines = "".join(f"  {k}: {v}\n" for k, v in data.items())
+        return f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: bundle\ndata:\n{lines}type: Opaque\n".encode(), values
+    kind_first = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "bundle"}, "data": data}
+    if fmt == "json-kind-first":
+        return (json.dumps(kind_first, indent=2) + "\n").encode(), values
+    if fmt == "compact-kind-first":
+        return (json.dumps(kind_first, separators=(",", ":")) + "\n").encode(), values
+    kubectl_order = {"apiVersion": "v1", "data": data, "kind": "Secret", "metadata": {"name": "bundle"}}
+    return (json.dumps(kubectl_order, separators=(",", ":")) + "\n").encode(), values
+
+
+async def test_a_secret_whose_kind_is_on_the_other_side_of_the_cut_is_still_redacted() -> None:
+    """Review of issue #11: the tail of a kind-first Secret and both halves of a one-line JSON Secret went out
+    raw (hundreds of values), since nothing left in that half said "Secret". A half that may belong to a
+    Secret whose kind was cut off fails closed when its values are base64, as every Secret's data is."""
+    for fmt in ("yaml-kind-first", "json-kind-first", "compact-kind-first", "compact-kubectl-order"):
+        raw, values = _kind_first_or_one_line(fmt, 2000)
+        path = Path(f"/tmp/cut-secret-{fmt}-{id(raw)}.txt")
+        path.write_bytes(raw)
+        try:
+            result = await run_argv([sys.executable, "-c", PRINTER, str(path)], env={}, cwd=None, timeout=30,
+                                    output_limit=16384)
+        finally:
+            path.unlink()
+        assert result.status == "finished" and "bytes omitted" in result.output
+        assert not [v for v in values if v in result.output], fmt
+
+
+def test_a_cut_tail_of_ordinary_mappings_stays_visible() -> None:
+    # the fail-closed rule for a kind-less tail takes only base64 values: labels and specs stay readable
+    tail = b"\n    app: web\n    tier: frontend\n    name: test\nspec:\n  replicas: 3\n"
+    captured = Captured(head=b"", tail=tail, total_bytes=100000)
+    text = sanitize_captured(captured, build_redactor(), 65536).text
+    assert "app: web" in text and "name: test" in text and "REDACTED" not in text
+    # a one-line JSON tail (over LINE_GUARD, so its first line is kept from its first whole token)
+    compact = b"".join(b'"k%d":"web-frontend",' % i for i in range(400)) + b'"a":"ok"},"kind":"Deployment"}\n'
+    assert "web-frontend" in sanitize_captured(Captured(b"", compact, 100000), build_redactor(), 65536).text
+    secret = b"".join(b'"k%d":"d2ViLWZyb250ZW5k",' % i for i in range(400)) + b'"a":"b2s="},"type":"Opaque"}\n'
+    assert "d2ViLWZyb250ZW5k" not in sanitize_captured(Captured(b"", secret, 100000), build_redactor(), 65536).text

@@ -21,6 +21,12 @@ _SECRET_KIND = re.compile(rb'^["\']?Secret["\']?,?[ \t]*(?:#.*)?$')
 _VALUE = re.compile(rb'^(?P<lead>[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}"?[ \t]*:[ \t]*)(?P<value>.*)$')
 _COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
 _COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
+# The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
+_OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\Z')
+_COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
+# What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
+# like this may be one.
+_BASE64 = re.compile(rb'"?(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"?')
 
 
 @dataclass
@@ -30,6 +36,7 @@ class _Mapping:
     pending: list[int] = field(default_factory=list)
     is_object: bool = False  # has an apiVersion: a Kubernetes object, whose kind may lie beyond a cut
     kind_seen: bool = False
+    orphan: bool = False  # holds the leading lines of a tail whose opening line was cut off
 
 
 def _indent(line: bytes) -> int:
@@ -57,7 +64,7 @@ def _orphan_lines(lines: list[bytes]) -> tuple[list[int], int]:
             return orphans, indent + len(match.group("item") or b"")
         if match is not None and not closed:
             orphans.append(number)
-    return [], -1
+    return orphans, -1  # no key after them: their object's kind is not in the text
 
 
 def redact_secret_manifests(
@@ -69,13 +76,15 @@ def redact_secret_manifests(
     before ``kind:``, so a cut can separate a Secret's values from the line that says it is one: at the end, the
     values of an open object whose kind was cut off are redacted; at the start, values whose opening line was cut
     off are redacted when their object turns out to be a Secret."""
-    if b"Secret" not in data and not (cut_end and b"apiVersion" in data):
+    if b"Secret" not in data and not (cut_end and b"apiVersion" in data) and not (cut_start and _starts_inside(data)):
         return data, 0
     lines = data.split(b"\n")
     count = 0
 
     def close(mapping: _Mapping) -> None:
         nonlocal count
+        if mapping.orphan and not mapping.kind_seen and _base64_values(lines, mapping.pending):
+            mapping.is_secret = True  # cut off from its kind (people write kind: before data:): fail closed
         if not mapping.is_secret or not mapping.pending:
             return
         child_indent = min(_indent(lines[i]) for i in mapping.pending)
@@ -99,11 +108,13 @@ def redact_secret_manifests(
             lines[i] = match.group("lead") + quote + marker("k8s_secret", inner) + quote + trail
             count += 1
 
+    filled = [i for i, line in enumerate(lines) if line.strip()]
+    first_line, last_line = (filled[0], filled[-1]) if filled else (-1, -1)
     stack: list[_Mapping] = []
     collecting: tuple[_Mapping, int] | None = None
     orphans, orphan_indent = _orphan_lines(lines) if cut_start else ([], -1)
     if orphans:
-        stack.append(_Mapping(orphan_indent, pending=orphans))
+        stack.append(_Mapping(orphan_indent, pending=orphans, orphan=True))
     skip = orphans[-1] if orphans else -1
     for number, line in enumerate(lines):
         stripped = line.strip()
@@ -121,6 +132,12 @@ def redact_secret_manifests(
             continue
         if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
             lines[number], found = _redact_compact(line, marker)
+            count += found
+        if cut_start and number == first_line and b"}" in stripped:
+            lines[number], found = _redact_compact_orphans(lines[number], marker)
+            count += found
+        if cut_end and number == last_line and b"{" in stripped:
+            lines[number], found = _redact_open_compact(lines[number], marker)
             count += found
         match = _KEY.match(line[indent:])
         key_indent = indent
@@ -167,3 +184,67 @@ def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple
         return whole[:start] + _COMPACT_VALUE.sub(value, body_text) + whole[start + len(body_text) :]
 
     return _COMPACT_DATA.sub(body, line), count
+
+
+def _base64_values(lines: list[bytes], numbers: list[int]) -> bool:
+    """Whether every one of these ``key: value`` lines has a base64 value (and one of them a telling one:
+    padded or 16 characters long, so ``name: test`` alone does not count)."""
+    values = []
+    for number in numbers:
+        match = _VALUE.match(lines[number])
+        if match is None:
+            return False
+        values.append(match.group("value").strip().rstrip(b","))
+    return bool(values) and all(_BASE64.fullmatch(v) for v in values) and any(
+        v.rstrip(b'"').endswith(b"=") or len(v) >= 16 for v in values)
+
+
+def _redact_pairs(text: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
+    count = 0
+
+    def value(inner: re.Match[bytes]) -> bytes:
+        nonlocal count
+        count += 1
+        return inner.group("key") + b'"' + marker("k8s_secret", inner.group("value")) + b'"'
+
+    return _COMPACT_VALUE.sub(value, text), count
+
+
+def _redact_compact_orphans(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
+    """The first line of a tail that starts inside a one-line JSON object's data (its ``"data":{`` cut off):
+    the pairs before the first ``}``, when the object turns out to be a Secret or its kind is not there and
+    they are all base64 (fail closed)."""
+    close = line.find(b"}")
+    if b"{" in line[:close]:
+        return line, 0
+    head = line[:close]
+    kind = _COMPACT_KIND.search(line, close)
+    if kind is not None and kind.group("kind") != b"Secret":
+        return line, 0
+    values = [m.group("value") for m in _COMPACT_VALUE.finditer(head)]
+    if kind is None and not (values and all(_BASE64.fullmatch(v) for v in values)):
+        return line, 0
+    redacted, count = _redact_pairs(head, marker)
+    return redacted + line[close:], count
+
+
+def _redact_open_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
+    """The last line of a head cut inside a one-line JSON object's data (its ``}`` and maybe its kind are past
+    the cut): the open data object's values, unless the object says it is not a Secret."""
+    match = _OPEN_COMPACT_DATA.search(line)
+    if match is None:
+        return line, 0
+    start = line.rfind(b'"apiVersion"', 0, match.start())
+    kind = _COMPACT_KIND.search(line, max(0, start), match.start()) if start >= 0 else None
+    if start < 0 or kind is not None and kind.group("kind") != b"Secret":
+        return line, 0
+    redacted, count = _redact_pairs(line[match.start("body") :], marker)
+    return line[: match.start("body")] + redacted, count
+
+
+def _starts_inside(data: bytes) -> bool:
+    """Whether a tail may start inside a mapping: its first line is indented, or closes a brace it did not open."""
+    text = data.lstrip(b"\n")
+    line = text[: text.find(b"\n")] if b"\n" in text else text
+    close = line.find(b"}")
+    return line[:1] in (b" ", b"\t") or close >= 0 and b"{" not in line[:close]
