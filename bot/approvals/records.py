@@ -98,6 +98,12 @@ def to_epoch(moment: datetime) -> float:
     return moment.timestamp()
 
 
+def epoch_text(moment: float) -> str:
+    """A timestamp as stored in Redis: seconds with milliseconds (4 characters shorter than ``repr``, and what
+    every reader keeps anyway: stream ids and scores are milliseconds)."""
+    return f"{moment:.3f}"
+
+
 def from_epoch(value: str | float) -> datetime:
     return datetime.fromtimestamp(float(value), UTC)
 
@@ -303,11 +309,12 @@ def new_call(
         "argv_hash": hash_argv(argv),
         "requester": requester,
         "state": CallState.proposed.value,
-        "approvals_needed": str(approvals_needed),
-        "created_at": repr(now),
-        "expires_at": repr(expires_at),
-        "updated_at": repr(now),
+        "created_at": epoch_text(now),
+        "expires_at": epoch_text(expires_at),
+        "updated_at": epoch_text(now),
     }
+    if approvals_needed != 1:  # 1 when absent (the seal claims the number: a deleted field fails the seal check)
+        fields["approvals_needed"] = str(approvals_needed)
     body: dict[str, Any] = {"arguments": arguments, "argv": list(argv)}
     command = shown_command(argv, redact_patterns)
     if command != " ".join(argv):  # else the audit script joins argv itself (nothing quoted or redacted)

@@ -201,7 +201,8 @@ if approved_by(user) then
 end
 local approvals = cjson.decode(redis.call('HGET', key, 'approvals') or '[]')
 approvals[#approvals + 1] = {user=user, at=now, seal=ARGV[12]}
-local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed')))
+-- approvals_needed is not stored when it is 1 (records.new_call)
+local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed') or '1'))
 if #approvals >= needed then
   if ARGV[10] ~= '*' then
     local ids = {}

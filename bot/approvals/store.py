@@ -50,6 +50,7 @@ from bot.approvals.records import (
     CallState,
     NewCall,
     Proposal,
+    epoch_text,
     new_call,
     to_epoch,
 )
@@ -141,7 +142,7 @@ class CallStore:
                 call.body["proposal_seal"] = seal_proposal(self.signer, proposal_claims(
                     call_id=call.id, conversation=conversation, tool=p.tool, app=p.app,
                     argv_hash=argv_hash, binary_digest=p.binary_digest, model_hash=p.model_hash,
-                    requester=requester, tags=p.tags, approvals_needed=int(call.fields["approvals_needed"])))
+                    requester=requester, tags=p.tags, approvals_needed=int(call.fields.get("approvals_needed", "1"))))
             if DENY_TAG in p.tags:
                 item = _item(call, CallState.rejected, "policy", f"tool tagged {DENY_TAG}", decided=True)
             elif needs and (grant := _grant_for(grants, p, argv_hash, policy, requester)) is not None:
@@ -604,7 +605,7 @@ class CallStore:
 
     def _common(self, shard: int, now: float) -> list[str]:
         min_ms = max(0, int((now - self.retention_seconds) * 1000))
-        return [self.keys.base(shard), repr(now), str(int(self.retention_seconds)), f"{min_ms}-0"]
+        return [self.keys.base(shard), epoch_text(now), str(int(self.retention_seconds)), f"{min_ms}-0"]
 
     def _new_id(self, shard: int, tool_use_id: str | None) -> str:
         return f"{shard}-{tool_use_id or uuid.uuid4().hex}"

@@ -191,3 +191,18 @@ async def test_a_body_of_the_previous_layout_long_names_and_hex_digests_reads_an
     assert approved.state.value == "approved"
     entries = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
     assert text(entries[-1][b"command"]) == " ".join(ARGV)  # the audit script reads the long names too
+
+
+async def test_approvals_needed_is_stored_only_when_not_one_and_a_deleted_one_fails_the_seal(
+    redis: Redis, store: CallStore
+) -> None:
+    [one] = await store.propose(CONV, [logs_proposal("toolu_01LayoutOneApproverAbC")], ApprovalPolicy(), "UREQ")
+    assert await redis.hget(store.keys.call(one.id), "approvals_needed") is None
+    assert (await store.get(one.id)).approvals_needed == 1
+    two_person = ApprovalPolicy(two_person_tags=["ai:readonly"])
+    [two] = await store.propose(CONV, [logs_proposal("toolu_01LayoutTwoApproverAbC")], two_person, "UREQ")
+    assert await redis.hget(store.keys.call(two.id), "approvals_needed") == b"2"
+    await redis.hdel(store.keys.call(two.id), "approvals_needed")  # would read as 1
+    with pytest.raises(TamperedRecord, match="differ from what the bot proposed"):
+        await store.approve(two.id, "UAPP", [], ApprovalPolicy(), argv_hash=two.argv_hash)
+    assert (await store.get(two.id)).state.value == "awaiting_approval"
