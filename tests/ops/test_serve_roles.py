@@ -129,7 +129,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
 
             record = wait_until(card, what="approval card")
             call_id = record["id"]
-            argv = json.loads(client.get(f"fc:{{s0}}:body:{call_id}"))["argv"]  # the fixed fields (records.py)
+            argv = json.loads(client.get(f"fc:{{s0}}:body:{call_id}"))["v"]  # the fixed fields (records.compact_body)
             assert argv == [str(opsctl), "service", "status", "--", "web"]
 
             # While the call waits, every role is killed (SIGKILL) and stopped (SIGTERM) in turn and replaced;
