@@ -83,9 +83,25 @@ class Automaton:
 
     finder: re2._Regexp
     literals: tuple[bytes, ...] = ()
+    # The unanchored scan, when some detector has a ``search``: where a finder match may start, without the long
+    # value counters (their overlapping threads multiplied RE2's DFA states); ``finder`` is then matched anchored
+    # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
+    search: re2._Regexp | None = None
 
     def may_match(self, data: bytes) -> bool:
         return all(literal in data for literal in self.literals)
+
+    def first(self, data: bytes, pos: int, length: int) -> tuple[int, int]:
+        """(start, end) of the leftmost ``finder`` match at or after ``pos``, (-1, -1) when none."""
+        if self.search is None:
+            return self.finder._regexp.Match(UNANCHORED, data, pos, length)[0]
+        scan, verify = self.search._regexp.Match, self.finder._regexp.Match
+        while (start := scan(UNANCHORED, data, pos, length)[0][0]) >= 0:
+            span = verify(_ANCHOR_START, data, start, length)[0]
+            if span[0] >= 0:
+                return span
+            pos = start + 1  # the scan's superset (a quote never closed): no finder match starts here
+        return -1, -1
 
 
 @dataclass(frozen=True)
@@ -121,7 +137,7 @@ class Leftmost:
     def __init__(self, finders: tuple[Automaton, ...], data: bytes) -> None:
         # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
         # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
-        self._matches = [a.finder._regexp.Match for a in finders if a.may_match(data)]
+        self._matches = [a.first for a in finders if a.may_match(data)]
         self._data, self._length = data, len(data)
         self._hits: list[tuple[int, int]] = [(-1, -1)] * len(finders)
         self._searched_from = -1
@@ -134,13 +150,13 @@ class Leftmost:
         if len(self._matches) <= 1:
             if not self._matches:
                 return -1, -1
-            return self._matches[0](UNANCHORED, data, pos, length)[0]
+            return self._matches[0](data, pos, length)
         hits = self._hits
         first_search = self._searched_from < 0
         self._searched_from = pos
         for i, match in enumerate(self._matches):
             if first_search or 0 <= hits[i][0] < pos:
-                hits[i] = match(UNANCHORED, data, pos, length)[0]
+                hits[i] = match(data, pos, length)
         live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
         if len(live) < len(hits):  # never searched again: none from here on
             self._matches = [self._matches[i] for i in live]
@@ -163,10 +179,15 @@ def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
     apart = [((d,), d.literals) for d in detectors if d.own_automaton]
     groups = ([(together, ())] if together else []) + apart
     return tuple(
-        Automaton(re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in group), re2_options()),
-                  literals)
+        Automaton(_alternation(group, lambda d: d.finder or d.pattern), literals,
+                  _alternation(group, lambda d: d.search or d.finder or d.pattern)
+                  if any(d.search for d in group) else None)
         for group, literals in groups
     )
+
+
+def _alternation(detectors: tuple[Detector, ...], pattern: Callable[[Detector], str]) -> re2._Regexp:
+    return re2.compile("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors), re2_options())
 
 
 def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
@@ -193,8 +214,7 @@ _ANY_CANDIDATE = _automata((*TOKENS, *CONTEXT))
 
 def has_candidate(data: bytes) -> bool:
     """Whether either pass would find a candidate anywhere in ``data``."""
-    return any(a.may_match(data) and a.finder._regexp.Match(UNANCHORED, data, 0, len(data))[0][0] >= 0
-               for a in _ANY_CANDIDATE)
+    return any(a.may_match(data) and a.first(data, 0, len(data))[0] >= 0 for a in _ANY_CANDIDATE)
 
 
 def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
