@@ -33,6 +33,7 @@ from bot.slack.render import (
     slack_date,
     text_obj,
 )
+from bot.slack.unconfirmed import unconfirmed_approver
 
 APPROVE_ACTION = "fisk_approve"
 DENY_ACTION = "fisk_deny"
@@ -46,6 +47,7 @@ REVOKE_ACTION = "fisk_revoke"
 CONFIRM_APPROVAL_ACTION = "fisk_confirm_approval"
 RESULT_VISIBLE_CHARS = 3 * CHUNK  # output shown inline; longer output is attached as a snippet
 SHORT_COMMAND_CHARS = 80
+UNCONFIRMED_WORDS = "Not yet confirmed by a Redis replica"
 
 _ICON = {
     CallState.awaiting_approval: ":raising_hand:",
@@ -155,6 +157,10 @@ def status_text(record: CallRecord) -> str:
     """The card's status section: icon, state, who approved, and the state's human sentence."""
     approved = approval_line(record, mention_user, slack_date, escape)
     head = f"{icon(record)} *{state_label(record.state)}*" + (f" · {approved}" if approved else "")
+    unconfirmed = unconfirmed_approver(record)
+    if unconfirmed:  # on the Redis primary only: a failover now could lose it (bot/slack/unconfirmed.py)
+        head += (f"\n:warning: {UNCONFIRMED_WORDS} (the approval of {mention_user(unconfirmed)} could be lost if"
+                 " Redis fails over now; this card shows it if it is)")
     return head + "\n" + state_sentence(record, mention_user, slack_date, escape)
 
 

@@ -40,6 +40,7 @@ from bot.slack.deny import open_deny_dialog
 from bot.slack.grants_ui import grant_from_card, revoke_click
 from bot.slack.interactions import SlackDeps, approver_groups, foreign_click, refresh_card
 from bot.slack.mrkdwn import escape
+from bot.slack.unconfirmed import MARK, clear_unconfirmed, mark_unconfirmed
 
 Tell = Callable[[str], Awaitable[None]]
 
@@ -114,10 +115,15 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
         return "refused"
     except NotDurable as exc:
+        await mark_unconfirmed(deps, call_id, user)
+        await refresh_card(deps, await deps.store.get(call_id), channel, card_ts)
         await tell_not_durable(deps, channel, user, thread_ts, exc, str(action.get("value") or ""),
                                grant=action_id in (GRANT_TOOL_ACTION, GRANT_COMMAND_ACTION))
         return "not_durable"
-    except AlreadyApproved as exc:
+    except AlreadyApproved as exc:  # raised once this user's approval is confirmed by a replica
+        current = await deps.store.get(call_id)
+        if current.meta.get(MARK) == user:
+            await refresh_card(deps, await clear_unconfirmed(deps, current, user), channel, card_ts)
         if exc.current_state == CallState.awaiting_approval.value:
             await tell("You have approved this call already; another approver is needed.")
         else:  # raised only once that approval is confirmed: after "click again", this is the confirmation
@@ -130,6 +136,8 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         word = "expired" if exc.current_state == "expired" else f"already {exc.current_state.replace('_', ' ')}"
         await tell(f"This call is {word}; your click changed nothing.")
         return "stale"
+    if approve and record.meta.get(MARK):  # this confirmed write covers the unconfirmed approval before it
+        record = await clear_unconfirmed(deps, record, record.meta[MARK])
     # The clicker is shown the decision at once, from here: the poster also updates the card from the lifecycle's
     # event, but it may be seconds behind under a burst, or down (the decision is told even then).
     await refresh_card(deps, record, channel, card_ts)

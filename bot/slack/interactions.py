@@ -31,6 +31,7 @@ from bot.slack.mrkdwn import escape
 from bot.slack.render import render_help, render_pending, render_tools, size_problem
 from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
 from bot.slack.state import SlackState
+from bot.slack.unconfirmed import UnconfirmedApprovals
 from bot.tools.catalog import Catalog
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class SlackDeps:
     bot_user_id: str = ""
     # the process's configured redactor (credential values, sensitive_env_vars, redact_patterns) for exports
     redactor: Redactor = field(default_factory=build_redactor)
+    # approvals no Redis replica confirmed, whose cards say so until confirmed or lost (bot/slack/unconfirmed.py)
+    unconfirmed: UnconfirmedApprovals = field(default_factory=UnconfirmedApprovals)
 
     def __post_init__(self) -> None:
         self.state = SlackState(self.redis, self.settings)

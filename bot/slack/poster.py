@@ -39,6 +39,7 @@ from bot.slack.mrkdwn import escape
 from bot.slack.render import render_reply, section, size_problem
 from bot.slack.retry import pause, until_done
 from bot.slack.settings import parse_conversation
+from bot.slack.unconfirmed import watch_unconfirmed
 from bot.streams import stop_consumer
 from bot.streams import text as _text
 
@@ -86,6 +87,7 @@ class Poster:
 
     async def run(self, stop_event: asyncio.Event) -> None:
         tasks = [asyncio.create_task(self._loop(stream, stop_event)) for stream in self.streams()]
+        tasks.append(asyncio.create_task(watch_unconfirmed(self.deps, stop_event)))  # cards a failover made wrong
         try:
             await stop_event.wait()
         finally:

@@ -41,7 +41,7 @@ from bot.approvals.worker import RunnerWorker
 from bot.fisk.introspect import parse_application
 from bot.redis_connection import RedisHandle
 from bot.slack import SlackSettings
-from bot.slack.cards import CONFIRM_APPROVAL_ACTION
+from bot.slack.cards import CONFIRM_APPROVAL_ACTION, UNCONFIRMED_WORDS
 from bot.tools.catalog import AppSpec, build_catalog
 from bot.tools.tool import AppSettings
 from tests.scaling.chaos import (
@@ -59,6 +59,7 @@ from tests.support.redis_topologies import RedisClusterServers, RedisSentinelSer
 from tests.support.topology_clients import open_on
 
 APPROVER = "UAPPROVER"
+OTHER_APPROVER = "UAPPROVER2"
 RUN_SECONDS = {"A": 0.2, "B": 0.2, "C": 60.0, "D": 0.0, "E": 0.2}  # C: until the test opens its gate
 APP = {"A": "fast", "B": "slow", "C": "slow", "D": "fast", "E": "fast"}  # "slow" runs one call at a time
 ENDED = {CallState.finished, CallState.interrupted}
@@ -108,8 +109,17 @@ def gate(log: Path, label: str) -> Path:
     return log.with_name(f"gate-{label}")
 
 
-def card_says_approved(slack: FakeSlack, record: CallRecord) -> bool:
-    return f"Approved by <@{APPROVER}>" in json.dumps(slack.message(CHANNEL, record.meta["slack_ts"]))
+def card_says_approved(slack: FakeSlack, record: CallRecord, by: str = APPROVER) -> bool:
+    """The card says the call is approved by ``by``, confirmed (not "not yet confirmed by a replica")."""
+    card = json.dumps(slack.message(CHANNEL, record.meta["slack_ts"]))
+    return f"Approved by <@{by}>" in card and UNCONFIRMED_WORDS not in card
+
+
+def card_awaits_approval(slack: FakeSlack, record: CallRecord) -> bool:
+    """The card is the awaiting one again, with its Approve button."""
+    blocks = slack.message(CHANNEL, record.meta["slack_ts"]).get("blocks") or []
+    actions = [e["action_id"] for b in blocks if b.get("type") == "actions" for e in b["elements"]]
+    return "fisk_approve" in actions and "Approved by" not in json.dumps(blocks)
 
 
 def result_posts(slack: FakeSlack, record: CallRecord) -> list[str]:
@@ -257,17 +267,18 @@ def synced_replicas(node: _Node, password: str | None) -> int:
     return sum(1 for k, v in info.items() if k.startswith("slave") and "online" in str(v))
 
 
-async def test_an_unconfirmed_approval_lost_in_a_failover_is_confirmed_by_the_clicker(
+async def test_an_unconfirmed_approval_lost_in_a_failover_puts_its_card_back_to_awaiting(
         servers: tuple[str, Servers], handle: RedisHandle, tmp_path: Path, fixtures_dir: Path) -> None:
     """The replica's link to the primary is down when the click is made (a wrong ``masterauth``: it keeps failing
     to resync, as after a network partition); the primary dies and that replica is promoted without the approval.
     ``redis.durability.replicas: auto`` keeps waiting for a replica it saw, after it disconnected (it can still be
-    promoted), so the clicker was told the approval is not confirmed, with a button to confirm it; once the
-    deployment has a replica again, that button approves the call on the new primary."""
+    promoted), so the clicker was told the approval is not confirmed, with a button to confirm it, and the card
+    said so too. After the failover, with nobody clicking, the card is the awaiting one again with its buttons,
+    and another approver approves the call on the new primary; the clicker's Confirm then changes nothing."""
     kind, deployment = servers
     redis: Redis = handle.client
     store = CallStore(redis, signer=decision_keys.signer())  # redis.durability.replicas: auto
-    policy = ApprovalPolicy(approvers={"users": [APPROVER]})
+    policy = ApprovalPolicy(approvers={"users": [APPROVER, OTHER_APPROVER]})
     app = parse_application((fixtures_dir / "opsctl.introspect.json").read_bytes())
     catalog = build_catalog([AppSpec(AppSettings(binary="opsctl"))], lambda _s: app)
     tool, digest = make_tool(tmp_path / "bin")
@@ -292,6 +303,9 @@ async def test_an_unconfirmed_approval_lost_in_a_failover_is_confirmed_by_the_cl
                 assert (await harness.click(record, "fisk_approve", APPROVER))[0] == 200
                 note = await eventually(lambda: slack.calls_to("chat.postEphemeral"), 15, "the clicker's note")
                 assert "no Redis replica confirmed it" in note[0].params["text"]
+                card = record.meta["slack_ts"]
+                await eventually(lambda: UNCONFIRMED_WORDS in json.dumps(slack.message(CHANNEL, card)), 10,
+                                 "the card to say the approval is not confirmed")
                 primary = primary_of(deployment, store, record)
                 assert isinstance(primary, _Node)
                 primary.kill()
@@ -300,18 +314,25 @@ async def test_an_unconfirmed_approval_lost_in_a_failover_is_confirmed_by_the_cl
                 await eventually(lambda: primary_of(deployment, store, record) is replica, 30, "the promotion")
                 lost = await eventually(lambda: store.get(record.id), 30, "the store on the new primary")
                 assert lost.state == CallState.awaiting_approval  # the unconfirmed approval is gone, as warned
+                # nobody clicks: the slack role notices the lost approval and the card offers Approve again
+                await eventually(lambda: card_awaits_approval(slack, record), 15, "the card back to awaiting")
                 primary.start()  # back as a replica of the promoted one
                 await eventually(lambda: synced_replicas(replica, password) >= 1, 30, "a replica again")
-                assert (await harness.click(record, CONFIRM_APPROVAL_ACTION, APPROVER))[0] == 200
+                assert (await harness.click(record, "fisk_approve", OTHER_APPROVER))[0] == 200
                 try:
-                    confirmed = await eventually(lambda: _in_state(store, record.id, CallState.approved), 20,
-                                                 "the confirmed approval")
+                    approved = await eventually(lambda: _in_state(store, record.id, CallState.approved), 20,
+                                                "the other approver's approval")
                 except AssertionError as exc:
                     told = [c.params.get("text") for c in slack.calls_to("chat.postEphemeral")]
-                    raise AssertionError(f"{exc}; the clicker was told {told}") from None
-                assert [a.user for a in confirmed.approvals] == [APPROVER]
-                await eventually(lambda: card_says_approved(slack, record), 10, "the card to say approved")
-                print(f"{kind}: approval lost in the failover, confirmed by the clicker's note afterwards")
+                    raise AssertionError(f"{exc}; the clickers were told {told}") from None
+                assert [a.user for a in approved.approvals] == [OTHER_APPROVER]
+                await eventually(lambda: card_says_approved(slack, record, OTHER_APPROVER), 10,
+                                 "the card to say approved")
+                # the first clicker's Confirm comes too late: the call is approved already, nothing changes
+                assert (await harness.click(record, CONFIRM_APPROVAL_ACTION, APPROVER))[0] == 200
+                await eventually(lambda: len(slack.calls_to("chat.postEphemeral")) >= 2, 10, "the late note")
+                assert [a.user for a in (await store.get(record.id)).approvals] == [OTHER_APPROVER]
+                print(f"{kind}: approval lost in the failover, card back to awaiting, approved by another")
             finally:
                 await poster.stop()
 

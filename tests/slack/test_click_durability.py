@@ -14,9 +14,10 @@ from redis.asyncio import Redis
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.redis_durable import DurabilitySettings
+from bot.slack.cards import UNCONFIRMED_WORDS
 from tests.scaling.test_durability import paused
 from tests.slack.conftest import Harness, wait_for
-from tests.slack.test_approvals import card_for
+from tests.slack.test_approvals import card_for, card_text
 from tests.slack.test_standing import _enable
 from tests.support import decision_keys
 from tests.support.redis_topologies import RedisSentinelServers
@@ -50,6 +51,10 @@ async def test_unconfirmed_approval_asks_the_clicker_to_confirm_and_the_confirma
     assert button["action_id"] == "fisk_confirm_approval"
     assert json.loads(button["value"])["call"] == record.id
     assert (await harness.store.get(record.id)).state == CallState.approved  # on the primary all the same
+    # the card tells the truth too: approved, but on the primary only
+    await wait_for(lambda: UNCONFIRMED_WORDS in card_text(harness, record))
+    assert "Approved by <@UAPPROVER>" in card_text(harness, record)
+    assert record.id in harness.front.deps.unconfirmed.watched  # put back to awaiting if a failover loses it
 
     # the note is an ephemeral message (its own ts, not the card's): its button still counts for this call
     await harness.click(record, "fisk_confirm_approval", "UAPPROVER", value=button["value"], card_ts="1800.000009")
@@ -59,6 +64,10 @@ async def test_unconfirmed_approval_asks_the_clicker_to_confirm_and_the_confirma
     assert [a.user for a in (await harness.store.get(record.id)).approvals] == ["UAPPROVER"]
     with replica.client(redis_sentinel.password) as client:
         assert client.hget(harness.store.keys.call(record.id), "state") == b"approved"
+    # confirmed: the card says plainly "Approved by", and nobody watches it any more
+    text = card_text(harness, record)
+    assert UNCONFIRMED_WORDS not in text and "Approved by <@UAPPROVER>" in text
+    assert record.id not in harness.front.deps.unconfirmed.watched
 
 
 async def test_an_unconfirmed_approve_tool_here_says_no_standing_approval_was_made(
