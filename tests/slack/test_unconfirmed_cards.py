@@ -93,6 +93,8 @@ async def test_the_watcher_keeps_an_unconfirmed_approval_and_drops_a_confirmed_o
     await harness.store.approve(record.id, "UAPPROVER", [], deps.policy)
     await harness.store.set_meta(record.id, **{MARK: "UAPPROVER"})
     deps.unconfirmed.watch(record.id, "UAPPROVER")
+    await wait_for(lambda: UNCONFIRMED_WORDS in card_text(harness, record))  # the poster is done with the approval
+    await asyncio.sleep(0.2)
     updates = len(harness.slack.calls_to("chat.update"))
     assert await reconcile(deps) == 0 and record.id in deps.unconfirmed.watched  # still on the primary only
     await harness.store.set_meta(record.id, **{MARK: ""})  # confirmed (the clicker's Confirm clears it)
