@@ -260,3 +260,21 @@ def test_a_cut_tail_of_ordinary_mappings_stays_visible() -> None:
     assert "web-frontend" in sanitize_captured(Captured(b"", compact, 100000), build_redactor(), 65536).text
     secret = b"".join(b'"k%d":"d2ViLWZyb250ZW5k",' % i for i in range(400)) + b'"a":"b2s="},"type":"Opaque"}\n'
     assert "d2ViLWZyb250ZW5k" not in sanitize_captured(Captured(b"", secret, 100000), build_redactor(), 65536).text
+
+
+def test_a_url_password_holding_a_comma_cut_at_the_gap_shows_no_part() -> None:
+    """Review of #11: on a line over LINE_GUARD the head was cut at the last "," (a JSON delimiter) inside a URL's
+    password, so "postgres://admin:Sup3rPrefix," was shown with no "@" left to find it by; the tail likewise
+    started at ",S3cretTail@db". The URL is dropped at the gap instead."""
+    secret = "postgres://admin:Sup3rPrefix,S3cretTail,more@db.internal/x"
+    line = ("x" * 6000 + " " + secret + " " + "y" * 6000).encode()
+    for part in ("S3cretTail", ",more"):  # the gap right after each comma
+        cut = line.index(part.encode()) + (0 if part[0] != "," else 1)
+        captured = Captured(line[:cut], line[cut + 2 :], len(line) + 100)
+        text = sanitize_captured(captured, build_redactor(), 65536).text
+        for piece in ("Sup3rPrefix", "S3cretTail", "more@"):
+            assert piece not in text, (part, piece, text[5990:6100])
+        assert "x" * 100 in text and "y" * 100 in text
+    minified = ('{"a":"b",' * 1000 + '"url":"https://example.com/a,b,c"}').encode()
+    kept = sanitize_captured(Captured(minified[:-10], b"", len(minified) + 10), build_redactor(), 65536).text
+    assert kept.startswith('{"a":"b",') and kept.count('"a":"b"') > 900  # minified JSON still cut at a comma

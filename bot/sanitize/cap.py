@@ -22,6 +22,8 @@ DEFAULT_OUTPUT_LIMIT = 65536
 # with no whitespace near the gap kept 65 characters under the old 1 KiB window).
 LINE_GUARD = 4096
 _DELIMITERS = (b" ", b"\t", b"\n", b'"', b"'", b",", b"{", b"}", b"<", b">")
+# What ends a URL's user-info (detectors.py: url_password's value is [^\s"'<>]).
+_URL_ENDS = (b" ", b"\t", b"\n", b"\r", b'"', b"'", b"<", b">")
 
 _PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
 
@@ -85,7 +87,13 @@ def _cut_head_at_space(data: bytes) -> bytes:
     newline = data.rfind(b"\n")
     if newline >= 0 and len(data) - newline <= LINE_GUARD:
         return data[: newline + 1]
-    return data[: max(data.rfind(d) for d in _DELIMITERS) + 1]
+    cut = max(data.rfind(d) for d in _DELIMITERS)
+    # A URL's password may hold "," "{" "}" (only whitespace, quotes and <> end it): cut inside one, the head
+    # would show its start with no "@" left to find it by. Then the cut goes before the URL.
+    url_start = max(data.rfind(d, 0, cut) for d in _URL_ENDS)
+    if data.find(b"://", url_start + 1, cut) >= 0:
+        cut = url_start
+    return data[: cut + 1]
 
 
 def _cut_tail_at_space(data: bytes) -> bytes:
@@ -94,7 +102,15 @@ def _cut_tail_at_space(data: bytes) -> bytes:
     if 0 <= newline < LINE_GUARD:
         return data[newline:]
     found = [i for i in (data.find(d) for d in _DELIMITERS) if i >= 0]
-    return data[min(found) :] if found else b""
+    if not found:
+        return b""
+    # The mirror: the tail may start inside a URL's password ("cret,tail@host"); up to the end of the first
+    # token a URL's password could span, an "@" means so, and the tail starts after that token.
+    ends = [i for i in (data.find(d) for d in _URL_ENDS) if i >= 0]
+    url_end = min(ends) if ends else len(data)
+    if data.find(b"@", min(found), url_end) >= 0:
+        return data[url_end:]
+    return data[min(found) :]
 
 
 def _redact_orphan_pem_end(text: str) -> tuple[str, int]:
