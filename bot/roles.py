@@ -331,13 +331,14 @@ async def count_final_states(core: Core, stop_event: asyncio.Event) -> None:
 async def trim_bus_streams(core: Core, stop_event: asyncio.Event, interval: float = 30.0) -> None:
     """Drop what every consumer group of the inbox and outbox has acknowledged (a pending call's turn costs
     nothing there once handled), never an entry a group has not, and publish each stream's unacknowledged age.
-    A stream no group reads yet (its reader has not started) keeps up to its size cap."""
-    from bot.agent.bus import INBOX, OUTBOX, STREAM_MAXLEN
+    A stream whose own reader (``bus.READERS``) has not created its group yet keeps up to its size cap."""
+    from bot.agent.bus import INBOX, OUTBOX, READERS, STREAM_MAXLEN
 
     while not stop_event.is_set():
         for stream in (INBOX, OUTBOX):
             try:
-                _, oldest = await trim_acknowledged(core.redis.client, stream, STREAM_MAXLEN, acknowledged_only=True)
+                _, oldest = await trim_acknowledged(core.redis.client, stream, STREAM_MAXLEN, acknowledged_only=True,
+                                                   readers=READERS[stream])
                 STREAM_UNACKNOWLEDGED_AGE.labels(stream).set(entry_age_seconds(oldest, time.time()))
             except Exception:
                 log.exception("trimming %s failed", stream)

@@ -6,7 +6,7 @@ It imports nothing of the bot, so every package may use it without breaking the 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -88,17 +88,19 @@ async def oldest_unacknowledged(redis: Redis, stream: str) -> str | None:
     return text(first[0][0]) if first else None
 
 
-async def trim_acknowledged(redis: Redis, stream: str, keep: int, *,
-                            acknowledged_only: bool = False) -> tuple[int, str | None]:
+async def trim_acknowledged(redis: Redis, stream: str, keep: int, *, acknowledged_only: bool = False,
+                            readers: Sequence[str] = ()) -> tuple[int, str | None]:
     """Trim ``stream`` to about ``keep`` entries, but never an entry a consumer group has not acknowledged.
 
     With ``acknowledged_only``, every entry below the oldest unacknowledged one goes (what all groups handled is
     not kept at all), and ``keep`` is only the cap of a stream no group reads yet (its reader has not started:
     nothing it will read may go). Returns (entries removed, id of the oldest unacknowledged entry or None). A
     long outage of a consumer therefore grows the stream instead of losing what it has not handled; the age of
-    that oldest entry is the lag to alert on.
+    that oldest entry is the lag to alert on. ``readers``: the groups that must exist before ``acknowledged_only``
+    trims (until the role that reads with one has created it, what the other groups acknowledged is still owed
+    to it: a group starts at the stream's beginning).
     """
-    if acknowledged_only and await _has_groups(redis, stream):
+    if acknowledged_only and await _read_by_all(redis, stream, readers):
         # the newest entry is read BEFORE the groups' floor: one added in between is newer, so it stays
         newest_before: Any = await redis.xrevrange(stream, "+", "-", count=1)
         oldest = await oldest_unacknowledged(redis, stream)
@@ -117,13 +119,15 @@ async def trim_acknowledged(redis: Redis, stream: str, keep: int, *,
     return removed, oldest
 
 
-async def _has_groups(redis: Redis, stream: str) -> bool:
+async def _read_by_all(redis: Redis, stream: str, readers: Sequence[str]) -> bool:
+    """Does some group read ``stream``, every one of ``readers`` among them?"""
     try:
-        return bool(await redis.xinfo_groups(stream))
+        groups = {text(g["name"]) for g in await redis.xinfo_groups(stream)}
     except ResponseError as exc:
         if "no such key" not in str(exc).lower():
             raise
         return False
+    return bool(groups) and groups.issuperset(readers)
 
 
 def entry_age_seconds(entry_id: str | None, now: float) -> float:

@@ -79,3 +79,23 @@ async def test_acknowledged_only_keeps_a_stream_no_group_reads_yet_up_to_its_cap
     assert await trim_acknowledged(redis, STREAM, keep=10, acknowledged_only=True) == (0, None)
     assert await trim_acknowledged(redis, STREAM, keep=3, acknowledged_only=True) == (2, None)
     assert [e[0].decode() for e in await redis.xrange(STREAM)] == ids[2:]
+
+
+async def test_acknowledged_only_waits_for_the_reader_that_has_not_started(redis: Redis) -> None:
+    """The slack role's timeline group reads the inbox too: when it has acknowledged the users' messages and the
+    agent role (whose group has not been created yet, a fresh deployment) has not started, the messages must stay
+    for the agent group, which starts at the stream's beginning."""
+    await ensure_group(redis, STREAM, "timeline")
+    ids = await fill(redis, 5)
+    await consume(redis, "timeline", 5, 5)
+    assert await trim_acknowledged(redis, STREAM, keep=10, acknowledged_only=True, readers=("agent",)) == (0, None)
+    await ensure_group(redis, STREAM, "agent")
+    reply: Any = await redis.xreadgroup("agent", "c1", {STREAM: ">"}, count=10)
+    assert [e[0].decode() for e in reply[0][1]] == ids
+
+
+def test_bus_readers_are_the_groups_the_roles_read_with() -> None:
+    from bot.agent.worker import GROUP as AGENT_GROUP
+    from bot.slack.poster import GROUP as POSTER_GROUP
+
+    assert bus.READERS == {bus.INBOX: (AGENT_GROUP,), bus.OUTBOX: (POSTER_GROUP,)}

@@ -26,6 +26,9 @@ OUTBOX = "fc:{outbox}:events"
 #: they all acknowledged is trimmed (``bot.roles.trim_bus_streams``). XADD itself never trims, so an entry nobody
 #: has handled yet is never lost to a size cap.
 STREAM_MAXLEN = 100_000
+#: The group each stream is read with by the role it is for (``bot.agent.worker.GROUP``, ``bot.slack.poster.GROUP``;
+#: a test keeps them equal): until it exists, what other groups (the timeline's) acknowledged is still owed to it.
+READERS: dict[str, tuple[str, ...]] = {INBOX: ("agent",), OUTBOX: ("slack",)}
 
 InboxKind = Literal["user_message", "stop", "summary"]
 OutboxKind = Literal["reply", "proposed", "working", "idle", "thread_open", "thread_post", "file"]
