@@ -53,6 +53,10 @@ return 1
 #: block keys compress 2-4x, and the transcript is the largest key of a conversation. Shorter ones stay JSON.
 COMPRESS_ABOVE = 512
 _ZLIB_MARK = b"z:"  # JSON never starts with it
+#: The most a stored transcript may decompress to: far above what the agent writes (``transcript_max_bytes``, 2 MB
+#: by default, plus one turn of capped tool results), far below what would exhaust memory. Anyone who can write
+#: Redis could otherwise store a few hundred KiB that inflate a thousandfold in the agent role.
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
 
 
 def encode_transcript(transcript: list[dict[str, Any]]) -> bytes:
@@ -66,7 +70,10 @@ def decode_transcript(stored: bytes | str | None) -> list[dict[str, Any]]:
         return []
     raw = stored.encode() if isinstance(stored, str) else stored
     if raw.startswith(_ZLIB_MARK):
-        raw = zlib.decompress(raw[len(_ZLIB_MARK):])
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(raw[len(_ZLIB_MARK):], MAX_TRANSCRIPT_BYTES)
+        if inflater.unconsumed_tail:
+            raise ValueError(f"stored transcript inflates to more than {MAX_TRANSCRIPT_BYTES} bytes; not loaded")
     loaded: list[dict[str, Any]] = json.loads(raw)
     return loaded
 
