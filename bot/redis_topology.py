@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import redis
 import redis.asyncio
-from redis.asyncio.cluster import RedisCluster
-from redis.asyncio.connection import SSLConnection
+from redis.asyncio.cluster import ClusterPipeline, RedisCluster
+from redis.asyncio.connection import Connection, SSLConnection
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.asyncio.sentinel import Sentinel, SentinelConnectionPool, SentinelManagedConnection
 from redis.backoff import NoBackoff
+from redis.exceptions import RedisClusterException
 
 from bot.metrics import REDIS_POOL_TIMEOUTS
 from bot.redis_pool import MeteredPool, PoolSettings, pool_kwargs
@@ -175,6 +177,50 @@ def sentinel_client(
     return client, sentinel
 
 
+class ClusterConnection(Connection):
+    """A cluster node's connection that reports being closed under a command as the connection error it is.
+
+    redis-py's cluster client disconnects a node's connections (after a failover, a refreshed slot table) while
+    other tasks may be sending on them; the send then dereferences the closed writer and raises
+    ``AttributeError: 'NoneType' object has no attribute 'writelines'``, an error no retry path knows: the
+    poster's pipelined finish and the runner's writes failed outright and their entries waited for the 60 s
+    reclaim. As a ``ConnectionError`` the cluster client reconnects and retries it like any dropped connection
+    (nothing was written on the closed connection)."""
+
+    async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        try:
+            await super().send_packed_command(command, check_health)
+        except AttributeError as err:
+            if self._writer is not None:
+                raise
+            await self.disconnect(nowait=True)
+            raise redis.ConnectionError(f"connection to {self.host}:{self.port} closed under the command") from err
+
+    async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().read_response(*args, **kwargs)
+        except AttributeError as err:
+            if self._reader is not None:
+                raise
+            await self.disconnect(nowait=True)
+            raise redis.ConnectionError(f"connection to {self.host}:{self.port} closed under the reply") from err
+
+
+class ClusterSSLConnection(ClusterConnection, SSLConnection):
+    """The same over TLS."""
+
+
+class _GatedPipeline(ClusterPipeline):
+    """A cluster pipeline that waits for its turn as the client's single commands do (at most one connection
+    per node per pipeline, so the bound per node holds)."""
+
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> list[Any]:
+        cluster = self.cluster_client
+        assert isinstance(cluster, WaitingRedisCluster)
+        async with cluster.turn():
+            return await super().execute(raise_on_error, allow_redirections)
+
+
 class WaitingRedisCluster(RedisCluster):
     """``RedisCluster`` whose commands wait for a free connection, as the standalone pools do.
 
@@ -184,7 +230,8 @@ class WaitingRedisCluster(RedisCluster):
     burst of Slack requests (a 503 for a click, "could not start" for a command). Here at most ``max_connections``
     commands run at once through this client (whatever their nodes, so never more on one node); the others wait
     up to ``wait_seconds`` (None: for ever) and then fail with a ``ConnectionError`` the callers retry, counted in
-    ``fisk_chatops_redis_pool_timeouts_total``. Pipelines bypass ``execute_command`` and are not gated."""
+    ``fisk_chatops_redis_pool_timeouts_total``. Pipelines wait for a turn too (one connection per node each).
+    Its nodes' connections are :class:`ClusterConnection` (closed under a command: a retried connection error)."""
 
     def __init__(self, *args: Any, wait_seconds: float | None = None, pool_name: str = "commands",
                  **kwargs: Any) -> None:
@@ -192,17 +239,33 @@ class WaitingRedisCluster(RedisCluster):
         self._free = asyncio.Semaphore(int(kwargs.get("max_connections") or 2**31))
         self._wait_seconds = wait_seconds
         self._pool_name = pool_name
+        tls = self.nodes_manager.connection_kwargs.get("connection_class") is SSLConnection
+        connection_class = ClusterSSLConnection if tls else ClusterConnection
+        self.nodes_manager.connection_kwargs["connection_class"] = connection_class  # nodes found later
+        for node in [*self.nodes_manager.startup_nodes.values(), *self.nodes_manager.nodes_cache.values()]:
+            node.connection_class = connection_class
 
-    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Wait up to ``wait_seconds`` for one of the ``max_connections`` turns (a counted ConnectionError if none)."""
         try:
             await asyncio.wait_for(self._free.acquire(), self._wait_seconds)
         except TimeoutError:
             REDIS_POOL_TIMEOUTS.labels(self._pool_name).inc()
             raise redis.ConnectionError("No connection available.") from None
         try:
-            return await super().execute_command(*args, **kwargs)
+            yield
         finally:
             self._free.release()
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.turn():
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any | None = None, shard_hint: Any | None = None) -> ClusterPipeline:
+        if shard_hint:
+            raise RedisClusterException("shard_hint is deprecated in cluster mode")
+        return _GatedPipeline(self, transaction)  # type: ignore[abstract]  # as redis-py builds its own
 
 
 def cluster_client(url: str, topology: RedisTopology, settings: PoolSettings, kwargs: dict[str, Any]) -> RedisCluster:
