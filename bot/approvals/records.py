@@ -178,7 +178,8 @@ class CallRecord(BaseModel):
     def from_redis(cls, raw: Mapping[Any, Any], body: Any = None, call_id: str | None = None) -> CallRecord:
         """Build a record from the call hash (HGETALL output, bytes or str) and its body (the JSON string of the
         fixed fields, see ``layout``), ``call_id`` being the id in the key. A record written before the body
-        existed has every field in the hash and no body; a field present in the hash wins over the body."""
+        existed has every field in the hash and no body; a field present in the hash wins over the body, and the id in
+        the key wins over both."""
         fields: dict[str, Any] = expand_body(json.loads(_text(body))) if body else {}
         fields.setdefault("id", call_id)
         if fields.pop("tool_use", None) and call_id is not None:
@@ -186,6 +187,10 @@ class CallRecord(BaseModel):
         for k, v in raw.items():
             name, value = _text(k), _text(v)
             fields[name] = json.loads(value) if name in _JSON_IN_HASH else value
+        if call_id is not None:
+            # the key names the call, never a field: a Redis writer who copies another call's hash (with the ``id``
+            # field the previous layout stored) and body under this key would otherwise pass that call's seal
+            fields["id"] = call_id
         meta = {k[5:]: v for k, v in fields.items() if k.startswith("meta:")}
         return cls(
             id=fields["id"],

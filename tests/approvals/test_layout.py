@@ -206,3 +206,20 @@ async def test_approvals_needed_is_stored_only_when_not_one_and_a_deleted_one_fa
     with pytest.raises(TamperedRecord, match="differ from what the bot proposed"):
         await store.approve(two.id, "UAPP", [], ApprovalPolicy(), argv_hash=two.argv_hash)
     assert (await store.get(two.id)).state.value == "awaiting_approval"
+
+
+async def test_another_calls_hash_and_body_copied_under_a_calls_key_are_refused(redis: Redis, store: CallStore) -> None:
+    """A Redis writer copies call B (hash with an ``id`` field naming B, as the previous layout had, and body) over
+    call A's keys: the record read from A's key is call A, whose id B's seal does not cover, so no click signs B's
+    command for A's queue entry (B then ran twice: once from A's entry, once from its own)."""
+    [a] = await store.propose(CONV, [logs_proposal("toolu_01LayoutSwapAAbCdEfGh")], ApprovalPolicy(), "UREQ")
+    other = logs_proposal("toolu_01LayoutSwapBAbCdEfGh").model_copy(update={"argv": [*ARGV[:-1], "payroll"]})
+    [b] = await store.propose(CONV, [other], ApprovalPolicy(), "UREQ")
+    b_hash = await redis.hgetall(store.keys.call(b.id))
+    await redis.hset(store.keys.call(a.id), mapping={**b_hash, b"id": b.id.encode()})
+    await redis.set(store.keys.body(a.id), await redis.get(store.keys.body(b.id)) or b"", keepttl=True)
+    copied = await store.get(a.id)
+    assert copied.id == a.id and copied.argv[-1] == "payroll"
+    with pytest.raises(TamperedRecord):
+        await store.approve(a.id, "UAPP", [], ApprovalPolicy(), argv_hash=b.argv_hash)
+    assert (await store.get(a.id)).signed_decision == ""
