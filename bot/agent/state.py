@@ -54,9 +54,10 @@ return 1
 COMPRESS_ABOVE = 512
 _ZLIB_MARK = b"z:"  # JSON never starts with it
 #: The most a stored transcript may decompress to: far above what the agent writes (``transcript_max_bytes``, 2 MB
-#: by default, plus one turn of capped tool results), far below what would exhaust memory. Anyone who can write
-#: Redis could otherwise store a few hundred KiB that inflate a thousandfold in the agent role.
-MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+#: by default, plus one turn of capped tool results; all of it is sent to the model, whose context window holds a
+#: few MB of text), far below what would exhaust memory. Anyone who can write Redis could otherwise store a few
+#: hundred KiB that inflate a thousandfold in the agent role.
+MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024
 
 
 def encode_transcript(transcript: list[dict[str, Any]]) -> bytes:
