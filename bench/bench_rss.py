@@ -11,9 +11,10 @@
    stays once the heap freed by the import is given back (``gc.collect`` + ``malloc_trim``, as ``serve`` does
    once started: ``bot/memory.py``), and in brackets what the import added before that (its temporaries: RE2's
    compiler, for one, frees most of what it allocates).
-4. What the sanitizer's RE2 automata add once they have cleaned output they had not seen: RE2 builds its DFA
-   states while it searches and keeps them (up to ``re2_options().max_mem`` per automaton), so a runner's RSS
-   grows with the variety of the output it cleans, which an idle role does not show.
+4. What the sanitizer's RE2 automata add once they have cleaned output they had not seen (``--sanitizer-rounds``
+   of ~130 KiB each, 80 = 10.4 MiB): RE2 builds its DFA states while it searches and keeps them, up to
+   ``MAX_MEM_PER_AUTOMATON`` per automaton, so a runner's RSS grows with the variety of the output it cleans
+   (which an idle role does not show) until that budget stops it.
 
 The scripted model, the fake Slack's card watcher and the ``/fisk`` request are ``bench_load.py``'s.
 """
@@ -104,7 +105,7 @@ for step in range(1, int(sys.argv[1]) + 1):
     redact(blob)
     redact(words)
     cleaned += len(blob) + len(words)
-    if step % 10 == 0:
+    if step % 20 == 0:
         return_free_heap()
         print(f'{cleaned / 2**20:.1f} {rss() - start:.1f}')
 """
@@ -116,7 +117,10 @@ def sanitizer_growth(rounds: int) -> None:
     done = subprocess.run([sys.executable, "-c", SANITIZER_PROBE, str(rounds)], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     steps = [line.split(" ") for line in done.stdout.splitlines()]
-    print("the sanitizer's RE2 DFA states, built while cleaning unseen text (fresh interpreter, after the import):")
+    from bot.sanitize.candidates import MAX_MEM_PER_AUTOMATON
+
+    print("the sanitizer's RE2 DFA states, built while cleaning unseen text (fresh interpreter, after the import;")
+    print(f"RE2 budget {MAX_MEM_PER_AUTOMATON >> 20} MiB per automaton):")
     print("  " + ", ".join(f"{cleaned} MiB cleaned +{added} MiB" for cleaned, added in steps))
 
 
@@ -168,6 +172,9 @@ def started(role: str, name: str, config: Path, env: dict[str, str], work: Path)
 
 
 def main(args: argparse.Namespace) -> None:
+    if args.sanitizer_only:
+        sanitizer_growth(args.sanitizer_rounds)
+        return
     import_breakdown()
     sanitizer_growth(args.sanitizer_rounds)
     with tempfile.TemporaryDirectory() as tmp:
@@ -210,6 +217,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
-    parser.add_argument("--sanitizer-rounds", type=int, default=40,
-                        help="rounds of ~180 KiB of unseen text the sanitizer probe cleans")
+    parser.add_argument("--sanitizer-only", action="store_true", help="only step 4 (the sanitizer's growth)")
+    parser.add_argument("--sanitizer-rounds", type=int, default=80,
+                        help="rounds of ~130 KiB of unseen text the sanitizer probe cleans (80: 10.4 MiB)")
     main(parser.parse_args())

@@ -66,14 +66,25 @@ _MEMO_ENTRIES = 4096
 _HARMLESS_NAMES: dict[bytes, bool] = {}
 
 
+# Each automaton's memory budget: its program, then its forward and reverse DFA state caches. RE2 keeps every
+# state it builds up to this budget, then drops its cache and builds again (a search that keeps running out falls
+# back to its NFA), so this bounds what cleaning varied text can make a process hold. Measured (README "Resident
+# memory", bench/bench_rss.py): with 256 or 64 MiB, 10 MiB of varied unseen text added +47 MiB; with 32 MiB +36
+# and flat, at the same speed. The largest automaton (~146k instructions) needs more than 16 MiB to keep a DFA
+# at all (16 MiB: every search on realistic output runs on the NFA, 4 MB/s instead of 80; 20 MiB is enough):
+# 32 MiB leaves it 1.6x that, and tests/test_sanitize_memory.py fails when an automaton outgrows the margin.
+MAX_MEM_PER_AUTOMATON = 32 << 20
+
+
 def re2_options() -> re2.Options:
-    """RE2 options for every detector automaton."""
+    """RE2 options for every detector automaton: a bounded DFA budget, and no logging from RE2 itself.
+
+    ``log_errors`` off: RE2 otherwise writes "DFA out of memory" to the process's stderr (not through our
+    logging, so not redacted or rate-limited) for every search that spends the budget and runs on its NFA;
+    that fallback is correct, only slower, so it is no error of ours to report."""
     options = re2.Options()
-    # Room for the lazily built DFAs. It is a budget, not an allocation. Since the automata were split (see
-    # DetectorPass) their states on random base64 stop growing: 64 MiB and 256 MiB time alike on text RE2 has
-    # not seen (1 MiB: 10-17 ms); with 8 MiB RE2 runs out, drops its cache and falls back to its NFA (830 ms).
-    # 256 MiB leaves room for operator patterns and detectors to come.
-    options.max_mem = 256 << 20
+    options.max_mem = MAX_MEM_PER_AUTOMATON
+    options.log_errors = False
     return options
 
 
