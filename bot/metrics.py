@@ -74,7 +74,8 @@ REDIS_POOL_TIMEOUTS = Counter(
 UNCONFIRMED_WRITES = Counter(
     "fisk_chatops_redis_unconfirmed_writes_total", "Transitions written on the Redis primary that fewer replicas "
     "than redis.durability asks acknowledged in time (approval: the clicker was asked to confirm; claim: given back "
-    "unstarted; result: stored again), by transition", ["transition"], registry=REGISTRY,
+    "unstarted; result: stored again; denial: the denier was told; cancel: logged), by transition", ["transition"],
+    registry=REGISTRY,
 )
 DECISIONS_REFUSED = Counter(
     "fisk_chatops_decisions_refused_total",

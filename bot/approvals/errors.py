@@ -6,6 +6,8 @@ approve your own call") without parsing messages, and so tests can assert exactl
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class ApprovalError(Exception):
     """Base class of every refusal raised by ``bot.approvals``."""
@@ -51,9 +53,11 @@ class NotDurable(ApprovalError):
     timeout (``redis.durability``): a failover now could lose it. Repeating the same action is safe (approve and
     finish recognise their repeat, a claim was given back before anything started) and confirms it."""
 
-    def __init__(self, what: str, call_id: str, wanted: int, acked: int, timeout_ms: int) -> None:
+    def __init__(self, what: str, call_id: str, wanted: int, acked: int, timeout_ms: int,
+                 record: Any = None) -> None:
         super().__init__(f"{what} of call {call_id} is on the primary only: {acked} of {wanted} replica(s) "
                          f"acknowledged it within {timeout_ms} ms")
+        self.record = record  # the record as written on the primary, where the caller has nothing else to show
         self.what = what
         self.call_id = call_id
         self.wanted = wanted

@@ -11,12 +11,13 @@ Decisions are signed here, where they are made (``approve`` for a click, ``propo
 auto-approval), with the ``signer`` of the deciding role; a store without one (a runner's) records unsigned
 decisions, which no runner executes (see ``decisions.py``).
 
-Approve, claim and finish wait for a replica's acknowledgement when the primary has replicas
+Approve, claim, finish, deny and cancel wait for a replica's acknowledgement when the primary has replicas
 (``bot/redis_durable.py``, ``redis.durability``), so what a user is told survives a failover. When the wait falls
 short, the write is on the primary only and ``NotDurable`` says so: an approval or a result is confirmed by
 doing it again (the scripts recognise the repeat and write nothing new but a marker to wait for); a claim is
 given back (``RELEASE``) before anything is started, because a runner that ran a call whose claim a failover
-then lost would leave it ``approved`` on the new primary, for a second runner to run again.
+then lost would leave it ``approved`` on the new primary, for a second runner to run again. A denial is
+raised as ``NotDurable`` too (its record attached: the denier is told a failover could undo it).
 """
 
 from __future__ import annotations
@@ -353,7 +354,8 @@ class CallStore:
         if user != record.requester:
             policy.check_approver(record, user, groups)
         result = await self._close_call(
-            call_id, user, reason or f"denied by {user}", "awaiting_approval", CallState.denied, "live"
+            call_id, user, reason or f"denied by {user}", "awaiting_approval", CallState.denied, "live",
+            durable="denial",
         )
         log.info("call %s (%s): denied by %s", call_id, result.tool, user,
                  extra={"call_id": call_id, "conversation": result.conversation, "user": user})
@@ -366,7 +368,7 @@ class CallStore:
         it never runs (the claim script refuses a denied call).
         """
         return await self._close_call(
-            call_id, actor, reason or "cancelled", _CLOSABLE_BY_CANCEL, CallState.denied, "any"
+            call_id, actor, reason or "cancelled", _CLOSABLE_BY_CANCEL, CallState.denied, "any", durable="cancel"
         )
 
     async def request_cancel(
@@ -588,20 +590,32 @@ class CallStore:
         target: CallState,
         mode: str,
         now: float | None = None,
+        durable: str | None = None,
     ) -> CallRecord:
+        """``durable``: a decision a person is told about ("denial", "cancel"), so it waits for the replicas as
+        approve does. A denial no replica acknowledged raises ``NotDurable`` (carrying the record: it IS denied on
+        the primary) so the denier is told a failover could still undo it; a cancel is counted and logged (its
+        callers tell nobody more than "stopped"). Lost in a failover, either leaves the call awaiting (nothing
+        runs without an approval; the sweeper expires it) or approved-not-run for a cancel of an approved call."""
         try:
             key = self.keys.call(call_id)
         except ValueError as exc:
             raise CallNotFound(call_id) from exc
         moment = self._clock() if now is None else now
-        reply = await self._close(
-            keys=[key],
-            args=[
-                *self._common(self.keys.shard_of_call(call_id), moment),
-                call_id, actor, reason, allowed, target.value, mode,
-            ],
-        )
-        return _unwrap(reply, call_id)
+        keys = [key]
+        args = [*self._common(self.keys.shard_of_call(call_id), moment), call_id, actor, reason, allowed,
+                target.value, mode]
+        if durable is None:
+            return _unwrap(await self._close(keys=keys, args=args), call_id)
+        reply, ack = await self.durable.run(self._close, keys, args)
+        result = _unwrap(reply, call_id)
+        if not ack.durable:
+            UNCONFIRMED_WRITES.labels(durable).inc()
+            log.warning("call %s: %s by %s is on the Redis primary only (%d of %d replicas within %d ms)", call_id,
+                        durable, actor, ack.acked, ack.wanted, ack.timeout_ms, extra={"call_id": call_id})
+            if durable == "denial":
+                raise NotDurable(durable, call_id, ack.wanted, ack.acked, ack.timeout_ms, record=result)
+        return result
 
     def _common(self, shard: int, now: float) -> list[str]:
         min_ms = max(0, int((now - self.retention_seconds) * 1000))

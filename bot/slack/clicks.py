@@ -36,7 +36,7 @@ from bot.slack.cards import (
     confirm_approval_note,
     parse_button_value,
 )
-from bot.slack.deny import open_deny_dialog
+from bot.slack.deny import DENIAL_NOT_CONFIRMED, open_deny_dialog
 from bot.slack.grants_ui import grant_from_card, revoke_click
 from bot.slack.interactions import SlackDeps, approver_groups, foreign_click, refresh_card
 from bot.slack.mrkdwn import escape
@@ -115,6 +115,10 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         await tell("This card is stale: the command it shows is not the one waiting for approval. Nothing was changed.")
         return "refused"
     except NotDurable as exc:
+        if not approve:  # denied on the primary; nothing runs without an approval even if a failover undoes it
+            await refresh_card(deps, exc.record or await deps.store.get(call_id), channel, card_ts)
+            await tell(DENIAL_NOT_CONFIRMED.format(timeout_ms=exc.timeout_ms))
+            return "not_durable"
         await mark_unconfirmed(deps, call_id, user)
         await refresh_card(deps, await deps.store.get(call_id), channel, card_ts)
         await tell_not_durable(deps, channel, user, thread_ts, exc, str(action.get("value") or ""),

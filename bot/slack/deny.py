@@ -18,7 +18,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import ContextBlock, InputBlock, MarkdownTextObject, PlainTextInputElement, SectionBlock
 from slack_sdk.models.views import View
 
-from bot.approvals.errors import CallNotFound, InvalidTransition, NotAuthorized
+from bot.approvals.errors import CallNotFound, InvalidTransition, NotAuthorized, NotDurable
 from bot.approvals.records import CallRecord, CallState
 from bot.sanitize import reveal_invisible
 from bot.slack import client as api
@@ -114,6 +114,13 @@ async def handle_deny_submission(deps: SlackDeps, body: dict[str, Any]) -> str:
     return await deny_with_reason(deps, call_id, user, groups, submitted_reason(view), tell)
 
 
+DENIAL_NOT_CONFIRMED = (
+    ":warning: Your denial is recorded, but no Redis replica confirmed it within {timeout_ms} ms: if Redis fails"
+    " over now it could be lost, and the call would wait for approval again (it cannot run without one, and it"
+    " expires unanswered). If it is offered for approval again, deny it again."
+)
+
+
 def submitted_reason(view: dict[str, Any]) -> str:
     """The reason typed in the modal: stripped, invisible characters shown as escapes, at most 500 chars."""
     values = ((view.get("state") or {}).get("values") or {}).get(REASON_BLOCK) or {}
@@ -134,5 +141,9 @@ async def deny_with_reason(deps: SlackDeps, call_id: str, user: str, groups: lis
         word = "expired" if exc.current_state == "expired" else f"already {exc.current_state.replace('_', ' ')}"
         await tell(f"This call is {word}; your denial changed nothing.")
         return "stale"
+    except NotDurable as exc:
+        await refresh_card(deps, exc.record or await deps.store.get(call_id))
+        await tell(DENIAL_NOT_CONFIRMED.format(timeout_ms=exc.timeout_ms))
+        return "not_durable"
     await refresh_card(deps, record)
     return "denied"

@@ -129,6 +129,29 @@ async def test_an_approval_no_replica_acknowledged_asks_for_a_repeat_that_confir
     assert [a.user for a in (await store.get(call_id)).approvals] == ["U_APP"]
 
 
+async def test_a_denial_returns_only_once_the_replica_has_it_and_says_when_none_did(deployment: Deployment) -> None:
+    """Told "denied", the denier can rely on it: a failover right after cannot make the call approvable again."""
+    store = deployment.store(timeout_ms=10_000)
+    call_id = await awaiting_call(store)
+    key = store.keys.call(call_id)
+    replica = deployment.replica_of(key)
+    with paused(replica):
+        denying = asyncio.create_task(store.deny(call_id, "U_APP", [], POLICY))
+        await asyncio.sleep(0.5)
+        assert not denying.done(), "deny answered while the only replica was stopped"
+    assert (await asyncio.wait_for(denying, 10)).state is CallState.denied
+    assert deployment.read_replica(replica, key, "state") == "denied"
+
+    short = deployment.store(timeout_ms=200)
+    other = await awaiting_call(short)
+    with paused(deployment.replica_of(short.keys.call(other))):
+        with pytest.raises(NotDurable) as caught:
+            await short.deny(other, "U_APP", [], POLICY)
+        assert caught.value.what == "denial" and caught.value.record.state is CallState.denied
+        cancelled = await asyncio.wait_for(short.cancel(await awaiting_call(short), "U_REQ"), 5)
+        assert cancelled.state is CallState.denied  # a cancel waits as well, and is counted, not raised
+
+
 async def test_a_claim_no_replica_acknowledged_is_given_back_unstarted_and_runs_once_later(
     deployment: Deployment, tmp_path: Path
 ) -> None:

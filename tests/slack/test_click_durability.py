@@ -96,3 +96,20 @@ async def test_the_confirm_button_is_bound_to_the_calls_own_channel(harness: Har
 
 def _at_least(items: list, count: int) -> list | None:  # type: ignore[type-arg]
     return items if len(items) >= count else None
+
+
+async def test_an_unconfirmed_denial_tells_the_denier_it_could_be_undone_by_a_failover(
+    harness: Harness, poster, redis_sentinel: RedisSentinelServers
+) -> None:
+    record = await card_for(harness, poster)
+    await harness.click(record, "fisk_deny", "UAPPROVER")  # opens the reason dialog
+    (opened,) = await wait_for(lambda: harness.slack.calls_to("views.open"))
+    replica = next(n for n in redis_sentinel.data_nodes if n is not redis_sentinel.current_primary())
+    with paused(replica):
+        await harness.submit_view(opened.response["view"], "UAPPROVER", {})
+        notes = await wait_for(lambda: [c for c in harness.slack.calls_to("chat.postEphemeral")
+                                        if "denial is recorded" in c.params["text"]])
+    assert notes[0].params["user"] == "UAPPROVER"
+    assert "no Redis replica confirmed it within 200 ms" in notes[0].params["text"]
+    assert (await harness.store.get(record.id)).state == CallState.denied  # on the primary all the same
+    await wait_for(lambda: "Denied by <@UAPPROVER>" in card_text(harness, record))
