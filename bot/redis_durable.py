@@ -59,6 +59,7 @@ class _NotPrimary(RuntimeError):
 
 _REROUTE = (MovedError, AskError, TryAgainError, ClusterDownError, SlotNotCoveredError, _NotPrimary,
             redis.ConnectionError, redis.TimeoutError)
+_SHORTFALL_LOG_SECONDS = 60.0
 _CLUSTER_ATTEMPTS = 8  # about 5.5 s of backoff: a failover with a 1-2 s node timeout fits in it
 
 
@@ -111,6 +112,7 @@ class DurableScripts:
         self._lost_replica: dict[str, float | None] = {}
         self._warned_wait = False
         self._warned_info = False
+        self._last_shortfall_log = float("-inf")
 
     @property
     def cluster(self) -> RedisCluster | None:
@@ -197,7 +199,22 @@ class DurableScripts:
         ack = Acknowledgement(wanted, int(acked), self.settings.timeout_ms)
         if not ack.durable:
             self._replicas.pop(primary, None)  # ask again next time: the replica may be gone, or this a new primary
+            self._explain_fixed_shortfall(primary, ack)
         return reply, ack
+
+    def _explain_fixed_shortfall(self, primary: str, ack: Acknowledgement) -> None:
+        """A fixed ``replicas: N`` the deployment does not meet stalls everything (each click asks to be
+        confirmed, each claim is given back, nothing runs) without saying why: say it, at most once a minute."""
+        if self.settings.replicas is None:
+            return
+        now = self._clock()
+        if now - self._last_shortfall_log < _SHORTFALL_LOG_SECONDS:
+            return
+        self._last_shortfall_log = now
+        log.error("redis.durability.replicas asks for %d replica(s), %d acknowledged within %d ms on %s: until enough "
+                  "replicas are connected and keep up, no approval, claim or result is confirmed and approved calls "
+                  "do not run; attach replicas, or set redis.durability.replicas: auto", ack.wanted, ack.acked,
+                  ack.timeout_ms, primary)
 
     async def _wanted(self, primary: str, ask_replication: Callable[[], Any]) -> int:
         if self.settings.replicas is not None:

@@ -96,7 +96,9 @@ async def test_auto_without_a_replica_sends_no_wait(redis: Redis) -> None:
     assert await wait_calls(redis) == before
 
 
-async def test_more_replicas_than_the_server_has_is_never_durable(redis: Redis) -> None:
+async def test_more_replicas_than_the_server_has_is_never_durable(
+    redis: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
     store = store_on(redis, replicas=1, timeout_ms=50)
     call_id = await awaiting(store)
     before = {t: unconfirmed(t) for t in ("approval", "claim")}
@@ -110,6 +112,9 @@ async def test_more_replicas_than_the_server_has_is_never_durable(redis: Redis) 
     assert (await store.get(call_id)).state is CallState.approved  # the claim was given back
     assert unconfirmed("approval") == before["approval"] + 2  # counted for the operators' alerts
     assert unconfirmed("claim") == before["claim"] + 1
+    # and the operator is told why nothing runs (once a minute, not at every click)
+    said = [r.getMessage() for r in caplog.records if "redis.durability.replicas asks for 1" in r.getMessage()]
+    assert len(said) == 1 and "approved calls do not run" in said[0] and "auto" in said[0]
 
 
 async def test_replicas_zero_never_waits(redis: Redis) -> None:
