@@ -662,10 +662,13 @@ def _decision_wait(created: Any, decision: Any) -> float | None:
     """Seconds from ``created_at`` to the decision's time, when a human (not the policy) decided."""
     if not created or not decision:
         return None
-    data = json.loads(decision)
-    if data.get("actor") == "policy":
+    try:  # a malformed record (Redis writer) must not end the runner whose metrics loop asks this
+        data = json.loads(decision)
+        if data.get("actor") == "policy":
+            return None
+        return max(0.0, float(data["at"]) - float(created))
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
-    return max(0.0, float(data["at"]) - float(created))
 
 
 def _unwrap(reply: Any, call_id: str) -> CallRecord:

@@ -394,3 +394,13 @@ async def test_approve_with_a_known_record_still_checks_everything_that_can_chan
         await store.approve(first, "U_APP", [], policy, known=stale)
     approved = await store.approve(restricted, "U_BOSS", [], policy, known=await store.get(restricted))
     assert approved.state is CallState.approved
+
+
+async def test_a_malformed_decision_time_is_no_wait_not_an_error(redis: Redis, policy: ApprovalPolicy) -> None:
+    """The runner's metrics loop reads these for every completion, and an exception there ends the runner process
+    (again after each restart: the entry stays pending): a record Redis holds malformed counts no wait."""
+    store = CallStore(redis)
+    call_ids = [await awaiting(store, policy) for _ in range(4)]
+    for call_id, decision in zip(call_ids, ["not json", "[1]", '{"at": "soon"}', '{"actor": "U1"}'], strict=True):
+        await redis.hset(store.keys.call(call_id), "decision", decision)
+    assert await store.human_decision_waits(call_ids) == [None, None, None, None]
