@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -47,13 +48,21 @@ class TopologyError(RuntimeError):
     """The Redis deployment is not usable as configured; the message says why and holds no secret."""
 
 
+_HOST = re.compile(r"[A-Za-z0-9._-]+|[0-9A-Fa-f:.]+")  # a name, IPv4 or IPv6 (brackets stripped)
+
+
 def parse_address(text: str) -> tuple[str, int]:
-    """``host:port`` (or ``[v6]:port``; port 26379 when omitted, the Sentinel default) -> (host, port)."""
+    """``host:port`` (or ``[v6]:port``; port 26379 when omitted, the Sentinel default) -> (host, port).
+
+    A URL or ``user:password@host`` is refused without being repeated: the message would show the password."""
+    if "@" in text or "/" in text:
+        raise ValueError("not a host:port address (a URL or credentials?): give host:port only; the sentinels' "
+                         "password goes in REDIS_SENTINEL_PASSWORD, their user in redis.sentinel.username")
     host, sep, port = text.strip().rpartition(":")
     if not sep or "]" in port:
         host, port = text.strip(), "26379"
     host = host.strip("[]")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not _HOST.fullmatch(host) or not port.isdigit() or not 0 < int(port) < 65536:
         raise ValueError(f"not a host:port address: {text!r}")
     return host, int(port)
 

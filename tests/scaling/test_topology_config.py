@@ -69,6 +69,14 @@ def test_bad_mode_settings_are_named(redis_section: dict[str, object], expected:
     assert expected in str(caught.value)
 
 
+@pytest.mark.parametrize("address", ["redis://:hunter2@s1:26379", "user:hunter2@s1", "watcher:hunter2@s1:26379"])
+def test_a_sentinel_address_with_credentials_is_refused_without_showing_them(address: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"redis": {"mode": "sentinel", "sentinel": {"addresses": [address], "service_name": "x"}}})
+    assert "hunter2" not in str(caught.value)
+    assert "host:port only" in str(caught.value) and "REDIS_SENTINEL_PASSWORD" in str(caught.value)
+
+
 def test_a_topology_built_in_code_is_checked_too() -> None:
     with pytest.raises(TopologyError, match="needs redis.sentinel.addresses"):
         RedisTopology(mode="sentinel", service_name="x")
