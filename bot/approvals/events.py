@@ -12,6 +12,7 @@ The transition scripts XADD one event per terminal transition to ``<prefix>:{s<n
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +25,8 @@ from bot.approvals.records import CallRecord, CallState, from_epoch
 from bot.approvals.store import CallStore
 from bot.streams import ensure_group
 from bot.streams import text as _text
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -136,12 +139,9 @@ class CompletionConsumer:
                 if self._positions[stream] != ">":  # walking our own pending entries after a restart
                     entries = got.get(stream)
                     self._positions[stream] = _text(entries[-1][0]) if entries else ">"
-            events = [
-                _event(stream, entry_id, fields)
-                for stream, entries in got.items()
-                for entry_id, fields in entries
-                if fields
-            ]
+            events = await self._parse(
+                (stream, entry_id, fields) for stream, entries in got.items() for entry_id, fields in entries if fields
+            )
             if events or not pending_phase:
                 return events
 
@@ -171,11 +171,24 @@ class CompletionConsumer:
             reply: Any = await self.redis.xautoclaim(
                 stream, self.group, self.consumer, int(self.claim_idle * 1000), "0-0", count=count
             )
-            for entry_id, fields in reply[1] if len(reply) > 1 else []:
-                if fields:
-                    events.append(_event(stream, entry_id, fields))
-                else:
+            entries = reply[1] if len(reply) > 1 else []
+            for entry_id, fields in entries:
+                if not fields:
                     await self.redis.xack(stream, self.group, entry_id)
+            events += await self._parse((stream, entry_id, fields) for entry_id, fields in entries if fields)
+        return events
+
+    async def _parse(self, entries: Iterable[tuple[str, Any, dict[Any, Any]]]) -> list[CompletionEvent]:
+        """Events of ``entries``; a malformed entry (an unknown state, a field that is not a number: only a
+        Redis writer makes one) is acknowledged and logged instead of raised, so it cannot stop every consumer
+        of the stream again after each restart."""
+        events: list[CompletionEvent] = []
+        for stream, entry_id, fields in entries:
+            try:
+                events.append(_event(stream, entry_id, fields))
+            except (ValueError, TypeError, OverflowError) as exc:
+                log.warning("completions: dropping malformed entry %s of %s (%s)", _text(entry_id), stream, exc)
+                await self.redis.xack(stream, self.group, entry_id)
         return events
 
 

@@ -82,3 +82,23 @@ async def test_events_iterator_acks(redis: Redis, store: CallStore, policy: Appr
         stop.set()
     pending = await redis.xpending(store.keys.completions_stream(0), "slack")
     assert pending["pending"] == 0
+
+
+@pytest.mark.parametrize("bad", [{"state": "exploded"}, {"open": "many"}, {"at": "inf"}, {"at": "soon"}])
+async def test_a_malformed_entry_is_acknowledged_and_skipped_not_raised(redis: Redis, store: CallStore,
+                                                                        policy: ApprovalPolicy, bad: dict[str, str]):
+    """Only a Redis writer makes such an entry; raising on it stopped every consumer (the runner's metrics loop
+    ended its process) again after each restart, since the entry stayed pending."""
+    consumer = CompletionConsumer(redis, "agent", "agent-1", claim_idle=0.2)
+    await consumer.ensure_group()
+    (a,) = await store.propose(CONV, [proposal()], policy, "U")
+    await redis.xadd(consumer.streams[0], {"call_id": "forged", "conversation": CONV, "state": "finished",
+                                           "open": "0", "at": "1", **bad})
+    await store.deny(a.id, "U2", [], policy)
+    events = await consumer.read(block=0.1)
+    assert [e.call_id for e in events] == [a.id]  # the good event after the bad one still arrives
+    await consumer.ack(*events)
+    assert (await redis.xpending(consumer.streams[0], "agent"))["pending"] == 0  # the bad one acknowledged too
+    restarted = CompletionConsumer(redis, "agent", "agent-1", claim_idle=0.2)
+    await asyncio.sleep(0.25)
+    assert await restarted.read(block=0.05) == []
