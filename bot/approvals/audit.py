@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from redis.asyncio import Redis
 
 from bot.approvals.keys import Keys
-from bot.approvals.records import from_epoch, to_epoch
+from bot.approvals.records import command_of_body, from_epoch, to_epoch
 from bot.streams import text as _text
 
 
@@ -66,7 +66,9 @@ async def read_audit(
             raw = await redis.xrange(stream, min=f"{int(to_epoch(since) * 1000)}-0", max="+", count=limit)
         else:
             raw = list(reversed(await redis.xrevrange(stream, max="+", min="-", count=limit) or []))
-        entries.extend(_entry(entry_id, fields or {}) for entry_id, fields in raw or [])
+        read = [_entry(entry_id, fields or {}) for entry_id, fields in raw or []]
+        await _fill_commands(redis, keys, read)
+        entries.extend(read)
     if call_id is not None:
         entries = [e for e in entries if e.call_id == call_id]
     if conversation is not None:
@@ -111,6 +113,22 @@ def _entry(entry_id: Any, fields: dict[Any, Any]) -> AuditEntry:
         command=f.get("command", ""),
         requester=f.get("requester", ""),
     )
+
+
+async def _fill_commands(redis: Redis, keys: Keys, entries: list[AuditEntry]) -> None:
+    """An entry whose command is argv joined with spaces does not carry it (``scripts.distinct_command``): it is
+    read from the call's body, kept as long as the entry. ``entries`` are of one shard, so one slot (Cluster)."""
+    missing = sorted({e.call_id for e in entries if not e.command and e.call_id})
+    if not missing:
+        return
+    async with redis.pipeline(transaction=False) as pipe:
+        for call_id in missing:
+            pipe.get(keys.body(call_id))
+        bodies = await pipe.execute()
+    commands = {call_id: command_of_body(body) for call_id, body in zip(missing, bodies, strict=True)}
+    for entry in entries:
+        if not entry.command and entry.call_id:
+            entry.command = commands.get(entry.call_id, "")
 
 
 def _id_key(entry_id: str) -> tuple[int, int]:

@@ -283,6 +283,16 @@ def expand_body(stored: Mapping[str, Any]) -> dict[str, Any]:
     return body
 
 
+def command_of_body(body: Any) -> str:
+    """The shown command of a stored body (JSON text, either layout): its own command, else argv joined with
+    spaces (what an audit entry leaves out since this version, see ``scripts.distinct_command``); "" without
+    a body."""
+    if not body:
+        return ""
+    fields = expand_body(json.loads(_text(body)))
+    return str(fields.get("command") or " ".join(fields.get("argv") or []))
+
+
 def _is_hex(value: str) -> bool:
     return all(c in "0123456789abcdef" for c in value)
 

@@ -39,24 +39,25 @@ local function keep_call(id)
   keep(base .. 'body:' .. id)
 end
 
-local function shown_command(id)
+-- the shown command when it is not argv joined with spaces (then '': readers join the record's argv, which
+-- lives as long as the entry: both kept redis.retention_seconds; ~110 bytes per entry saved)
+local function distinct_command(id)
   local command = redis.call('HGET', base .. 'call:' .. id, 'command')  -- a record of the previous layout
   if command then return command end
   local body = redis.call('GET', base .. 'body:' .. id)
   if body then
     local fixed = cjson.decode(body)
-    -- records.compact_body's names (c, v), or a body of the previous layout; no command: argv as it is
-    return fixed.c or fixed.command or table.concat(fixed.v or fixed.argv, ' ')
+    return fixed.c or fixed.command or ''  -- records.compact_body's name, or a body of the previous layout
   end
   return ''
 end
 
 local function audit(id, from, to, actor, reason)
-  -- what a timeline needs without the call record (which may be gone): thread, tool, shown command, requester
+  -- what a timeline needs without reading the call record: thread, tool, requester, a command not in argv
   local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'requester')
   redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
              'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
-             'command', shown_command(id), 'requester', c[3] or '')
+             'command', distinct_command(id), 'requester', c[3] or '')
 end
 
 local function progress(id, conv, state)

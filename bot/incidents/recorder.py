@@ -2,7 +2,8 @@
 
 It reads, with its own consumer group (``timeline``, shared by replicas), the agent's inbox (human messages,
 the alert brief, stops), its outbox (model answers, notices, summaries) and every shard's audit stream (each
-call transition, which carries the tool, the redacted command line, the thread and the requester), and
+call transition, which carries the tool, the thread, the requester and a redacted command line unless it is
+argv joined with spaces, then read from the call record, which lives as long as the entry), and
 appends one JSON entry per fact to the list ``<prefix>:tlog:<conversation>``, kept ``incidents.retention_seconds``. So a
 timeline can be exported for that whole period, even after the call records and the audit trail (kept
 ``redis.retention_seconds``) or the transcript are gone. For a finished call the entry also keeps the exit
@@ -171,13 +172,18 @@ class TimelineRecorder:
     async def _call_entry(self, f: Mapping[str, str]) -> dict[str, Any] | None:
         if not f.get("call_id"):
             return None
+        command, record = f.get("command", ""), None
+        if not command:  # argv joined with spaces: the entry leaves it to the call record (kept as long)
+            record = await self.calls.find(f["call_id"])
+            command = " ".join(record.argv) if record else ""
         entry: dict[str, Any] = {
             "type": "call", "at": float(f.get("at") or 0), "call_id": f["call_id"], "tool": f.get("tool", ""),
-            "command": f.get("command", ""), "from": f.get("from", ""), "to": f.get("to", ""),
+            "command": command, "from": f.get("from", ""), "to": f.get("to", ""),
             "actor": f.get("actor", ""), "reason": f.get("reason", ""), "requester": f.get("requester", ""),
         }  # fmt: skip
         if f.get("to") in {s.value for s in _RESULT_STATES}:
-            record = await self.calls.find(f["call_id"])
+            if record is None:
+                record = await self.calls.find(f["call_id"])
             result = (record.result if record else None) or {}
             output = str(result.get("output") or "")
             entry.update({

@@ -26,6 +26,7 @@ from bot.slack.access import refusal
 from bot.slack.cards import short_command
 from bot.slack.interactions import SlackDeps, approver_groups, foreign_click, refresh_card
 from bot.slack.mrkdwn import escape
+from bot.slack.settings import card_channel
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ async def open_deny_dialog(deps: SlackDeps, record: CallRecord, user: str, group
         await refresh_card(deps, record)
         await tell(f"This call is already {record.state.value.replace('_', ' ')}; your click changed nothing.")
         return "stale"
-    channel = record.meta.get("slack_channel", "")
+    channel = card_channel(record.conversation, record.meta)
     try:
         await deps.client.views_open(trigger_id=trigger_id, view=deny_view(
             record, channel, card_ts, deps.store.redact_patterns))

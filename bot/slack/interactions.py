@@ -29,7 +29,7 @@ from bot.slack.access import RateLimiter, refusal
 from bot.slack.cards import CardStyle, render_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_help, render_pending, render_tools, size_problem
-from bot.slack.settings import SlackSettings, catalog_for_channel, parse_conversation
+from bot.slack.settings import SlackSettings, card_channel, catalog_for_channel, parse_conversation
 from bot.slack.state import SlackState
 from bot.slack.unconfirmed import UnconfirmedApprovals
 from bot.tools.catalog import Catalog
@@ -83,7 +83,7 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         for record in records:  # chat.getPermalink: Slack's own link to each card (the workspace's domain)
             card, link = record.meta.get("slack_ts"), record.meta.get("slack_card_link")
             if card and not link:  # asked once per card and kept: repeating the command costs no Web API call
-                link = await api.permalink(deps.client, record.meta.get("slack_channel", channel), card)
+                link = await api.permalink(deps.client, card_channel(record.conversation, record.meta) or channel, card)
                 if link:
                     await deps.store.set_meta(record.id, slack_card_link=link)
             if link:
@@ -266,10 +266,10 @@ def foreign_click(record: CallRecord, channel: str, card_ts: str, thread_ts: str
     """Why a click may not decide ``record`` (None when it may): a click counts only on the call's own card, in
     the call's own channel and thread. The button value names a call, but a value is easy to carry elsewhere."""
     where = parse_conversation(record.conversation)
-    card_channel, card = record.meta.get("slack_channel"), record.meta.get("slack_ts")
-    if where is None or not card_channel or not card:
+    channel_of_card, card = card_channel(record.conversation, record.meta), record.meta.get("slack_ts")
+    if where is None or not channel_of_card or not card:
         return "This call has no approval card yet (try again in a moment)"
-    if channel != card_channel or card_ts != card or channel != where[0] or (thread_ts and thread_ts != where[1]):
+    if channel != channel_of_card or card_ts != card or channel != where[0] or (thread_ts and thread_ts != where[1]):
         return "This button does not belong to this call's card"
     return None
 
@@ -310,7 +310,7 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
 
 
 async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: str) -> bool:
-    channel = record.meta.get("slack_channel") or channel
+    channel = card_channel(record.conversation, record.meta) or channel
     ts = record.meta.get("slack_ts") or ts
     if not channel or not ts or record.meta.get("slack_card_refused"):
         return False  # unknown, or its message is the refusal of a card that could not fit: leave that

@@ -38,7 +38,7 @@ from bot.slack.interactions import SlackDeps, card_style, refresh_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_reply, section, size_problem
 from bot.slack.retry import pause, until_done
-from bot.slack.settings import parse_conversation
+from bot.slack.settings import card_channel, parse_conversation
 from bot.slack.unconfirmed import watch_unconfirmed
 from bot.streams import stop_consumer
 from bot.streams import text as _text
@@ -318,7 +318,7 @@ class Poster:
     async def _link_card(self, record: CallRecord) -> CallRecord:
         """The card's permalink (chat.getPermalink), so the result can link to it: in the returned record's meta,
         stored with the result's own ts and link (``_link_result``, one write for both)."""
-        channel, ts = record.meta.get("slack_channel"), record.meta.get("slack_ts")
+        channel, ts = card_channel(record.conversation, record.meta), record.meta.get("slack_ts")
         if channel and ts and not record.meta.get("slack_card_link"):
             link = await api.permalink(self.deps.client, channel, ts)
             if link:
@@ -377,7 +377,7 @@ class Poster:
             await self.refuse_card(record, where, problem, retry)
             return
         posted = await self._post_once(where, text, blocks, f"card:{call_id}", retry)
-        await self.deps.store.set_meta(call_id, slack_channel=where[0], slack_ts=str(posted["ts"]))
+        await self.deps.store.set_meta(call_id, slack_ts=str(posted["ts"]))  # its channel: the thread's
         await self.deps.state.card_posted(record.conversation, call_id)
         # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
         latest = await self.deps.store.get(call_id)
@@ -396,7 +396,7 @@ class Poster:
         text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
                 f"{escape(reason)}. It was not run; the request is refused.")
         posted = await self._post_once(where, text, [section(text)], f"card:{record.id}", retry)
-        await self.deps.store.set_meta(record.id, slack_channel=where[0], slack_ts=str(posted["ts"]),
+        await self.deps.store.set_meta(record.id, slack_ts=str(posted["ts"]),
                                        slack_result_ts=str(posted["ts"]), slack_card_refused="1")
 
     async def post_result(self, record: CallRecord, *, retry: bool = False) -> CallRecord:

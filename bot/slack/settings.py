@@ -6,6 +6,7 @@ Secrets (bot token, app-level token, signing secret) never live here: they come 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -148,3 +149,12 @@ def parse_conversation(conversation: str) -> tuple[str, str] | None:
 def channel_of_conversation(conversation: str) -> str | None:
     parsed = parse_conversation(conversation)
     return parsed[0] if parsed else None
+
+
+def card_channel(conversation: str, meta: Mapping[str, str]) -> str:
+    """The channel of a call's approval card ("" while it has none): the thread's own channel, where the poster
+    posts every card, so the call stores only the card's ts (``meta:slack_channel`` cost 33 bytes per pending
+    call); a channel stored on the call (by an earlier version) is still the one used."""
+    if meta.get("slack_channel"):
+        return meta["slack_channel"]
+    return (channel_of_conversation(conversation) or "") if meta.get("slack_ts") else ""

@@ -12,6 +12,7 @@ import json
 import pytest
 from redis.asyncio import Redis
 
+from bot.approvals.audit import read_audit
 from bot.approvals.decisions import DecisionRefused
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.policy import ApprovalPolicy
@@ -57,7 +58,9 @@ async def test_a_pending_call_is_a_listpack_hash_without_derivable_or_empty_fiel
     assert len(body["m"]) == 43 and read_digests(body) == ("a" * 64, "b" * 64)
     assert "c" not in body and shown_command(ARGV) == " ".join(ARGV)  # nothing to quote: the audit joins argv
     [entry] = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
-    assert text(entry[b"command"]) == " ".join(ARGV)
+    assert text(entry[b"command"]) == ""  # argv joined: the reader takes it from the body, kept as long
+    [audited] = await read_audit(redis, call_id=record.id, shards=store.keys.shards)
+    assert audited.command == " ".join(ARGV)
     assert len(body["s"]) < 100  # the signature alone: the claims are the record's own fields
     read = await store.get(record.id)
     assert read.model_dump(exclude={"meta"}) == record.model_dump(exclude={"meta"})
@@ -190,7 +193,31 @@ async def test_a_body_of_the_previous_layout_long_names_and_hex_digests_reads_an
     approved = await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
     assert approved.state.value == "approved"
     entries = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
-    assert text(entries[-1][b"command"]) == " ".join(ARGV)  # the audit script reads the long names too
+    assert text(entries[-1][b"command"]) == ""  # no command of its own in the long names either: argv joined
+    audited = await read_audit(redis, call_id=record.id, shards=store.keys.shards)
+    assert [e.command for e in audited] == [" ".join(ARGV)] * 2  # read from the long names
+    await redis.set(key, json.dumps({**expand_body(stored), "command": "shown as written"}), keepttl=True)
+    await store.claim(record.id, "r1")
+    last = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id][-1]
+    assert text(last[b"command"]) == "shown as written"  # a previous body's own command is copied as before
+
+
+async def test_an_audit_entry_of_the_previous_version_reads_as_written_and_one_without_a_record_has_no_command(
+    redis: Redis, store: CallStore
+) -> None:
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutOldAuditAbCdEf")], ApprovalPolicy(), "UREQ")
+    stream = store.keys.audit_stream(store.keys.shard_of_call(record.id))
+    await redis.xadd(stream, {"call_id": record.id, "from": "awaiting_approval", "to": "approved", "actor": "UAPP",
+                              "at": "1700000000.5", "reason": "", "conversation": CONV, "tool": "service_logs",
+                              "command": "opsctl as the previous version copied it", "requester": "UREQ"})
+    entries = await read_audit(redis, call_id=record.id, shards=store.keys.shards)
+    assert {e.to_state: e.command for e in entries} == {"awaiting_approval": " ".join(ARGV),
+                                                        "approved": "opsctl as the previous version copied it"}
+    await redis.delete(store.keys.call(record.id), store.keys.body(record.id))  # expired (or never there)
+    entries = await read_audit(redis, call_id=record.id, shards=store.keys.shards)
+    assert {e.to_state: e.command for e in entries} == {"awaiting_approval": "",
+                                                        "approved": "opsctl as the previous version copied it"}
+    assert [e.tool for e in entries] == ["service_logs"] * 2  # the entry still names the tool and the thread
 
 
 async def test_approvals_needed_is_stored_only_when_not_one_and_a_deleted_one_fails_the_seal(

@@ -67,7 +67,8 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
     for part in ("**Message** from UREQ", "**Approved**: `db_query`", "by UAPPROVER: looks safe",
                  "exit code 0 after 0.2", "db-3 answers.", "**Stop** requested by UREQ",
                  "**Cancelled**: `db_backup`", "by UREQ: conversation stopped by UREQ", "America/New_York",
-                 "/bin/opsctl db query --password"):
+                 "/bin/opsctl db query --password",
+                 "/bin/opsctl db backup"):  # argv joined: not in the audit entry, read from the record when recorded
         assert part in document, part
     assert TOKEN not in document and "hunter2" not in document and "other" not in document
     assert "````\nrow 1\n```\nnot the end" in document  # a fence longer than any backtick run inside

@@ -24,6 +24,7 @@ from bot.approvals.records import CallRecord, Proposal
 from bot.approvals.store import CallStore
 from bot.fisk.introspect import parse_application
 from bot.slack import SlackFrontEnd, SlackSettings
+from bot.slack.settings import card_channel
 from bot.tools.catalog import AppSpec, Catalog, build_catalog
 from bot.tools.tool import AppSettings
 from tests.support import decision_keys
@@ -79,7 +80,7 @@ def click_payload(record: CallRecord, action: str, user: str, response_url: str,
                   card_ts: str | None = None) -> dict[str, Any]:
     """The block_actions payload of a click on ``record``'s card (by default its own card, with its own value)."""
     card_ts = card_ts or record.meta.get("slack_ts") or "1.1"
-    channel = record.meta.get("slack_channel") or CHANNEL
+    channel = card_channel(record.conversation, record.meta) or CHANNEL
     value = value if value is not None else json.dumps({"call": record.id, "argv": record.argv_hash})
     return {
         "type": "block_actions", "user": {"id": user}, "team": {"id": "T0FAKE"}, "api_app_id": "AFAKE",

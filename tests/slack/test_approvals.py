@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.agent import bus
 from bot.approvals.records import CallRecord, CallState
+from bot.slack.settings import card_channel
 from tests.slack.conftest import CHANNEL, Harness, wait_for
 
 CONV = f"slack:{CHANNEL}:1700.000001"
@@ -64,6 +65,9 @@ async def test_long_command_line_is_split_not_hidden(harness: Harness, poster) -
 
 async def test_authorized_click_approves_and_updates_card(harness: Harness, poster) -> None:
     record = await card_for(harness, poster)
+    # the card's channel is the thread's: only its ts is stored (an earlier version's channel is still used, below)
+    assert await harness.redis.hget(harness.store.keys.call(record.id), "meta:slack_channel") is None
+    assert card_channel(record.conversation, record.meta) == CHANNEL
     status, _ = await harness.click(record, "fisk_approve", "UAPPROVER")
     assert status == 200
     await wait_for(lambda: harness.slack.calls_to("chat.update"))
@@ -173,3 +177,10 @@ async def test_expired_card_is_updated_and_late_click_noted(harness: Harness, po
     (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
     assert "expired" in note.params["text"]
     assert (await harness.store.get(record.id)).state == CallState.expired
+
+
+def test_a_cards_channel_is_its_threads_unless_the_call_stored_one() -> None:
+    assert card_channel(CONV, {}) == ""  # no card yet
+    assert card_channel(CONV, {"slack_ts": "1700.000002"}) == CHANNEL
+    assert card_channel(CONV, {"slack_channel": "C0EARLIER", "slack_ts": "1700.000002"}) == "C0EARLIER"
+    assert card_channel("cli:local", {"slack_ts": "1700.000002"}) == ""  # not a Slack thread: no channel
