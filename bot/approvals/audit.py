@@ -118,7 +118,7 @@ def _entry(entry_id: Any, fields: dict[Any, Any]) -> AuditEntry:
 async def _fill_commands(redis: Redis, keys: Keys, entries: list[AuditEntry]) -> None:
     """An entry whose command is argv joined with spaces does not carry it (``scripts.distinct_command``): it is
     read from the call's body, kept as long as the entry. ``entries`` are of one shard, so one slot (Cluster)."""
-    missing = sorted({e.call_id for e in entries if not e.command and e.call_id})
+    missing = sorted({e.call_id for e in entries if _lacks_command(e) and _is_call_id(keys, e.call_id)})
     if not missing:
         return
     async with redis.pipeline(transaction=False) as pipe:
@@ -127,8 +127,21 @@ async def _fill_commands(redis: Redis, keys: Keys, entries: list[AuditEntry]) ->
         bodies = await pipe.execute()
     commands = {call_id: command_of_body(body) for call_id, body in zip(missing, bodies, strict=True)}
     for entry in entries:
-        if not entry.command and entry.call_id:
+        if _lacks_command(entry):
             entry.command = commands.get(entry.call_id, "")
+
+
+def _is_call_id(keys: Keys, call_id: str) -> bool:
+    try:
+        keys.shard_of_call(call_id)
+    except ValueError:  # not written by this deployment's scripts: nothing to read for it
+        return False
+    return True
+
+
+def _lacks_command(entry: AuditEntry) -> bool:
+    """A call's transition without its command (a grant's entry names no tool and has no command)."""
+    return bool(entry.tool and entry.call_id and not entry.command)
 
 
 def _id_key(entry_id: str) -> tuple[int, int]:

@@ -173,7 +173,7 @@ class TimelineRecorder:
         if not f.get("call_id"):
             return None
         command, record = f.get("command", ""), None
-        if not command:  # argv joined with spaces: the entry leaves it to the call record (kept as long)
+        if not command and f.get("tool"):  # argv joined: the entry leaves it to the call record (kept as long)
             record = await self.calls.find(f["call_id"])
             command = " ".join(record.argv) if record else ""
         entry: dict[str, Any] = {

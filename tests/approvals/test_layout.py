@@ -218,6 +218,12 @@ async def test_an_audit_entry_of_the_previous_version_reads_as_written_and_one_w
     assert {e.to_state: e.command for e in entries} == {"awaiting_approval": "",
                                                         "approved": "opsctl as the previous version copied it"}
     assert [e.tool for e in entries] == ["service_logs"] * 2  # the entry still names the tool and the thread
+    await redis.xadd(stream, {"call_id": "not-a-call", "from": "proposed", "to": "awaiting_approval", "actor": "U1",
+                              "at": "1700000000.5", "reason": "", "conversation": CONV, "tool": "t", "command": "",
+                              "requester": "U1"})
+    stranger = [e for e in await read_audit(redis, conversation=CONV, shards=store.keys.shards)
+                if e.call_id == "not-a-call"]
+    assert [e.command for e in stranger] == [""]  # an id no script of ours wrote: nothing read, no error
 
 
 async def test_approvals_needed_is_stored_only_when_not_one_and_a_deleted_one_fails_the_seal(
