@@ -47,18 +47,24 @@ def test_no_automaton_is_too_large_for_its_budget_to_keep_a_dfa() -> None:
     assert largest <= (MAX_MEM_PER_AUTOMATON >> 20) * 4800, largest
 
 
-# Runs the detector automata with a budget far too small for their DFA, so RE2 falls back to its NFA on every
-# search: with log_errors as re2_options sets it nothing reaches stderr, and the redaction is the same.
+# Runs the detector automata with the smallest budget that compiles them, far too small for their DFA, so RE2
+# falls back to its NFA on every search: with log_errors as re2_options sets it nothing reaches stderr, and the
+# redaction is the same.
 _STARVED = """
 import sys
 import re2
 from bot.sanitize import candidates
 from bot.sanitize.detectors import CONTEXT
 options = candidates.re2_options()
-options.max_mem = 8 << 20
 options.log_errors = sys.argv[1] == "on"
 candidates.re2_options = lambda: options
-starved = candidates._compile_pass(CONTEXT)
+for mebibytes in range(1, 64):  # the smallest budget that still compiles: no room left for a DFA
+    options.max_mem = mebibytes << 20
+    try:
+        starved = candidates._compile_pass(CONTEXT)
+        break
+    except re2.error:
+        continue
 text = b"ok\\npassword: Xq7vR2mK9pL4wZ8t\\n" + b"token_type=bearer id=7 " * 200
 print(candidates.run_pass(text, starved, lambda kind, secret: b"<" + kind.encode() + b">")[0] ==
       candidates.run_pass(text, candidates.CONTEXT_PASS, lambda kind, secret: b"<" + kind.encode() + b">")[0])
