@@ -66,6 +66,8 @@ class Console:
         self.turn_done.set()
         self.interrupted = False  # Ctrl-C pressed once: the next press quits
         self.stop = asyncio.Event()
+        # The operator's patterns, applied to every command line shown here as the Slack cards apply them.
+        self.redact_patterns = tuple(core.config.execution.redact_patterns)
 
     async def run(self, lines: asyncio.Queue[str | None] | None = None) -> None:
         loop = asyncio.get_running_loop()
@@ -178,7 +180,7 @@ class Console:
             return
         if self.awaiting:
             if self.view.prompt is None:
-                self.view.show_prompt(card_text(self.awaiting[0]))
+                self.view.show_prompt(card_text(self.awaiting[0], self.redact_patterns))
         elif not self.turn_done.is_set():
             self.view.close_prompt()
             self.view.spin(self._waiting_for)
@@ -218,7 +220,7 @@ class Console:
                 elif str(record.state) == "auto_approved":
                     self.running[record.id] = (record.tool, time.monotonic())
                     self.view.note(f"running {record.tool} (auto-approved: {record.trigger}): "
-                                   f"$ {command_line(record.argv)[0]}", "cyan")
+                                   f"$ {command_line(record.argv, self.redact_patterns)[0]}", "cyan")
         elif event.kind == "idle" and event.data.get("state") == "done":
             self.turn_done.set()
             self.thinking_since = None

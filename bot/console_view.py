@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
@@ -46,17 +46,18 @@ INVISIBLE_WARNING = ("⚠ The command contains invisible or control characters, 
                      " (\\n, \\x1b, \\u202e, \\u3164...). Check them before approving.")
 
 
-def command_line(argv: list[str]) -> tuple[str, bool]:
+def command_line(argv: list[str], redact_patterns: Sequence[str] = ()) -> tuple[str, bool]:
     """The command line as people see it, the same as on a Slack card (``display_command_line``): secrets as
-    fingerprinted markers, every invisible or control character escaped (a raw escape sequence or bidi override
-    would rewrite the terminal line the approver reads); and whether anything was escaped."""
-    return display_command_line(argv)
+    fingerprinted markers, the operator's ``execution.redact_patterns`` too (as the Slack card applies them),
+    every invisible or control character escaped (a raw escape sequence or bidi override would rewrite the
+    terminal line the approver reads); and whether anything was escaped."""
+    return display_command_line(argv, redact_patterns)
 
 
-def card_text(record: CallRecord) -> Text:
+def card_text(record: CallRecord, redact_patterns: Sequence[str] = ()) -> Text:
     """The approval card: the command line as shown to people, why approval is needed, when it expires, the
     question; a warning line when the command holds characters shown as escapes."""
-    shown, revealed = command_line(record.argv)
+    shown, revealed = command_line(record.argv, redact_patterns)
     warning: list[str | tuple[str, str]] = [("│ ", "yellow"), (INVISIBLE_WARNING, "bold red"), "\n"] if revealed else []
     return Text.assemble(
         ("\n┌ ", "yellow"), ("approval needed: ", "bold yellow"), (record.tool, "bold"), f" ({record.trigger})\n",

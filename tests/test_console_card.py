@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import io
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from bot.approvals.records import CallRecord, CallState
+from bot.config import Secrets, parse_config
+from bot.console import Console
 from bot.console_view import ConsoleView, card_text, command_line
+from bot.roles import Core
 from bot.sanitize import display_command_line
 
 DB_PASSWORD = "Sup3rS3cret-pw"
@@ -54,3 +60,32 @@ def test_console_card_escapes_invisible_characters_with_the_warning() -> None:
 def test_console_note_for_auto_approved_calls_uses_the_same_display() -> None:
     text, revealed = command_line(["curl", "-u", "deploy:Pa55word!", "https://example.com/\u202e"])
     assert "Pa55word!" not in text and "\u202e" not in text and revealed
+
+
+TICKET = "ACME-1234-ABCDEF"  # matches the operator's pattern only: the built-in detectors let it through
+PATTERN = "ACME-[0-9]{4}-[A-Z]{6}"
+
+
+def test_console_command_line_applies_the_operator_redact_patterns() -> None:
+    argv = ["opsctl", "ticket", "close", f"--ref={TICKET}"]
+    assert TICKET in command_line(argv)[0]  # the defaults alone would show it
+    shown, revealed = command_line(argv, [PATTERN])
+    assert TICKET not in shown and "[REDACTED:custom#" in shown and not revealed
+    assert shown == display_command_line(argv, [PATTERN])[0]  # what the Slack card shows
+
+
+async def test_the_console_shows_approval_cards_with_the_configured_patterns(
+        tmp_path: Path, opsctl: Path, redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    config = parse_config({"applications": [{"binary": str(opsctl)}],
+                           "execution": {"redact_patterns": [PATTERN]}})
+    core = await Core.open(config, {"slack", "agent", "runner"}, Secrets())
+    try:
+        out = io.StringIO()
+        console = Console(core, view=ConsoleView(out, terminal=False), user="tester")
+        console.awaiting.append(_record(["opsctl", "ticket", "close", f"--ref={TICKET}"]))
+        console._settle()
+    finally:
+        await core.close()
+    assert "approval needed" in out.getvalue() and "[REDACTED:custom#" in out.getvalue()
+    assert TICKET not in out.getvalue()

@@ -325,3 +325,28 @@ def test_a_configured_pattern_re2_refuses_stops_start_up_with_its_reason() -> No
     assert parse_config({"execution": {"redact_patterns": [r"ACME-\d{8}"]}}).execution.redact_patterns
     with pytest.raises(ConfigError, match=r"redact_patterns.*RE2 syntax, linear time"):
         parse_config({"execution": {"redact_patterns": [r"(?<=key=)\w+"]}})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("DB_PASSWORD=ab;cd\n", "DB_PASSWORD=[REDACTED:password]\n"),
+        ("MY_PASS=correct horse\n", "MY_PASS=[REDACTED:password]\n"),
+        ("HOME=/root\nexport MY_PASS=correct horse battery  \r\n",
+         "HOME=/root\nexport MY_PASS=[REDACTED:password]  \r\n"),
+        ("  declare -x API_TOKEN=a1b2c3;d4e5}f6g7\nnext", "  declare -x API_TOKEN=[REDACTED:token]\nnext"),
+        ("MY_PASS='correct horse' # rotated\n", "MY_PASS='[REDACTED:password]' # rotated\n"),
+        # Mid-line and inside formats, the format's own delimiters still end the value.
+        ("GET /login?password=abcdefg&next=/home 200\n", "GET /login?password=[REDACTED:password]&next=/home 200\n"),
+        ('{"password": "abc def", "retries": 3}\n', '{"password": "[REDACTED:password]", "retries": 3}\n'),
+        ("run with DB_PASSWORD=abcd1 then exit\n", "run with DB_PASSWORD=[REDACTED:password] then exit\n"),
+    ],
+)
+def test_an_environment_line_value_runs_to_the_end_of_its_line(text: str, expected: str) -> None:
+    assert redact(text)[0] == expected
+
+
+def test_a_long_environment_line_value_is_redacted_past_the_pattern_bound() -> None:
+    value = "ab1;" * 100 + "cd2 tail"
+    shown = redact(f"SIGNING_KEY={value}  \nnext\n")[0]
+    assert shown == "SIGNING_KEY=[REDACTED:key]  \nnext\n"

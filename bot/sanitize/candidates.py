@@ -248,6 +248,8 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     name = text[name_start:name_end].decode("utf-8", "replace")
     if shapes.name_kind(name) is None:
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
+    if check == "env_line":
+        return shapes.accept_assignment(name, "=", shown, True), True
     if check in ("env_pair", "xml_pair"):
         return shapes.accept_assignment(name, "=", shown, True), True
     if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
@@ -289,6 +291,11 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
             return end
         stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
         return min(stops) if stops else len(data)
+    if detector.check == "env_line":
+        if match.end(f"b{index}_v") - value_start < VALUE_BOUND:
+            return end
+        newline = data.find(b"\n", end)
+        return len(data[:newline].rstrip()) if newline >= 0 else len(data.rstrip())
     if detector.check == "assignment" or detector.check == "env_pair":
         return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
@@ -368,6 +375,8 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         index = int(match.lastgroup[1:])  # type: ignore[index]  # the branch group closes last
         detector = pass_.detectors[index]
         start, end = _quoted_span(data, match, index)
+        if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
+            end = start + len(data[start:end].rstrip())
         kind, context_free = _judge(detector, match, index, data[start:end])  # judged on the bounded value
         if kind is not None:
             spent += ACCEPT_UNITS

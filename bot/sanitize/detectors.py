@@ -159,6 +159,18 @@ _FINDER_NAME = _NAME.replace("[A-Za-z0-9_.-]{0,40}(?:(?:", "[A-Za-z0-9_.-]*(?:(?
 assert _FINDER_NAME != _NAME
 _ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 
+# An environment line (``env``, a .env file, ``export NAME=``, ``declare -x NAME=``): NAME=value opening its line,
+# its bare value running to the line's end (``DB_PASSWORD=ab;cd``, ``MY_PASS=correct horse``; trailing
+# whitespace stays visible); a quoted value is the assignment detector's, to its closing quote. It starts at the
+# newline before the line, where the assignment detector would start too, and comes before it in the alternation,
+# so the leftmost-first match at that byte is this one. In URLs, query strings, JSON and code the assignment
+# detector keeps the format's own delimiters.
+_ENV_LINE_HEAD = (
+    r"(?:^|\n)[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x)[ \t]{1,4})?"
+    rf"(?P<name>{_NAME})="
+)
+_ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
+
 CONTEXT: tuple[Detector, ...] = (
     Detector(
         "aws_secret_key",
@@ -231,6 +243,14 @@ CONTEXT: tuple[Detector, ...] = (
         check="xml_pair",
         finder=rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{_DOUBLE_QUOTED_CANDIDATE})",
         search=rf"(?i:key|name)=\"{_NAME}\"[ \t]{{1,4}}(?i:value)=(?:{_DOUBLE_QUOTED_START})",
+    ),
+    Detector(
+        "env_line",
+        _ENV_LINE_HEAD + rf"(?P<v>{_ENV_LINE_VALUE})",
+        check="env_line",
+        # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
+        finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
+        search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
     ),
     Detector(
         "assignment",
