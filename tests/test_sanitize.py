@@ -336,6 +336,9 @@ def test_a_configured_pattern_re2_refuses_stops_start_up_with_its_reason() -> No
          "HOME=/root\nexport MY_PASS=[REDACTED:password]  \r\n"),
         ("  declare -x API_TOKEN=a1b2c3;d4e5}f6g7\nnext", "  declare -x API_TOKEN=[REDACTED:token]\nnext"),
         ("MY_PASS='correct horse' # rotated\n", "MY_PASS='[REDACTED:password]' # rotated\n"),
+        # A token's value with words after it: hidden as before (its first word looks generated), to the line's end.
+        ("API_TOKEN=abc123XYZ789 rotated\n", "API_TOKEN=[REDACTED:token]\n"),
+        ("API_TOKEN=not a token\n", "API_TOKEN=not a token\n"),
         # Mid-line and inside formats, the format's own delimiters still end the value.
         ("GET /login?password=abcdefg&next=/home 200\n", "GET /login?password=[REDACTED:password]&next=/home 200\n"),
         ('{"password": "abc def", "retries": 3}\n', '{"password": "[REDACTED:password]", "retries": 3}\n'),

@@ -228,6 +228,9 @@ def has_candidate(data: bytes) -> bool:
     return any(a.may_match(data) and a.first(data, 0, len(data))[0] >= 0 for a in _ANY_CANDIDATE)
 
 
+_FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
+
+
 def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
     """The kind to report when the candidate is a secret (None when its shape says it is not), and whether that
     verdict depends on the candidate's bytes alone (not on the rest of its line), so it may be memoized."""
@@ -249,7 +252,13 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     if shapes.name_kind(name) is None:
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
     if check == "env_line":
-        return shapes.accept_assignment(name, "=", shown, True), True
+        # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
+        # line hides at least what the assignment detector would (it cannot start again inside this name).
+        verdict = shapes.accept_assignment(name, "=", shown, True)
+        first = _FIRST_WORD.match(shown)
+        if verdict is None and first is not None and first.end() < len(shown):
+            verdict = shapes.accept_assignment(name, "=", first.group(), True)
+        return verdict, True
     if check in ("env_pair", "xml_pair"):
         return shapes.accept_assignment(name, "=", shown, True), True
     if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
@@ -294,8 +303,11 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
     if detector.check == "env_line":
         if match.end(f"b{index}_v") - value_start < VALUE_BOUND:
             return end
-        newline = data.find(b"\n", end)
-        return len(data[:newline].rstrip()) if newline >= 0 else len(data.rstrip())
+        stop = data.find(b"\n", end)
+        stop = len(data) if stop < 0 else stop
+        while stop > end and data[stop - 1 : stop].isspace():  # one backward step per trailing blank
+            stop -= 1
+        return stop
     if detector.check == "assignment" or detector.check == "env_pair":
         return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
