@@ -38,7 +38,15 @@ import redis  # noqa: E402
 from redis.asyncio import Redis  # noqa: E402
 
 from bench.cpu import CpuMeter  # noqa: E402
-from bench.support import TOOL, RedisProcess, Role, build_tool, wait_until, write_config  # noqa: E402
+from bench.support import (  # noqa: E402
+    TOOL,
+    RedisProcess,
+    Role,
+    build_tool,
+    count_stream_entries,
+    wait_until,
+    write_config,
+)
 from bot.agent import bus  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 
@@ -85,18 +93,9 @@ class Bench:
             t0 = time.monotonic()
             for role in agents:
                 os.kill(role.process.pid, signal.SIGCONT)
-        seen = 0
-        deadline = time.monotonic() + 120
-        while seen < n:
-            reply: Any = await self.redis.xread({bus.OUTBOX: position}, count=1000, block=2000)
-            if not reply:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"only {seen} of {n} {kind} events within 120 s")
-                continue
-            entries = reply[0][1]
-            position = entries[-1][0]
-            seen += sum(1 for _, fields in entries if fields[b"kind"] == kind.encode()
-                        and (kind != "reply" or b"web is up" in fields[b"data"]))
+        await count_stream_entries(self.redis, bus.OUTBOX, position, n, 120, f"{kind} events",
+                                   lambda fields: fields[b"kind"] == kind.encode()
+                                   and (kind != "reply" or b"web is up" in fields[b"data"]))
         elapsed = time.monotonic() - t0
         return n / elapsed, meter.stop()
 

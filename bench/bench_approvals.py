@@ -38,6 +38,7 @@ from bench.support import (  # noqa: E402
     RedisProcess,
     Role,
     build_tool,
+    count_stream_entries,
     median_ms,
     pct,
     signer,
@@ -117,17 +118,7 @@ class Bench:
             t0 = time.monotonic()
             for role in runners:
                 os.kill(role.process.pid, signal.SIGCONT)
-        seen = 0
-        deadline = time.monotonic() + 60
-        while seen < n:
-            reply: Any = await self.redis.xread({self.completions: position}, count=1000, block=2000)
-            if not reply:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"only {seen} of {n} calls finished within 60 s")
-                continue
-            entries = reply[0][1]
-            seen += len(entries)
-            position = entries[-1][0]
+        await count_stream_entries(self.redis, self.completions, position, n, 60, "calls finished")
         elapsed = time.monotonic() - t0
         states = [(await self.store.get(i)).state for i in ids[:: max(1, n // 50)]]
         assert all(s == "finished" for s in states), states

@@ -153,6 +153,23 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, interval
     raise TimeoutError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+async def count_stream_entries(client: Any, stream: str, position: Any, n: int, timeout: float, what: str,
+                                counts: Callable[[dict[bytes, bytes]], bool] = lambda fields: True) -> None:
+    """Read ``stream`` after ``position`` until ``n`` entries that ``counts`` accepts have arrived (``client`` is a
+    redis.asyncio client); TimeoutError naming ``what`` if they do not within ``timeout`` seconds."""
+    seen = 0
+    deadline = time.monotonic() + timeout
+    while seen < n:
+        reply: Any = await client.xread({stream: position}, count=1000, block=2000)
+        if not reply:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {seen} of {n} {what} within {timeout:.0f} s")
+            continue
+        entries = reply[0][1]
+        position = entries[-1][0]
+        seen += sum(1 for _, fields in entries if counts(fields))
+
+
 class RedisProcess:
     """redis-server on a loopback port, AOF with the default everysec fsync (what a production Redis runs)."""
 
