@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.runner import run_argv
+from bot.runner import CallResult, run_argv
 from bot.runner.output import OutputCapture
 from bot.sanitize import Captured, SanitizedOutput, build_redactor, sanitize_captured, strip_controls
 
@@ -180,6 +180,13 @@ def test_strip_controls_fast_path_equals_the_plain_substitution(text: str) -> No
 PRINTER = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
 
 
+async def print_through_the_runner(raw: bytes, path: Path) -> CallResult:
+    """``raw`` printed by a real child process and captured by the runner with a 16 KiB cap."""
+    path.write_bytes(raw)
+    return await run_argv([sys.executable, "-c", PRINTER, str(path)], env={}, cwd=None, timeout=30,
+                          output_limit=16384)
+
+
 def _big_secret(fmt: str, keys: int) -> tuple[bytes, list[str]]:
     """``kubectl get secret -o yaml|json`` of one Secret whose data block is larger than the cap."""
     values = [base64.b64encode(f"cut-secret-value-{i:05d}".encode()).decode() for i in range(keys)]
@@ -192,18 +199,12 @@ def _big_secret(fmt: str, keys: int) -> tuple[bytes, list[str]]:
     return (text + "kind: List\n").encode(), values
 
 
-async def test_a_secret_cut_from_its_kind_by_the_cap_is_still_redacted() -> None:
+async def test_a_secret_cut_from_its_kind_by_the_cap_is_still_redacted(tmp_path: Path) -> None:
     """kubectl prints data: before kind:, so a data block longer than the cap loses "kind: Secret" from the head
     and "data:" from the tail: both halves must still be recognised (issue #11, cap)."""
     for fmt in ("yaml", "json"):
         raw, values = _big_secret(fmt, 2000)
-        path = Path(f"/tmp/cut-secret-{fmt}-{id(raw)}.txt")
-        path.write_bytes(raw)
-        try:
-            result = await run_argv([sys.executable, "-c", PRINTER, str(path)], env={}, cwd=None, timeout=30,
-                                    output_limit=16384)
-        finally:
-            path.unlink()
+        result = await print_through_the_runner(raw, tmp_path / f"cut-secret-{fmt}.txt")
         assert result.status == "finished" and "bytes omitted" in result.output
         assert not [v for v in values if v in result.output], fmt
         assert result.output.count("[REDACTED:k8s_secret]") > 100
@@ -232,19 +233,13 @@ def _kind_first_or_one_line(fmt: str, keys: int) -> tuple[bytes, list[str]]:
     return (json.dumps(kubectl_order, separators=(",", ":")) + "\n").encode(), values
 
 
-async def test_a_secret_whose_kind_is_on_the_other_side_of_the_cut_is_still_redacted() -> None:
+async def test_a_secret_whose_kind_is_on_the_other_side_of_the_cut_is_still_redacted(tmp_path: Path) -> None:
     """Review of issue #11: the tail of a kind-first Secret and both halves of a one-line JSON Secret went out
     raw (hundreds of values), since nothing left in that half said "Secret". A half that may belong to a
     Secret whose kind was cut off fails closed when its values are base64, as every Secret's data is."""
     for fmt in ("yaml-kind-first", "json-kind-first", "compact-kind-first", "compact-kubectl-order"):
         raw, values = _kind_first_or_one_line(fmt, 2000)
-        path = Path(f"/tmp/cut-secret-{fmt}-{id(raw)}.txt")
-        path.write_bytes(raw)
-        try:
-            result = await run_argv([sys.executable, "-c", PRINTER, str(path)], env={}, cwd=None, timeout=30,
-                                    output_limit=16384)
-        finally:
-            path.unlink()
+        result = await print_through_the_runner(raw, tmp_path / f"cut-secret-{fmt}.txt")
         assert result.status == "finished" and "bytes omitted" in result.output
         assert not [v for v in values if v in result.output], fmt
 
