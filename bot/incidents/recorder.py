@@ -18,6 +18,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 GROUP = "timeline"
 OUTPUT_EXCERPT = 1500
 MAX_ATTEMPTS = 5  # tries of an entry that fails for a reason other than a Redis outage
+COMMANDS_REMEMBERED = 4096  # calls whose command line the recorder keeps (a call's argv never changes)
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
 
@@ -55,6 +57,7 @@ class TimelineRecorder:
         self.calls = calls
         self.consumer = consumer or f"timeline-{uuid.uuid4().hex[:12]}"
         self.block_ms = max(1, int(block_seconds * 1000))
+        self._commands: OrderedDict[str, str] = OrderedDict()  # call id -> argv joined, most recent last
 
     def streams(self) -> list[str]:
         keys = self.calls.keys
@@ -174,8 +177,16 @@ class TimelineRecorder:
             return None
         command, record = f.get("command", ""), None
         if not command and f.get("tool"):  # argv joined: the entry leaves it to the call record (kept as long)
-            record = await self.calls.find(f["call_id"])
-            command = " ".join(record.argv) if record else ""
+            command = self._commands.get(f["call_id"], "")
+            if command:
+                self._commands.move_to_end(f["call_id"])
+            else:  # one record read per call, not per transition: a call writes four audit entries
+                record = await self.calls.find(f["call_id"])
+                command = " ".join(record.argv) if record else ""
+                if command:
+                    self._commands[f["call_id"]] = command
+                    if len(self._commands) > COMMANDS_REMEMBERED:
+                        self._commands.popitem(last=False)
         entry: dict[str, Any] = {
             "type": "call", "at": float(f.get("at") or 0), "call_id": f["call_id"], "tool": f.get("tool", ""),
             "command": command, "from": f.get("from", ""), "to": f.get("to", ""),

@@ -77,6 +77,26 @@ async def test_recorded_thread_outlives_the_call_records(redis: Redis) -> None:
     assert later.entries == []
 
 
+async def test_a_calls_command_is_read_from_its_record_once_for_all_its_transitions(redis: Redis) -> None:
+    """An audit entry whose command is the argv joined leaves it to the call record; the recorder reads that once
+    per call (a call writes four entries), so a later transition keeps the command even once the record is gone."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls)
+    [record] = await calls.propose(CONV, [Proposal(tool="db_backup", app="opsctl", arguments="{}",
+                                                   argv=["/bin/opsctl", "db", "backup"])], ApprovalPolicy(), "UREQ")
+    await calls.approve(record.id, "UAPPROVER", [], ApprovalPolicy())
+    stream = calls.keys.audit_stream(calls.keys.shard_of_call(record.id))
+    entries = [(i.decode(), {k.decode(): v.decode() for k, v in f.items()}) for i, f in await redis.xrange(stream)]
+    assert len(entries) >= 2 and not any(fields.get("command") for _, fields in entries)
+    await recorder.record(stream, *entries[0])
+    await redis.delete(calls.keys.call(record.id), calls.keys.body(record.id))
+    for entry_id, fields in entries[1:]:
+        await recorder.record(stream, entry_id, fields)
+    timeline = await read_timeline(redis, incidents, CONV)
+    assert [e["command"] for e in timeline] == ["/bin/opsctl db backup"] * len(entries)
+
+
 async def test_a_bad_entry_left_pending_does_not_stop_the_timeline(redis: Redis) -> None:
     """An entry that cannot be recorded (here: a corrupt inbox entry left pending by a crashed recorder) is tried a
     few times, then acknowledged; the entries after it still reach their timelines, after a restart too."""
