@@ -251,22 +251,47 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     name = text[name_start:name_end].decode("utf-8", "replace")
     if shapes.name_kind(name) is None:
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
+    value_start, value_end = match.span(f"b{index}_v")
+    quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "env_line":
         # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
-        # line hides at least what the assignment detector would (it cannot start again inside this name).
-        verdict = shapes.accept_assignment(name, "=", shown, True)
+        # line hides at least what the assignment detector would (it cannot start again inside this name). A line
+        # that is an expression of code (``password=os.environ["X"]``) is judged whole, never by its first word.
+        # Only an indented line may be code (a keyword argument: ``    password=os.environ["X"],``); ``env``, a .env
+        # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
+        code = text[match.start(f"b{index}") : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
+            rb"[-a-z]", text[match.start(f"b{index}") : name_start]
+        )
+        verdict = shapes.accept_assignment(name, "=", shown, True, code=code)
         first = _FIRST_WORD.match(shown)
-        if verdict is None and first is not None and first.end() < len(shown):
-            verdict = shapes.accept_assignment(name, "=", first.group(), True)
+        if verdict is None and first is not None and first.end() < len(shown) and not (
+            code and shapes.code_reference(shown)
+        ):
+            following = shown[first.end() : first.end() + 1]
+            verdict = shapes.accept_assignment(name, "=", first.group(), True, following=following, code=code)
         return verdict, True
     if check in ("env_pair", "xml_pair"):
-        return shapes.accept_assignment(name, "=", shown, True), True
-    if b"\n" in text[name_end : match.start(f"b{index}_v")] and shown.endswith(":"):
+        return shapes.accept_assignment(name, "=", shown, True, quoted=quoted), True
+    if check == "env_string":  # "NAME=value" in quotes: an environment entry, its value a literal
+        return shapes.accept_assignment(name, "=", shown, True, code=False), False
+    if check == "flag":
+        # --token VALUE: a password-like flag takes any value unless words follow it (prose: "--password flag is
+        # deprecated"), others a generated one; the next word is outside the candidate, so not memoized.
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        sentence = rest[:1].isalpha() and not quoted
+        following = text[value_end : value_end + 1].decode("utf-8", "replace")
+        return shapes.accept_assignment(name, ":", shown, not sentence, sentence, quoted=quoted,
+                                        following=following), False
+    if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
     separator = match.group(f"b{index}_sep").decode()
+    if separator == ":" and text[name_start - 1 : name_start] == b":":
+        return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
+    # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
+    following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    verdict = shapes.accept_assignment(name, separator, shown, True, False)
+    verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following)
     if verdict is None or separator == "=":
         return verdict, True
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
@@ -275,10 +300,10 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     newline = text.rfind(b"\n", lookback, name_start)
     line_start = newline + 1 if newline >= 0 or lookback == 0 else -1
     at_line_start = line_start >= 0 and _LINE_START.fullmatch(text, line_start, name_start) is not None
-    value_end = match.end(f"b{index}_v")
     rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
-    sentence = rest[:1].isalpha() and not shown.startswith(("\"", "'"))  # more words follow: prose
-    return shapes.accept_assignment(name, separator, shown, at_line_start, sentence), False
+    sentence = rest[:1].isalpha() and not quoted  # more words follow: prose
+    return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
+                                    following=following), False
 
 
 def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
@@ -310,6 +335,11 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
         return stop
     if detector.check == "assignment" or detector.check == "env_pair":
         return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+    if detector.check == "env_string":  # to the closing quote (or the line's end), never past it
+        if end - start < VALUE_BOUND:
+            return end
+        stops = [i for i in (data.find(b'"', end), data.find(b"'", end), data.find(b"\n", end)) if i >= 0]
+        return min(stops) if stops else len(data)
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
         return end
     return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]

@@ -166,9 +166,18 @@ _ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 # so the leftmost-first match at that byte is this one. In URLs, query strings, JSON and code the assignment
 # detector keeps the format's own delimiters.
 _ENV_LINE_HEAD = (
-    r"(?:^|\n)[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x)[ \t]{1,4})?"
+    r"(?:^|\n)[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
     rf"(?P<name>{_NAME})="
 )
+# "NAME=value" as one quoted string: docker inspect's "Env": ["DB_PASSWORD=ab;cd"], a compose list item
+# - "DB_PASSWORD=ab;cd", systemd's Environment="DB_PASSWORD=x y": the value runs to the closing quote.
+_ENV_STRING_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])\"(?P<name>{_NAME})="
+_ENV_STRING_SINGLE_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])'(?P<name>{_NAME})="
+# A command-line flag and its value as separate words (ps output, a logged command): --token abc, -password x.
+_FLAG_HEAD = rf"(?:^|[ \t])(?P<name>-{{1,2}}{_NAME})[ \t]{{1,4}}"
+_FLAG_VALUE = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}"
+_FLAG_CANDIDATE = _candidate_value(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
+_FLAG_START = _candidate_start(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
 _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 
 CONTEXT: tuple[Detector, ...] = (
@@ -207,8 +216,11 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{1,128}:(?P<v>[^\s\"']{1,256})",
     ),
     Detector(
-        "password",  # mysql -pPASSWORD
-        r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb)\b)[^\n]{0,256}?\s-p(?P<v>[^\s\"'-][^\s\"']{0,255})",
+        "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
+        r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})"
+        r"(?P<v>[^\s\"'-][^\s\"']{0,255})",
+        # accepted without a check, so the span need not hold the value (only rejections are memoized)
+        finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s\"'-]",
     ),
     Detector(
         "password_hash",
@@ -243,6 +255,31 @@ CONTEXT: tuple[Detector, ...] = (
         check="xml_pair",
         finder=rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{_DOUBLE_QUOTED_CANDIDATE})",
         search=rf"(?i:key|name)=\"{_NAME}\"[ \t]{{1,4}}(?i:value)=(?:{_DOUBLE_QUOTED_START})",
+    ),
+    Detector(
+        "env_string",
+        _ENV_STRING_HEAD + r"(?P<v>[^\"\n]{1,256})",
+        check="env_string",
+        # Short finders (no value counter, a smaller automaton): their verdicts are never memoized, so the
+        # candidate's span need not hold the whole value (candidates._judge).
+        finder=_ENV_STRING_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\"\n]{3}",
+    ),
+    Detector(
+        "env_string",
+        _ENV_STRING_SINGLE_HEAD + r"(?P<v>[^'\n]{1,256})",
+        check="env_string",
+        finder=_ENV_STRING_SINGLE_HEAD.replace(_NAME, _FINDER_NAME) + r"[^'\n]{3}",
+    ),
+    Detector(
+        "flag_value",
+        _FLAG_HEAD + rf"(?P<v>{_FLAG_VALUE})",
+        check="flag",
+        finder=_FLAG_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:{_QUOTED_START}|{_FLAG_START})",
+    ),
+    Detector(
+        "password",  # redis.conf's requirepass / masterauth lines
+        r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}(?P<v>[^\s\"'#][^\s\"']{0,255})",
+        finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}[^\s\"'#]",
     ),
     Detector(
         "env_line",

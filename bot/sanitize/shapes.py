@@ -30,7 +30,7 @@ _DESCRIBING_WORDS = _word_set(
     "field fields header headers endpoint endpoints url uri lifetime timeout interval size format "
     "encoding strategy provider providers store source env var variable at by set reset changed updated "
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
-    "hints length_min length_max complexity history attempts retries fingerprint fingerprints"
+    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin"
 )
 _LOOKUP_KEY_WORDS = _word_set(
     "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
@@ -49,8 +49,33 @@ _TRIVIAL_VALUES = _word_set(
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
+# A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
+# not password-like a path is one only when it says so, or has no capital (a key in base64 would).
+_FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
-_PLACEHOLDER = re.compile(r"\[REDACTED|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Z_][A-Z0-9_]*$")
+_PLACEHOLDER = re.compile(r"\[REDACTED|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$")
+# Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
+_PLACEHOLDER_WORDS = _word_set(
+    "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
+    "pwd passwd passphrase creds credentials apikey api_key api-key"
+)
+# Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
+# literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
+_IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*"
+_CHAIN = rf"(?:new\s|await\s|[&*])?\.?(?P<root>{_IDENTIFIER})(?P<rest>(?:(?:\.|\?\.|->|::){_IDENTIFIER})*)"
+_CALL_OR_SUBSCRIPT = re.compile(rf"{_CHAIN}[(\[]")
+_REFERENCE = re.compile(rf"{_CHAIN}!?")
+_SEGMENT_SPLIT = re.compile(r"\.|\?\.|->|::")
+# Where code keeps its settings: a dotted reference that starts here is an expression whatever it ends with.
+_CODE_ROOTS = _word_set(
+    "self this cls os process settings config conf cfg c opts options args params props env environ var local "
+    "locals module data vars values secrets ctx context request req res app import system environment "
+    "configuration appsettings viper flags st spec creds credentials"
+)
+# What a reference's last segment is called when it reads a stored secret (Terraform's .result, .value ...).
+_ACCESSOR_WORDS = _word_set("value result string plaintext secret_string secretstring data text contents")
+# Type names of annotated declarations (password: str, Token string, api_key: SecretStr).
+_TYPE_NAMES = _word_set("str string bytes secretstr secretbytes byte[] []byte char[] object any int")
 
 
 def _words(name: str) -> list[str]:
@@ -96,6 +121,8 @@ def trivial(value: str) -> bool:
     bare = value.strip().strip("\"'").strip()
     if len(bare) < 3 or bare.lower() in _TRIVIAL_VALUES or _NUMBERISH.fullmatch(bare):
         return True
+    if bare.lower() in _PLACEHOLDER_WORDS:
+        return True
     return bool(_PLACEHOLDER.match(bare)) or len(set(bare)) == 1
 
 
@@ -111,23 +138,85 @@ def generated(value: str) -> bool:
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
 
 
+def _code_identifier(segment: str) -> bool:
+    """An identifier as people name them: at most one run of digits (``b64decode``, ``uuid4``), where a generated
+    password mixes several (``Xk9mQ2``)."""
+    return len(re.findall(r"[0-9]+", segment)) <= 1
+
+
+def code_reference(value: str, following: str = "") -> bool:
+    """Whether an unquoted value is an expression of source code rather than a literal: a call or subscript
+    (``get_token()``, ``os.environ["X"]``), a reference to a setting or a field (``settings.SECRET_KEY``,
+    ``cfg.Password``, ``var.db_password``, ``.Values.db.password``), a variable named like a secret
+    (``db_password``, ``apiKey``) or a type (``password: str``).
+
+    ``following`` is the text right after the value (a value stops at ``)`` ``]`` ``,`` and quotes, so
+    ``get_token(`` is followed by ``)``). What counts is chosen so that passwords people pick stay secrets:
+    a dotted value must start at a known settings object or end in a secret's name or an accessor
+    (``correct.horse.battery`` and ``Winter2024.Secure`` do not), a call's name mixes at most one run of digits
+    into each identifier (``Xk9mQ2(vL8)`` is no call), and a bare identifier needs two words."""
+    bare = value.strip().rstrip(",;")
+    call = _CALL_OR_SUBSCRIPT.match(bare)
+    if call is not None:
+        segments = [call.group("root"), *_SEGMENT_SPLIT.split(call.group("rest"))[1:]]
+        tail = bare[call.end() :] + following
+        closer = ")" if bare[call.end() - 1] == "(" else "]"
+        if all(_code_identifier(s) for s in segments) and (closer in tail or tail[-1:] in ("\"", "'", ",")):
+            return True
+    reference = _REFERENCE.fullmatch(bare)
+    if reference is None:
+        return False
+    root, rest = reference.group("root"), reference.group("rest")
+    segments = [root, *_SEGMENT_SPLIT.split(rest)[1:]]
+    if not all(_code_identifier(s) for s in segments):
+        return False
+    if not rest:  # one identifier: a type, or a variable named for a secret (db_password, apiKey; no digit)
+        words = _words(root)
+        return root.lower() in _TYPE_NAMES or (
+            len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
+        )
+    last = segments[-1]
+    return (
+        bare.lstrip("&*").startswith(".")
+        or root.lower() in _CODE_ROOTS
+        or last.lower() in _ACCESSOR_WORDS
+        or name_kind(last) is not None
+    )
+
+
 def accept_assignment(
-    name: str, separator: str, value: str, at_line_start: bool, sentence: bool = False
+    name: str,
+    separator: str,
+    value: str,
+    at_line_start: bool,
+    sentence: bool = False,
+    *,
+    quoted: bool = False,
+    following: str = "",
+    code: bool = True,
 ) -> str | None:
     """The kind of a ``name = value`` candidate when it is a secret, else None.
 
     A password-like name takes any non-trivial value in ``NAME=value``, a YAML/JSON key or a line's first
     key; after a ``:`` in the middle of a line (prose: "the password: see the vault"), or when more words
-    follow the value on its line ("Password: see the team vault"), the value must look generated too."""
+    follow the value on its line ("Password: see the team vault"), the value must look generated too.
+    An unquoted value that is an expression of code (``code_reference``) is no secret; a quoted one is a literal,
+    and a quoted literal of 8 characters or more assigned with ``=`` to a secret's name is one (code, .env, ini:
+    ``secret = "a-literal-secret-value"``), generated-looking or not. ``value`` is without its quotes. ``code``
+    False: where no expression can stand (an environment listing, a .env file), every value is a literal."""
     found = name_kind(name)
     if found is None or trivial(value):
         return None
     kind, password_like = found
     bare = value.strip("\"'")
+    if code and not quoted and code_reference(bare, following):
+        return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
-    if password_like and _PATH.fullmatch(bare):
-        return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db), not a password
+    if _PATH.fullmatch(bare) and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
+        return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):
+        return kind
+    if quoted and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
     return kind if generated(value) else None
 
