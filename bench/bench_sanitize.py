@@ -1,6 +1,6 @@
 """Sanitizer figures (issue #11): throughput and linearity, engines compared, corpora, runner overhead.
 
-    python bench/bench_sanitize.py [--repeat 5] [--calls 200]
+    python bench/bench_sanitize.py [--repeat 5] [--calls 200] [--only NAME ...] [--sections 1,3]
 
 1. MB/s of ``sanitize_output`` on realistic output (access-log lines with URLs and query strings, JSON logs,
    ANSI colour) and on adversarial output (each trigger word repeated with no whitespace, long base64 runs),
@@ -113,7 +113,7 @@ def cpu_time(work: Callable[[], object]) -> float:
     return time.process_time() - t0
 
 
-def bench_throughput(repeat: int) -> None:
+def bench_throughput(repeat: int, only: tuple[str, ...] = ()) -> None:
     """CPU time, not wall time: on a shared machine a 30 ms run is often preempted by other processes, which made
     1 MiB look slower per byte than 64 KiB although the work is the same per byte (profiles agree).
 
@@ -126,6 +126,8 @@ def bench_throughput(repeat: int) -> None:
     inputs: list[tuple[str, Callable[[int, int], bytes]]] = [("realistic", lambda n, seed: realistic(n, seed))]
     kinds = (*TRIGGERS, "base64", "base64 :@._-", "name runs")
     inputs += [(k, lambda n, seed, k=k: adversarial(k, n, seed)) for k in kinds]
+    if only:
+        inputs = [(name, make) for name, make in inputs if name in only]
     worst = (float("inf"), "")
     worst_ratio = (0.0, "")
     for name, make in inputs:
@@ -270,11 +272,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5, help="runs per measurement (best is kept)")
     parser.add_argument("--calls", type=int, default=200, help="calls of each kind for the runner overhead")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="section 1: only this input (repeatable), e.g. --only realistic --only 'name runs'")
+    parser.add_argument("--sections", default="1,2,3,4", help="comma-separated sections to run (default all)")
     args = parser.parse_args()
-    bench_throughput(args.repeat)
-    bench_engines(args.repeat)
-    bench_corpora()
-    asyncio.run(bench_runner(args.calls))
+    sections = set(args.sections.split(","))
+    if "1" in sections:
+        bench_throughput(args.repeat, tuple(args.only))
+    if "2" in sections:
+        bench_engines(args.repeat)
+    if "3" in sections:
+        bench_corpora()
+    if "4" in sections:
+        asyncio.run(bench_runner(args.calls))
 
 
 if __name__ == "__main__":

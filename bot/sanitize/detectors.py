@@ -20,6 +20,7 @@ never keep a token visible as their context.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # The longest value a context detector captures in one piece; a longer one is extended by extend_value.
@@ -57,24 +58,39 @@ class Detector:
     # What the unanchored scan looks for, when set: the start of ``finder`` (every ``finder`` match starts with a
     # ``search`` match at the same byte) without its long value, checked by an anchored ``finder`` match at each
     # hit (see candidates.Automaton). A value counting to 255 in the scan made RE2 build DFA states for ever on
-    # text of overlapping candidates (one run of "a...token...b=" segments: 0.05 MB/s, found by review).
+    # text of overlapping candidates (one run of "a...token...b=" segments: 0.05 MB/s, found by review). It also
+    # keeps each hit cheap: RE2 finds an unanchored match's start by running the scan's reversed automaton back
+    # from the match's end, so a scan ending in a long value (``{1,256}``) ran back that far at every hit, over
+    # every detector's reversed threads at once (see ``_shortest``).
     search: str = ""
 
 
+def _shortest(pattern: str) -> str:
+    """``pattern`` with its final repetition ``{n,m}`` cut to ``{n}``: a ``Detector.search`` that matches at
+    exactly the bytes where ``pattern`` matches (nothing follows that repetition), without the long count."""
+    head, least, tail = re.fullmatch(r"(.*)\{(\d+),\d+\}(\)*)", pattern, re.S).groups()  # type: ignore[union-attr]
+    return f"{head}{{{least}}}{tail}"
+
+
+def _token(kind: str, pattern: str, check: str = "") -> Detector:
+    """A detector whose pattern ends with its value's repetition: the scan looks for its shortest match."""
+    return Detector(kind, pattern, check, search=_shortest(pattern))
+
+
 TOKENS: tuple[Detector, ...] = (
-    Detector("slack_webhook", r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256})"),
-    Detector("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
-    Detector("slack_token", _ANY + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
-    Detector("anthropic_key", _ANY + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
-    Detector("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})"),
-    Detector("github_token", _ANY + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
-    Detector("github_token", _ANY + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
-    Detector("gitlab_token", _ANY + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
-    Detector("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
+    _token("slack_webhook", r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256})"),
+    _token("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
+    _token("slack_token", _ANY + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
+    _token("anthropic_key", _ANY + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
+    _token("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})"),
+    _token("github_token", _ANY + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
+    _token("github_token", _ANY + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
+    _token("gitlab_token", _ANY + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
+    _token("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
-    Detector("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
-    Detector("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
-    Detector("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
+    _token("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
+    _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
+    _token("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
     Detector("digitalocean_token", _B + r"(?P<v>do[opr]_v1_[a-f0-9]{64})"),
     Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),
     Detector("aws_access_key_id", r"(?:^|[^A-Z0-9])(?P<v>(?:" + _AWS_ID + r")[A-Z0-9]{16})(?:[^A-Z0-9]|$)"),
@@ -82,13 +98,14 @@ TOKENS: tuple[Detector, ...] = (
         "jwt",
         # header.payload. (the rest of a long payload and the signature are taken by the continuation scan)
         _B + r"(?P<v>eyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4,256}\.?[A-Za-z0-9_-]{0,256})",
+        search=_B + r"eyJ[A-Za-z0-9_-]{4,256}\.eyJ[A-Za-z0-9_-]{4}",
     ),
-    Detector(
+    _token(
         "azure_key",
         # Azure storage / Service Bus connection strings and SAS tokens.
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
-    Detector("azure_sas", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    _token("azure_sas", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
     Detector(
         "azure_storage_key",
         # A storage account key on its own (``az storage account keys list``: "value": "<88 chars>"): 64 random
@@ -187,7 +204,7 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?i:aws)[^\n]{0,60}?(?:[^A-Za-z0-9/+=_])(?P<v>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
         check="not_hex",
     ),
-    Detector(
+    _token(
         "authorization",
         r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
         r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
@@ -211,7 +228,7 @@ CONTEXT: tuple[Detector, ...] = (
         literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
     ),
     Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{1,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
-    Detector(
+    _token(
         "basic_auth",  # curl -u user:password
         r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{1,128}:(?P<v>[^\s\"']{1,256})",
     ),
@@ -227,11 +244,14 @@ CONTEXT: tuple[Detector, ...] = (
         # htpasswd and shadow lines: user:$apr1$..., user:$2y$..., user:{SHA}...
         r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?P<v>\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8,300}"
         r"|\{S?SHA\}[A-Za-z0-9+/=]{20,100})",
+        search=r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?:\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8}"
+        r"|\{S?SHA\}[A-Za-z0-9+/=]{20})",
     ),
     Detector(
         "password",
         # .pgpass lines: hostname:port:database:username:password
         r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:(?P<v>[^\s]{1,256})(?m:$)",
+        search=r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:[^\s]",
     ),
     Detector(
         "env_value",
