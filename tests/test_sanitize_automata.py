@@ -148,16 +148,15 @@ def test_every_scan_pattern_ends_at_its_detectors_shortest_match() -> None:
     import re
 
     long_tail = re.compile(r"\{\d+,\d{3}\}\)*$")
-    kept_whole = set()
+    shortened = 0
     for detector in (*TOKENS, *CONTEXT):
         scanned = detector.search or detector.finder or detector.pattern
         assert not long_tail.search(scanned), detector.kind
-        if not detector.search:
-            kept_whole.add(detector.kind)
-    # Fixed lengths, or a condition after the value that a least count would drop (each fails verification
-    # only on its own trigger, so their reversed runs stay short and do not branch).
-    assert kept_whole == {"npm_token", "digitalocean_token", "google_api_key", "aws_access_key_id",
-                          "azure_storage_key", "aws_secret_key", "bearer", "url_password", "dsn_password"}
+        shortened += bool(long_tail.search(detector.pattern))
+    # The others have a fixed length, or a condition after the value that a least count would drop (bearer's
+    # end, "@tcp(", a URL's "@host"): those fail verification only on their own trigger, and their reversed runs
+    # do not branch.
+    assert shortened >= 15
 
 
 def test_secrets_inside_random_base64_with_separators_are_still_redacted() -> None:
