@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import logging
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncConnectionErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.metrics import SLACK_API_ERRORS
-from bot.slack.ratelimit import MethodPacer, SharedRateLimitRetryHandler
+from bot.slack.ratelimit import SharedRateLimitRetryHandler
 from bot.slack.settings import SlackSettings, SlackStartupError
 from bot.slack.state import SlackState
+from bot.slack.webclient import CountingWebClient
+
+__all__ = ["CountingWebClient"]  # re-exported: it lived here before bot/slack/webclient.py
 
 log = logging.getLogger(__name__)
 
@@ -45,29 +47,6 @@ def api_base_url(settings: SlackSettings, env_url: str | None = None) -> str:
         raise SlackStartupError(problem)
     url = env_url or settings.api_url or DEFAULT_API_URL
     return url if url.endswith("/") else url + "/"
-
-
-class CountingWebClient(AsyncWebClient):
-    """Paces every Web API call per method (``bot/slack/ratelimit.py``), keeps its connections open between
-    calls, and counts every failed call (after the retries) in the Slack-errors metric.
-
-    slack_sdk opens a new aiohttp session -- a new TCP and TLS connection -- for every call unless it is given
-    one; that was most of the slack role's CPU when posting. The session is made on first use, inside the
-    event loop that uses it, and closed by ``close()``."""
-
-    def __init__(self, *args: Any, pacer: MethodPacer | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.pacer = pacer or MethodPacer()
-
-    async def api_call(self, api_method: str, **kwargs: Any) -> Any:
-        if self.session is None or self.session.closed:
-            self.session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
-        try:
-            async with self.pacer.slot(api_method):
-                return await super().api_call(api_method, **kwargs)
-        except Exception:
-            SLACK_API_ERRORS.labels(api_method).inc()
-            raise
 
 
 async def close_client(client: AsyncWebClient) -> None:
@@ -128,7 +107,15 @@ async def verify_auth(client: AsyncWebClient) -> dict[str, Any]:
         raise SlackStartupError(f"cannot reach the Slack Web API at {client.base_url}: {exc}") from None
     if not isinstance(reply.data, dict):
         raise SlackStartupError(_not_the_api(client, None, reply.status_code))
+    url = reply.data.get("url")
+    if isinstance(client, CountingWebClient) and isinstance(url, str) and _is_team_url(url):
+        client.team_url = url if url.endswith("/") else url + "/"
     return dict(reply.data)
+
+
+def _is_team_url(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path in ("", "/") and not parts.query
 
 
 def _not_the_api(client: AsyncWebClient, exc: SlackApiError | None, status: int | None = None) -> str:
@@ -201,9 +188,20 @@ async def update(client: AsyncWebClient, channel: str, ts: str, text: str, block
     await client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks, parse="none", link_names=False)
 
 
-async def permalink(client: AsyncWebClient, channel: str, ts: str) -> str | None:
-    """chat.getPermalink of a message, or None when Slack will not give one (the link is a convenience: a
-    missing link must not stop the card or the result from being posted). Outages still raise, to be retried."""
+async def permalink(client: AsyncWebClient, channel: str, ts: str, thread_ts: str | None = None) -> str | None:
+    """The permalink of a message (``thread_ts``: the thread it is a reply in), or None when Slack will not give
+    one (the link is a convenience: a missing link must not stop the card or the result from being posted).
+
+    When auth.test told the workspace's URL (``CountingWebClient.team_url``) the link is built in the format
+    chat.getPermalink answers with (``<team url>archives/<channel>/p<ts without the dot>``, plus ``thread_ts``
+    and ``cid`` for a reply): asking Slack cost a Web API call (and a Tier 4 rate-limit slot) per link, two per
+    posted result. Otherwise chat.getPermalink is asked; its outages still raise, to be retried."""
+    team_url = getattr(client, "team_url", "")
+    if team_url and channel and ts:
+        built = f"{team_url}archives/{quote(channel)}/p{ts.replace('.', '')}"
+        if thread_ts and thread_ts != ts:
+            built += f"?thread_ts={quote(thread_ts)}&cid={quote(channel)}"
+        return built
     try:
         reply = await client.chat_getPermalink(channel=channel, message_ts=ts)
     except SlackApiError as exc:

@@ -83,7 +83,9 @@ async def handle_command(deps: SlackDeps, body: dict[str, Any], respond: Respond
         for record in records:  # chat.getPermalink: Slack's own link to each card (the workspace's domain)
             card, link = record.meta.get("slack_ts"), record.meta.get("slack_card_link")
             if card and not link:  # asked once per card and kept: repeating the command costs no Web API call
-                link = await api.permalink(deps.client, card_channel(record.conversation, record.meta) or channel, card)
+                where = parse_conversation(record.conversation)
+                link = await api.permalink(deps.client, card_channel(record.conversation, record.meta) or channel, card,
+                                           where[1] if where else None)
                 if link:
                     await deps.store.set_meta(record.id, slack_card_link=link)
             if link:

@@ -320,14 +320,15 @@ class Poster:
         stored with the result's own ts and link (``_link_result``, one write for both)."""
         channel, ts = card_channel(record.conversation, record.meta), record.meta.get("slack_ts")
         if channel and ts and not record.meta.get("slack_card_link"):
-            link = await api.permalink(self.deps.client, channel, ts)
+            where = parse_conversation(record.conversation)
+            link = await api.permalink(self.deps.client, channel, ts, where[1] if where else None)
             if link:
                 return record.model_copy(update={"meta": {**record.meta, "slack_card_link": link}})
         return record
 
     async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> CallRecord:
         where = parse_conversation(record.conversation)
-        link = await api.permalink(self.deps.client, where[0], str(posted["ts"])) if where else None
+        link = await api.permalink(self.deps.client, where[0], str(posted["ts"]), where[1]) if where else None
         meta = {"slack_result_ts": str(posted["ts"])}
         if link:
             meta["slack_result_link"] = link
