@@ -58,7 +58,7 @@ async def bench_calls(n: int) -> None:
     """Median wall time of execute_approved_call vs subprocess.run for the same argv, per output size."""
     os.environ.update(CREDENTIALS)
     limits = ExecutionLimits()
-    environments = ChildEnvironments(limits)  # what a runner builds once at start (bot/roles.py)
+    environments = ChildEnvironments(limits)  # what a runner builds once at start (bot/roles/workers.py)
     binaries = BinarySnapshots()  # the runner's sealed copies of the binaries (one per binary, reused)
     with tempfile.TemporaryDirectory() as tmp:
         binary = build_tool(Path(tmp) / "bin")

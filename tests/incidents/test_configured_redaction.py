@@ -55,7 +55,7 @@ async def intake(
     harness: Harness, poster: Callable[[], Awaitable[None]], incident_settings: IncidentSettings,
     configured: tuple[Config, Redactor],
 ) -> AsyncIterator[Intake]:
-    """The on-call front end wired as ``bot/roles.py`` does: the configured redactor for the intake and exports."""
+    """The on-call front end wired as ``bot.roles.workers`` does: the configured redactor for intake and exports."""
     redactor = configured[1]
     harness.front.deps.redactor = redactor  # what SlackFrontEnd(redactor=...) sets
     await poster()
