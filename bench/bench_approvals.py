@@ -15,6 +15,10 @@ started" is the moment the child ran, not a callback in the runner.
    continued (SIGCONT) and timed until the N-th completion event: calls per second through 1 and 2 runner
    processes.
 3. RSS of each runner process after the work (VmRSS).
+
+With each figure: the runner process's own CPU per call (``bench/cpu.py``; the children's CPU not counted) and
+the Redis commands per call, which move far less with the machine's load than latency does.
+``--profile-runner FILE`` samples the runner with py-spy (``pip install py-spy``) during the latency run.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import argparse
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -33,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from redis.asyncio import Redis  # noqa: E402
 
+from bench.cpu import CpuMeter  # noqa: E402
 from bench.support import (  # noqa: E402
     APPROVER,
     RedisProcess,
@@ -125,6 +131,29 @@ class Bench:
         return n / elapsed
 
 
+def cpu_line(meter: CpuMeter, calls: int, process: str) -> str:
+    """``process``'s CPU and Redis's commands per call from a stopped meter."""
+    return (f"{process} CPU {meter.used[process] / calls * 1e3:.3f} ms/call, Redis CPU "
+            f"{meter.used['redis'] / calls * 1e3:.3f} ms/call, {meter.commands / calls:.1f} Redis commands/call")
+
+
+def start_profiler(pid: int, output: str) -> subprocess.Popen[bytes]:
+    """py-spy sampling ``pid`` (raw collapsed stacks, idle frames left out) until ``stop_profiler``."""
+    beside = Path(sys.executable).parent / "py-spy"  # a venv's own, else the one on PATH
+    command = [str(beside) if beside.exists() else "py-spy", "record", "--pid", str(pid), "--rate", "1000",
+               "--nonblocking", "--format", "raw", "--output", output]
+    profiler = subprocess.Popen(command,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(1.0)  # py-spy attaches
+    return profiler
+
+
+def stop_profiler(profiler: subprocess.Popen[bytes], output: str) -> None:
+    profiler.send_signal(signal.SIGINT)
+    profiler.wait(30)
+    print(f"py-spy profile of the runner (collapsed stacks): {output}")
+
+
 def start_runners(work: Path, config: Path, url: str, count: int, tag: str) -> list[Role]:
     env = {**os.environ, "REDIS_URL": url}
     roles = [Role("runner", f"runner-{tag}{i}", config, env, work / "logs") for i in range(count)]
@@ -145,7 +174,13 @@ async def main(args: argparse.Namespace) -> None:
             roles = start_runners(work, config, server.url, 1, "lat")
             await bench.latency(20)  # warm up: imports, regexes, page cache
             bench.approve_calls.clear()
+            meter = CpuMeter({"runner": roles[0].process.pid}, server.client)
+            profiler = start_profiler(roles[0].process.pid, args.profile_runner) if args.profile_runner else None
+            meter.start()
             to_start, to_finish = await bench.latency(args.samples)
+            meter.stop()
+            if profiler is not None:
+                stop_profiler(profiler, args.profile_runner)
             print(f"latency over {args.samples} calls, one at a time, 1 idle runner process:")
             print(f"  approve -> child started   median {median_ms(to_start):6.2f} ms, p99 "
                   f"{pct(to_start, 99) * 1e3:6.2f} ms")
@@ -153,12 +188,19 @@ async def main(args: argparse.Namespace) -> None:
                   f"{pct(to_finish, 99) * 1e3:6.2f} ms")
             print(f"  of which approve() itself  median {median_ms(bench.approve_calls):6.2f} ms (this process: "
                   "seal and sign the decision, the approve script; the run entry exists before it returns)")
+            print(f"  {cpu_line(meter, args.samples, 'runner')} (propose and approve included for Redis)")
             for count in (1, 2):
                 if len(roles) < count:
                     roles += start_runners(work, config, server.url, count - len(roles), "tp")
                 await bench.throughput(roles[:count], 100)  # warm up
+                meter = CpuMeter({f"runner{i}": role.process.pid for i, role in enumerate(roles[:count])},
+                                 server.client)
+                meter.start()
                 rate = await bench.throughput(roles[:count], args.calls)
-                print(f"throughput, {count} runner process(es), {args.calls} approved calls: {rate:.0f} calls/s")
+                meter.stop()
+                runners_cpu = sum(v for k, v in meter.used.items() if k != "redis")
+                print(f"throughput, {count} runner process(es), {args.calls} approved calls: {rate:.0f} calls/s "
+                      f"(runner CPU {runners_cpu / args.calls * 1e3:.3f} ms/call)")
             for role in roles:
                 rss = (role.rss_kib() or 0) / 1024
                 print(f"RSS of {role.name} (serve --role runner) after the runs: {rss:.1f} MiB")
@@ -176,4 +218,5 @@ if __name__ == "__main__":
     parser.add_argument("--samples", type=int, default=300, help="calls in the latency run")
     parser.add_argument("--calls", type=int, default=2000, help="calls in each throughput run")
     parser.add_argument("--concurrency", type=int, default=16, help="the application's max_concurrency")
+    parser.add_argument("--profile-runner", metavar="FILE", help="py-spy the runner during the latency run")
     asyncio.run(main(parser.parse_args()))
