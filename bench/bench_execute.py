@@ -6,7 +6,8 @@
    (``bench/support.py``), which writes 0 B, 4 KiB or 64 KiB of realistic log output. Credential values (Slack,
    Anthropic, Redis) are in this process's environment, as in a runner, so scrubbing and redaction do real
    work. Bare and project runs alternate (which goes first alternates too) so machine noise hits both alike;
-   prints medians, p99 and the ratio from this one run.
+   prints medians, p99 and the ratio from this one run, and this process's CPU per call on each side (the
+   children's own CPU not counted), which moves far less with the machine's load than wall time does.
 2. ``--secrets``: the hand-written redactor against detect-secrets' plugins on ~1 MB of log-like text with
    planted secrets; prints time per MB, the ratio, and how many planted secrets each finds. detect-secrets is
    optional (``pip install detect-secrets``); it is only measured when importable.
@@ -64,7 +65,8 @@ async def bench_calls(n: int) -> None:
         binary = build_tool(Path(tmp) / "bin")
 
         print(f"calls: N={n} of each kind per size, interleaved; tool {TOOL} (compiled C, writes $BENCH_PAYLOAD)")
-        print(f"{'output':>8} {'bare p50':>9} {'ours p50':>9} {'bare p99':>9} {'ours p99':>9} {'ratio':>6} overhead")
+        print(f"{'output':>8} {'bare p50':>9} {'ours p50':>9} {'bare p99':>9} {'ours p99':>9} {'ratio':>6} "
+              f"{'overhead':>10} {'bare CPU':>9} {'ours CPU':>9}")
         cases = [(label, size, False) for label, size in SIZES] + [("0 B, cwd", 0, True)]
         for label, size, with_cwd in cases:
             workdir = Path(tmp) / f"w{size}{'cwd' if with_cwd else ''}"
@@ -96,20 +98,24 @@ async def bench_calls(n: int) -> None:
                 await ours()
             bare_times: list[float] = []
             our_times: list[float] = []
+            cpu = [0.0, 0.0]  # this process's CPU seconds: bare, ours
             for i in range(n):
                 for kind in ((0, 1) if i % 2 == 0 else (1, 0)):
-                    t0 = time.perf_counter()
+                    c0, t0 = time.process_time(), time.perf_counter()
                     if kind == 0:
                         bare()
                         bare_times.append(time.perf_counter() - t0)
                     else:
                         await ours()
                         our_times.append(time.perf_counter() - t0)
+                    cpu[kind] += time.process_time() - c0
             mb, mo = median_ms(bare_times), median_ms(our_times)
             print(f"{label:>8} {mb:8.3f}ms {mo:8.3f}ms {pct(bare_times, 99) * 1e3:8.3f}ms "
-                  f"{pct(our_times, 99) * 1e3:8.3f}ms {mo / mb:6.2f} {mo - mb:+.3f} ms")
+                  f"{pct(our_times, 99) * 1e3:8.3f}ms {mo / mb:6.2f} {mo - mb:+.3f} ms "
+                  f"{cpu[0] / n * 1e3:7.3f}ms {cpu[1] / n * 1e3:7.3f}ms")
     print("  (ratio = median of execute_approved_call / median of subprocess.run, same run; bare runs inherit "
-          "the environment, ours scrubs it and redacts the removed values)")
+          "the environment, ours scrubs it and redacts the removed values; CPU = this process's user + system "
+          "time per call, mean)")
 
 
 def _corpus() -> tuple[str, list[str]]:

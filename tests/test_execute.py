@@ -339,3 +339,26 @@ async def test_result_is_json_serializable(opsctl: Path) -> None:
         "error",
         "stopped_by",
     }
+
+
+async def test_the_same_argv_is_shown_per_secrets_and_patterns(opsctl: Path) -> None:
+    """The shown argv is remembered per command line: a credential value or an operator pattern that arrives
+    later (another runner configuration in the same process) still redacts the same argv."""
+    value = "plain-value-no-detector-knows-4242"
+    argv = [str(opsctl), "login", value, "ticket ACME-87654321"]
+    plain = await _run(argv)
+    assert plain.argv_display == argv
+    with_secret = await _run(argv, secret_values=[value])
+    assert with_secret.argv_display == [str(opsctl), "login", "[REDACTED:secret_value]", "ticket ACME-87654321"]
+    with_pattern = await _run(argv, redact_patterns=[r"ACME-\d{8}"])
+    assert with_pattern.argv_display == [str(opsctl), "login", value, "ticket [REDACTED:custom]"]
+    assert (await _run(argv)).argv_display == argv
+    with_secret.argv_display.append("changed by a caller")  # each result gets its own list
+    assert (await _run(argv, secret_values=[value])).argv_display[-1] == "ticket ACME-87654321"
+
+
+async def test_a_silent_tool_gives_an_empty_clean_result(tmp_path: Path) -> None:
+    script = make_script(tmp_path, "silent", "import sys\nsys.exit(3)\n")
+    result = await _run([str(script)])
+    assert (result.status, result.exit_code, result.output, result.truncated, result.total_bytes,
+            result.redactions) == ("finished", 3, "", False, 0, 0)

@@ -163,6 +163,10 @@ class RunnerWorker:
             last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
                 self._spawn(shard, entry_id, fields)
+            if entries:
+                # let the new entries' handlers send their claims before this loop sends its next read: the claim
+                # is on the way to the child's start, the next read is not (it would only wait in Redis)
+                await asyncio.sleep(0)
 
     async def _wait_for_capacity(self) -> None:
         while len(self._inflight) >= self.concurrency:

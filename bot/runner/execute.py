@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import functools
 import os
 import signal
 import subprocess
@@ -39,6 +40,7 @@ from bot.runner import spawn
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
+from bot.sanitize.cap import SanitizedOutput
 from bot.sanitize.offload import INLINE_LIMIT
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
@@ -51,6 +53,17 @@ READ_CHUNK = 65536
 #: The stop request of the call the current task executes (set by the runner worker around its executor), so
 #: an executor needs no extra parameter to honour Cancel.
 STOP_REQUEST: ContextVar[asyncio.Event | None] = ContextVar("fisk_stop_request", default=None)
+
+
+#: What an empty output sanitizes to (most calls of a quiet tool; nothing to decode, strip or redact).
+_NO_OUTPUT = SanitizedOutput(text="", truncated=False, redactions=0)
+
+
+@functools.lru_cache(maxsize=256)
+def _argv_display(argv: tuple[str, ...], secrets: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """``redact_argv`` remembered per argv: a runner starts the same few command lines again and again, and
+    redacting one (every item through every detector) cost more than the rest of the start."""
+    return tuple(redact_argv(argv, secrets, patterns))
 
 
 class _Child:
@@ -252,7 +265,7 @@ async def run_argv(
         raise
     # Work the result needs but the start does not is done while the tool runs, not before it starts.
     redactor = build_redactor(secrets, patterns)
-    display = redact_argv(argv, secrets, patterns)
+    display = list(_argv_display(tuple(argv), secrets, patterns))
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
     except BaseException:
@@ -266,7 +279,9 @@ async def run_argv(
     # other calls (issue #11). Redaction is linear, but a megabyte cap still costs tens of milliseconds.
     # Small output (most calls) is cleaned inline: a thread hop would cost more than the cleaning.
     captured = capture.captured()
-    if len(captured.head) + len(captured.tail) <= INLINE_LIMIT:
+    if captured.total_bytes == 0:
+        sanitized = _NO_OUTPUT
+    elif len(captured.head) + len(captured.tail) <= INLINE_LIMIT:
         sanitized = sanitize_captured(captured, redactor, output_limit)
     else:
         sanitized = await asyncio.to_thread(sanitize_captured, captured, redactor, output_limit)

@@ -252,3 +252,35 @@ async def test_worker_sweeps_expired_calls(redis: Redis, sweep: bool):
     async with running(RunnerWorker(redis, store, marker_executor(Path("/dev/null")), runner_id="w", **FAST)):  # type: ignore[arg-type]
         await wait_until(lambda: all_terminal(store, [rec.id]))
     assert (await store.get(rec.id)).state is CallState.expired
+
+
+async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: str, tmp_path: Path):
+    """The claim is on the way to the child's start; the worker's next XREADGROUP is not, so it goes second
+    (Redis's MONITOR shows the order the server received them)."""
+    client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
+    store = CallStore(client)
+    worker = RunnerWorker(client, store, marker_executor(tmp_path / "marker"), runner_id="w-order",  # type: ignore[arg-type]
+                          reader=reader, **{**FAST, "block_seconds": 5.0})
+    seen: list[str] = []
+    async with watcher.monitor() as monitor, running(worker):
+        async def watch() -> None:
+            async for entry in monitor.listen():
+                command = entry["command"]
+                if command.startswith("XREADGROUP") and "STREAMS" in command and " > " in f"{command} ":
+                    seen.append("read")
+                elif command.startswith(f"EVALSHA {store._claim.sha}"):
+                    seen.append("claim")
+                elif command.startswith(f"EVALSHA {store._approve.sha}"):
+                    seen.append("approve")
+
+        watching = asyncio.create_task(watch())
+        for _ in range(2):  # the first call loads the scripts (NOSCRIPT, SCRIPT LOAD, again): the second is timed
+            await asyncio.sleep(0.3)  # the worker's blocking read is waiting
+            (call_id,) = await approved_calls(store, 1)
+            await wait_until(lambda: all_terminal(store, [call_id]))  # noqa: B023 (awaited in this iteration)
+        await asyncio.sleep(0.1)
+        watching.cancel()
+    last_approve = len(seen) - 1 - seen[::-1].index("approve")
+    assert seen[last_approve + 1:last_approve + 3] == ["claim", "read"], seen
+    for c in (client, reader, watcher):
+        await c.aclose()
