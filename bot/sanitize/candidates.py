@@ -47,6 +47,8 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
 # run of name characters up to the separator, since a boundary precedes it and the separator follows it).
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
+# An assignment's unquoted value on the separator's line, as the assignment detector reads it (detectors._BARE_VALUE).
+_CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 UNANCHORED = re2._Anchor.UNANCHORED
 
@@ -56,6 +58,7 @@ BYTES_PER_UNIT = 32
 HEAD_UNITS = 1
 NAME_UNITS = 2
 JUDGEMENT_UNITS = 6
+EXPRESSION_UNITS = 2  # an assignment whose value is an expression of code, dismissed without the full parse
 ACCEPT_UNITS = 4
 DENSE_SPAN = 4096
 DENSE_KIND = "dense_candidates"
@@ -351,8 +354,9 @@ def _remember(rejected: dict[tuple[bytes, bool, bool], int], key: tuple[bytes, b
     rejected[key] = resume
 
 
-def _assignment_name(data: bytes, start: int, others: re2._Regexp) -> bytes | None:
-    """The name of the assignment candidate at ``start``, None when the candidate may be another detector's.
+def _assignment_head(data: bytes, start: int, others: re2._Regexp) -> re.Match[bytes] | None:
+    """The head (its group 1: the name) of the assignment candidate at ``start``, None when the candidate may be
+    another detector's.
 
     No other detector matching there means the alternation picked the assignment (its last branch), whose name
     is then the whole run of name characters between the boundary and the separator: read by a simple pattern,
@@ -360,7 +364,19 @@ def _assignment_name(data: bytes, start: int, others: re2._Regexp) -> bytes | No
     head = _ASSIGNMENT_HEAD.match(data, start)
     if head is None or others._regexp.Match(_ANCHOR_START, data, start, len(data))[0][0] >= 0:
         return None
-    return head.group(1)
+    return head
+
+
+def _code_expression(data: bytes, head: re.Match[bytes]) -> bool:
+    """Whether the assignment with this head has an unquoted value on its own line that is an expression of code
+    (``password = settings.DB_PASSWORD``): every context rejects it (``shapes.accept_assignment``), so it is
+    dismissed without the full parse. Source code (``grep -rn password src/``, ``git diff``) is made of these:
+    judged in full, a thousand lines of it spent the density budget and lost chunks to the dense marker."""
+    value = _CODE_VALUE.match(data, head.end())
+    if value is None:
+        return False
+    following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
+    return shapes.code_reference(value.group(1).decode("utf-8", "replace"), following)
 
 
 def _dense_end(data: bytes, start: int) -> int:
@@ -395,8 +411,9 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + resume
                 continue
         spent += HEAD_UNITS
-        name = _assignment_name(data, candidate_start, others) if others is not None else None
-        if name is not None:
+        head = _assignment_head(data, candidate_start, others) if others is not None else None
+        if head is not None:
+            name = head.group(1)
             harmless = _HARMLESS_NAMES.get(name)
             if harmless is None:  # a name not seen yet: splitting it into words costs about a judgement
                 spent += NAME_UNITS
@@ -408,6 +425,13 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + 1  # where a rejected assignment resumes: its name's start
                 if key is not None:
                     _remember(rejected, key, 1)
+                continue
+            if b'"' not in head.group(0) and b"'" not in head.group(0) and _code_expression(data, head):
+                spent += EXPRESSION_UNITS
+                resume = max(1, head.start(1) - candidate_start)  # as a rejected assignment: at its name
+                if key is not None:
+                    _remember(rejected, key, resume)
+                pos = candidate_start + resume
                 continue
         spent += JUDGEMENT_UNITS
         match = parse(data, candidate_start)

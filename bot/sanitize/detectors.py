@@ -206,7 +206,7 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     _token(
         "authorization",
-        r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"']?"
+        r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"'`]?"
         r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
         check="not_placeholder",
     ),

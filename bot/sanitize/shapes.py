@@ -30,7 +30,10 @@ _DESCRIBING_WORDS = _word_set(
     "field fields header headers endpoint endpoints url uri lifetime timeout interval size format "
     "encoding strategy provider providers store source env var variable at by set reset changed updated "
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
-    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin"
+    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin "
+    # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
+    "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
+    "xml properties lock log tpl j2 erb"
 )
 _LOOKUP_KEY_WORDS = _word_set(
     "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
@@ -62,10 +65,14 @@ _PLACEHOLDER_WORDS = _word_set(
 # Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
 # literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
 _IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*"
-_CHAIN = rf"(?:new\s|await\s|[&*])?\.?(?P<root>{_IDENTIFIER})(?P<rest>(?:(?:\.|\?\.|->|::){_IDENTIFIER})*)"
-_CALL_OR_SUBSCRIPT = re.compile(rf"{_CHAIN}[(\[]")
-_REFERENCE = re.compile(rf"{_CHAIN}!?")
-_SEGMENT_SPLIT = re.compile(r"\.|\?\.|->|::")
+_SEPARATOR = r"(?:\.|\?\.|->|::)"
+_CALL_OR_SUBSCRIPT = re.compile(rf"(?:new\s|await\s|[&*])?\.?{_IDENTIFIER}(?:{_SEPARATOR}{_IDENTIFIER})*[(\[]")
+_REFERENCE = re.compile(
+    rf"(?:new\s|await\s|[&*])?(?P<dot>\.)?(?P<root>{_IDENTIFIER})(?:{_SEPARATOR}{_IDENTIFIER})*?"
+    rf"(?:{_SEPARATOR}(?P<last>{_IDENTIFIER}))?!?"
+)
+# An identifier with two runs of digits (Xk9mQ2): how generated passwords look, not how people name things.
+_TWO_DIGIT_RUNS = re.compile(r"[0-9][A-Za-z_$]+[0-9]")
 # Where code keeps its settings: a dotted reference that starts here is an expression whatever it ends with.
 _CODE_ROOTS = _word_set(
     "self this cls os process settings config conf cfg c opts options args params props env environ var local "
@@ -138,12 +145,6 @@ def generated(value: str) -> bool:
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
 
 
-def _code_identifier(segment: str) -> bool:
-    """An identifier as people name them: at most one run of digits (``b64decode``, ``uuid4``), where a generated
-    password mixes several (``Xk9mQ2``)."""
-    return len(re.findall(r"[0-9]+", segment)) <= 1
-
-
 def code_reference(value: str, following: str = "") -> bool:
     """Whether an unquoted value is an expression of source code rather than a literal: a call or subscript
     (``get_token()``, ``os.environ["X"]``), a reference to a setting or a field (``settings.SECRET_KEY``,
@@ -156,28 +157,26 @@ def code_reference(value: str, following: str = "") -> bool:
     (``correct.horse.battery`` and ``Winter2024.Secure`` do not), a call's name mixes at most one run of digits
     into each identifier (``Xk9mQ2(vL8)`` is no call), and a bare identifier needs two words."""
     bare = value.strip().rstrip(",;")
-    call = _CALL_OR_SUBSCRIPT.match(bare)
-    if call is not None:
-        segments = [call.group("root"), *_SEGMENT_SPLIT.split(call.group("rest"))[1:]]
-        tail = bare[call.end() :] + following
-        closer = ")" if bare[call.end() - 1] == "(" else "]"
-        if all(_code_identifier(s) for s in segments) and (closer in tail or tail[-1:] in ("\"", "'", ",")):
-            return True
+    if "(" in bare or "[" in bare:
+        call = _CALL_OR_SUBSCRIPT.match(bare)
+        if call is not None and not _TWO_DIGIT_RUNS.search(bare, 0, call.end()):
+            tail = bare[call.end() :] + following
+            closer = ")" if bare[call.end() - 1] == "(" else "]"
+            return (
+                closer in tail or tail[:1] in ("\"", "'", "`", "{", "[") or tail[-1:] in ("\"", "'", "`", ",")
+            )
+        return False
     reference = _REFERENCE.fullmatch(bare)
-    if reference is None:
+    if reference is None or _TWO_DIGIT_RUNS.search(bare):
         return False
-    root, rest = reference.group("root"), reference.group("rest")
-    segments = [root, *_SEGMENT_SPLIT.split(rest)[1:]]
-    if not all(_code_identifier(s) for s in segments):
-        return False
-    if not rest:  # one identifier: a type, or a variable named for a secret (db_password, apiKey; no digit)
+    root, last = reference.group("root"), reference.group("last")
+    if last is None:  # one identifier: a type, or a variable named for a secret (db_password, apiKey; no digit)
+        if root.lower() in _TYPE_NAMES:
+            return True
         words = _words(root)
-        return root.lower() in _TYPE_NAMES or (
-            len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
-        )
-    last = segments[-1]
+        return len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
     return (
-        bare.lstrip("&*").startswith(".")
+        reference.group("dot") is not None
         or root.lower() in _CODE_ROOTS
         or last.lower() in _ACCESSOR_WORDS
         or name_kind(last) is not None

@@ -105,6 +105,8 @@ def redact_secret_manifests(
                 continue
             quote = value[:1] if value[:1] in (b'"', b"'") and value[-1:] == value[:1] and len(value) > 1 else b""
             inner = value[1:-1] if quote else value
+            if inner.startswith(b"{{") and inner.rstrip().endswith(b"}}"):
+                continue  # a chart's template ({{ .Values.db.password | quote }}): rendered later, no value yet
             lines[i] = match.group("lead") + quote + marker("k8s_secret", inner) + quote + trail
             count += 1
 
