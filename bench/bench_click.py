@@ -17,11 +17,10 @@ import argparse
 import asyncio
 import json
 import os
-import signal
-import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -33,6 +32,7 @@ import redis  # noqa: E402
 
 from bench.bench_approvals import POLICY, Bench  # noqa: E402
 from bench.cpu import CpuMeter  # noqa: E402
+from bench.profile import start_profilers, stop_profilers  # noqa: E402
 from bench.support import (  # noqa: E402
     APPROVER,
     RedisProcess,
@@ -109,21 +109,6 @@ async def posted(bench: Bench, completion: Any) -> None:
     raise TimeoutError("the slack role did not post a result within 10 s")
 
 
-def start_profiler(role: Role, output: str) -> subprocess.Popen[bytes]:
-    """py-spy (``pip install py-spy``) sampling the slack role during the measured clicks, collapsed stacks."""
-    profiler = subprocess.Popen(["py-spy", "record", "--pid", str(role.process.pid), "--rate", "1000",
-                                 "--nonblocking", "--format", "raw", "--output", output],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.0)  # py-spy attaches
-    return profiler
-
-
-def stop_profiler(profiler: subprocess.Popen[bytes], output: str) -> None:
-    profiler.send_signal(signal.SIGINT)
-    profiler.wait(30)
-    print(f"py-spy profile of serve --role slack (collapsed stacks): {output}")
-
-
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp, FakeSlack() as slack:
         work = Path(tmp)
@@ -145,8 +130,10 @@ async def main(args: argparse.Namespace) -> None:
                 for n in range(20):  # warm up
                     await sample(bench, session, url, slack, n)
                 answered, started, finished = [], [], []
-                profiler = start_profiler(roles[0], args.profile_slack) if args.profile_slack else None
+                profilers = start_profilers({"serve --role slack": (roles[0].process.pid, args.profile_slack)}
+                                            if args.profile_slack else {})
                 meter = CpuMeter({r.role: r.process.pid for r in roles}, redis.Redis.from_url(server.url))
+                calls_before = len(slack.calls)
                 meter.start()
                 for n in range(20, 20 + args.samples):
                     a, s, f = await sample(bench, session, url, slack, n)
@@ -154,8 +141,8 @@ async def main(args: argparse.Namespace) -> None:
                     started.append(s)
                     finished.append(f)
                 cpu = meter.stop()
-                if profiler is not None:
-                    stop_profiler(profiler, args.profile_slack)
+                web_api = Counter(c.method for c in slack.calls[calls_before:])
+                stop_profilers(profilers)
             print(f"signed Approve click through serve --role slack + serve --role runner, {args.samples} clicks, "
                   "one at a time:")
             for label, values in (("click -> answered (HTTP 200)", answered), ("click -> child started", started),
@@ -163,6 +150,8 @@ async def main(args: argparse.Namespace) -> None:
                 print(f"  {label:<30} median {median_ms(values):6.2f} ms, p99 {pct(values, 99) * 1e3:6.2f} ms")
             print("  CPU per click (whole call; what contention on a loaded machine does not inflate): "
                   + ", ".join(f"{name} {1000 * seconds / args.samples:.2f} ms" for name, seconds in cpu.items()))
+            print(f"  Redis commands per click {meter.commands / args.samples:.1f}; Slack Web API calls per click: "
+                  + ", ".join(f"{method} {count / args.samples:.2f}" for method, count in web_api.most_common()))
             for role in roles:
                 print(f"RSS of serve --role {role.role}: {(role.rss_kib() or 0) / 1024:.1f} MiB")
         finally:

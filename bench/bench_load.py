@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 import redis  # noqa: E402
 
 from bench.cpu import CpuMeter  # noqa: E402
+from bench.profile import start_profilers, stop_profilers  # noqa: E402
 from bench.support import RedisProcess, Role, pct, wait_until  # noqa: E402
 from bot.approvals.decisions import ensure_key_pair  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
@@ -420,13 +421,17 @@ class Bench:
         sample = expected[:: max(1, len(expected) // 50)]
         hash_bytes = statistics.mean(int(store.client.memory_usage(KEYS.call(c)) or 0) for c in sample)
 
-        meter = CpuMeter({r.name: r.process.pid for r in self.roles}, store.client)
+        # this process too: the fake Slack, the fake model and the clickers share the 2 cores with the roles
+        meter = CpuMeter({**{r.name: r.process.pid for r in self.roles}, "bench": os.getpid()}, store.client)
         ended_before = store.client.xlen(KEYS.completions_stream(0))  # one entry per call that ended
+        profilers = start_profilers({f"serve --role {r.name}": (r.process.pid, output) for r in self.roles
+                                     if (output := {"slack": a.profile_slack, "agent": a.profile_agent}.get(r.name))})
         meter.start()
         clicker.gate.set()
         wait_until(lambda: store.client.xlen(KEYS.completions_stream(0)) >= ended_before + len(expected)
                    or self.check_roles(), a.timeout, "every call finished", 0.02)
         cpu_to_finished = meter.stop()
+        stop_profilers(profilers)
         wait_until(lambda: (all(c in watch.results for c in expected)
                             and all(cid_of(i) in watch.answers for i in numbers)) or self.check_roles(),
                    a.timeout, "every result and answer in Slack", 0.2)
@@ -591,6 +596,10 @@ def main() -> int:
     parser.add_argument("--max-concurrency", type=int, default=16, help="opsctl max_concurrency per runner")
     parser.add_argument("--timeout", type=float, default=600, help="deadline of each load phase wait")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, config)")
+    parser.add_argument("--profile-slack", metavar="FILE",
+                        help="record the slack role with py-spy during the approve burst (collapsed stacks)")
+    parser.add_argument("--profile-agent", metavar="FILE",
+                        help="record the agent role with py-spy during the approve burst (collapsed stacks)")
     parser.add_argument("--burst", type=int, default=0, help="run the burst of N /fisk requests instead")
     parser.add_argument("--burst-in-flight", type=int, default=50, help="burst requests in flight at once")
     parser.add_argument("--burst-pool", type=int, default=4, help="redis.max_connections during the burst")

@@ -25,7 +25,7 @@ from bot.agent.model import ModelClient, ModelUnavailable
 from bot.agent.prompt import system_blocks, tools_param
 from bot.agent.results import record_result, result_block
 from bot.agent.settings import AgentSettings
-from bot.agent.state import ConversationStore, ConvState, PendingCall, QueuedMessage, Turn
+from bot.agent.state import ConversationStore, ConvState, PendingCall, QueuedMessage, Snapshot, Turn
 from bot.agent.steps import Step, plan_calls, step_outcome
 from bot.agent.transcript import append_user_text, cap_transcript
 from bot.approvals.errors import ApprovalError
@@ -153,24 +153,27 @@ class Agent:
             log.warning("conversation %s: lock lost; another replica continues", conversation)
 
     async def has_work(self, conversation: str) -> bool:
-        transcript, state = await self.conversations.load(conversation)
-        if await self.conversations.stop_requested(conversation):
+        """Whether ``_advance`` would do something now (asked after every drive, so it reads only the state and
+        the states of the pending calls, never the transcript or whole call records)."""
+        snapshot = await self.conversations.snapshot(conversation, transcript=False)
+        state = snapshot.state
+        if snapshot.stopper is not None:
             return True
         if state.pending:
-            return await self._all_terminal(state) is not None
+            return await self._settled(state)
         if state.turn is not None:
             return True
         return await self.conversations.next_queued(conversation) is not None
 
     async def _advance(self, conversation: str, token: str) -> None:
         while True:
-            transcript, state = await self.conversations.load(conversation)
-            stopper = await self.conversations.stop_requested(conversation)
-            if stopper is not None:
-                await self._handle_stop(conversation, token, transcript, state, stopper)
+            snapshot = await self.conversations.snapshot(conversation)
+            state = snapshot.state
+            if snapshot.stopper is not None:
+                await self._handle_stop(conversation, token, snapshot.transcript(), state, snapshot.stopper)
                 continue
             if state.pending:
-                if not await self._resume(conversation, token, transcript, state):
+                if not await self._resume(conversation, token, snapshot, state):
                     return  # suspended: calls still await approval or run
                 if state.turn is None:
                     continue
@@ -178,8 +181,8 @@ class Agent:
                 message = await self.conversations.next_queued(conversation)
                 if message is None:
                     return
-                await self._start_turn(conversation, token, transcript, state, message)
-            await self._step(conversation, token, transcript, state)
+                await self._start_turn(conversation, token, snapshot.transcript(), state, message)
+            await self._step(conversation, token, snapshot.transcript(), state)
 
     async def _start_turn(
         self, conversation: str, token: str, transcript: Transcript, state: ConvState, message: QueuedMessage
@@ -191,9 +194,9 @@ class Agent:
         await self._save(conversation, token, transcript, state, dequeue=message)
         await self._publish("working", conversation, {"turn": message.id})
 
-    async def _resume(self, conversation: str, token: str, transcript: Transcript, state: ConvState) -> bool:
+    async def _resume(self, conversation: str, token: str, snapshot: Snapshot, state: ConvState) -> bool:
         """Propose what is planned but not proposed; when every call is terminal, append the tool_result message
-        (results in tool_use order) and return True."""
+        (results in tool_use order) and return True. The transcript is decoded only when it is written."""
         turn_id = state.turn.id if state.turn else ""
         unproposed = [p for p in state.pending if p.proposal is not None and p.call_id is None]
         if unproposed:
@@ -206,7 +209,7 @@ class Agent:
                 p.call_id = by_tool_use.get(p.tool_use_id)
                 if p.call_id is not None:  # the call record holds it now: not kept twice in Redis
                     p.proposal = None
-            await self._save(conversation, token, transcript, state)
+            await self._save(conversation, token, snapshot.transcript(), state)
             await self._publish("proposed", conversation, {"turn": turn_id, "call_ids": [r.id for r in records]})
         terminal = await self._all_terminal(state)
         if terminal is None:
@@ -217,6 +220,7 @@ class Agent:
             else record_result(p.tool_use_id, terminal.get(p.tool_use_id))
             for p in state.pending
         ]
+        transcript = snapshot.transcript()
         transcript.append({"role": "user", "content": blocks})
         state.pending = []
         if state.stopped or state.turn is None:
@@ -226,19 +230,23 @@ class Agent:
         await self._publish("working", conversation, {"turn": turn_id})
         return True
 
+    async def _settled(self, state: ConvState) -> bool:
+        """Whether every pending call is proposed and terminal (or gone): one round trip reading only their
+        states, so a completion that leaves calls open (most of a multi-call turn's) parses no call record."""
+        call_ids = [p.call_id for p in state.pending if p.local_result is None]
+        if any(call_id is None for call_id in call_ids):
+            return False
+        states = await self.store.states([c for c in call_ids if c is not None])
+        return all(s is None or s.terminal for s in states)
+
     async def _all_terminal(self, state: ConvState) -> dict[str, CallRecord | None] | None:
         """Records of the pending calls by tool_use id if every one is terminal (or gone), else None."""
-        records: dict[str, CallRecord | None] = {}
-        for p in state.pending:
-            if p.local_result is not None:
-                continue
-            if p.call_id is None:
-                return None
-            record = await self.store.find(p.call_id)
-            if record is not None and not record.terminal:
-                return None
-            records[p.tool_use_id] = record
-        return records
+        if not await self._settled(state):
+            return None
+        asked = [p for p in state.pending if p.local_result is None and p.call_id is not None]
+        found = await self.store.find_many([p.call_id for p in asked if p.call_id is not None])
+        # a terminal state is final: read again, each record is still terminal or gone (retention)
+        return {p.tool_use_id: record for p, record in zip(asked, found, strict=True)}
 
     async def _step(self, conversation: str, token: str, transcript: Transcript, state: ConvState) -> None:
         """One model request for the open turn, and what its stop_reason calls for."""

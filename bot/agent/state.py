@@ -16,6 +16,7 @@ import json
 import secrets
 import time
 import zlib
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
@@ -140,6 +141,22 @@ class QueuedMessage(BaseModel):
         return f"{int(ms or 0):015d}-{int(seq or 0):09d}|" + self.model_dump_json()
 
 
+@dataclass
+class Snapshot:
+    """What ``ConversationStore.snapshot`` read: the state, who asked to stop (None: nobody), and the stored
+    transcript, decoded on first use of ``transcript()``."""
+
+    state: ConvState
+    stopper: str | None
+    stored_transcript: bytes | str | None
+    _decoded: list[dict[str, Any]] | None = None
+
+    def transcript(self) -> list[dict[str, Any]]:
+        if self._decoded is None:
+            self._decoded = decode_transcript(self.stored_transcript)
+        return self._decoded
+
+
 class ConversationStore:
     """Redis operations on one or many conversations (stateless: any replica may use any conversation)."""
 
@@ -175,6 +192,16 @@ class ConversationStore:
         transcript = decode_transcript(raw_t)
         state = ConvState.model_validate_json(raw_s) if raw_s else ConvState()
         return transcript, state
+
+    async def snapshot(self, conversation: str, *, transcript: bool = True) -> Snapshot:
+        """State, stop request and (``transcript``) the transcript still encoded, in one round trip: the
+        transcript (the largest key, often compressed) is decoded only by a step that needs it; most completions
+        of a multi-call turn find calls still open and need only the state."""
+        names = ("state", "stop", "transcript") if transcript else ("state", "stop")
+        raw_s, raw_stop, *raw_t = await self.redis.mget(*(self.key(conversation, n) for n in names))
+        state = ConvState.model_validate_json(raw_s) if raw_s else ConvState()
+        stopper = (raw_stop.decode() if isinstance(raw_stop, bytes) else str(raw_stop)) if raw_stop else None
+        return Snapshot(state, stopper, raw_t[0] if raw_t else None)
 
     async def save(
         self,

@@ -219,6 +219,52 @@ class CallStore:
             raw, body = await pipe.execute()
         return CallRecord.from_redis(raw, body, call_id) if raw else None
 
+    async def find_many(self, call_ids: Sequence[str]) -> list[CallRecord | None]:
+        """``find`` of each call, in one round trip (None: no such call, or an id no key can be made of)."""
+        keys: list[str | None] = []
+        for call_id in call_ids:
+            try:
+                keys.append(self.keys.call(call_id))
+            except ValueError:
+                keys.append(None)
+        replies: list[Any] = []
+        if any(keys):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for call_id, key in zip(call_ids, keys, strict=True):
+                    if key is not None:
+                        pipe.hgetall(key)
+                        pipe.get(self.keys.body(call_id))
+                replies = await pipe.execute()
+        pairs = iter(zip(replies[0::2], replies[1::2], strict=True))
+        records: list[CallRecord | None] = []
+        for call_id, key in zip(call_ids, keys, strict=True):
+            raw, body = next(pairs) if key is not None else ({}, None)
+            records.append(CallRecord.from_redis(raw, body, call_id) if raw else None)
+        return records
+
+    async def states(self, call_ids: Sequence[str]) -> list[CallState | None]:
+        """The lifecycle state of each call, in one round trip of one-field reads (None: no such call): what a
+        caller that only asks "is it over yet?" needs, without building whole records."""
+        keys: list[str | None] = []
+        for call_id in call_ids:
+            try:
+                keys.append(self.keys.call(call_id))
+            except ValueError:
+                keys.append(None)
+        replies: list[Any] = []
+        if any(keys):
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    if key is not None:
+                        pipe.hget(key, "state")
+                replies = await pipe.execute()
+        answers = iter(replies)
+        states: list[CallState | None] = []
+        for key in keys:
+            raw = next(answers) if key is not None else None
+            states.append(CallState(_text(raw)) if raw else None)
+        return states
+
     async def human_decision_wait(self, call_id: str) -> float | None:
         """Seconds from proposal to a human's decision; None for a policy decision, no decision or no call."""
         return (await self.human_decision_waits([call_id]))[0]

@@ -88,8 +88,7 @@ class TimelineRecorder:
                     last_id = ">"
                 elif last_id != ">":
                     last_id = next_read_id(last_id, entries)
-                for entry_id, fields in entries:
-                    await self._record_entry(stream, _text(entry_id), fields or {}, stop_event)
+                await self._record_batch(stream, [(_text(i), f or {}) for i, f in entries], stop_event)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("timeline recorder: reading %s failed (%s); retrying", stream, exc)
                 await asyncio.sleep(1.0)
@@ -103,6 +102,22 @@ class TimelineRecorder:
             except Exception:  # the loop must outlive anything: a dead loop leaves every later entry unrecorded
                 log.exception("timeline recorder: reading %s failed; retrying", stream)
                 await asyncio.sleep(1.0)
+
+    async def _record_batch(self, stream: str, entries: list[tuple[str, Mapping[Any, Any]]],
+                            stop_event: asyncio.Event) -> None:  # fmt: skip
+        """Record and acknowledge what one read returned in one round trip (a call writes four audit entries,
+        and a burst of calls arrives in batches). Should the batch fail, each entry is recorded on its own, with
+        ``_record_entry``'s patience for a Redis outage and its bound on other failures."""
+        if len(entries) > 1:
+            try:
+                await self.record_many(stream, [(i, {_text(k): _text(v) for k, v in f.items()}) for i, f in entries],
+                                       acknowledge=True)
+                return
+            except Exception as exc:  # nothing is lost: each entry is tried again, one at a time
+                log.warning("timeline recorder: a batch of %d %s entries failed (%s); recording them one by one",
+                            len(entries), stream, exc)
+        for entry_id, fields in entries:
+            await self._record_entry(stream, entry_id, fields, stop_event)
 
     async def _record_entry(self, stream: str, entry_id: str, fields: Mapping[Any, Any],
                             stop_event: asyncio.Event) -> None:  # fmt: skip
@@ -135,22 +150,31 @@ class TimelineRecorder:
         entries, and a round trip per command made this the slack role's busiest reader). Recorded but not
         acknowledged (the connection lost in between) means recorded again later: ``read_timeline`` keeps one
         entry per source."""
-        src = f"{stream}/{entry_id}"
-        if stream in (bus.INBOX, bus.OUTBOX):
-            event = bus.BusEvent.from_fields(entry_id, fields)
-            entry = await self._bus_entry(stream, event)
-            conversation = event.conversation
-        else:
-            conversation = fields.get("conversation", "")
-            entry = await self._call_entry(fields)
-        async with self.redis.pipeline(transaction=False) as pipe:
+        await self.record_many(stream, [(entry_id, fields)], acknowledge=acknowledge)
+
+    async def record_many(self, stream: str, entries: list[tuple[str, Mapping[str, str]]], *,
+                          acknowledge: bool = False) -> None:
+        """``record`` of several entries of one stream, written (and acknowledged) in one round trip."""
+        lines: dict[str, list[str]] = {}  # timeline key -> its new entries, in stream order
+        for entry_id, fields in entries:
+            src = f"{stream}/{entry_id}"
+            if stream in (bus.INBOX, bus.OUTBOX):
+                event = bus.BusEvent.from_fields(entry_id, fields)
+                entry = await self._bus_entry(stream, event)
+                conversation = event.conversation
+            else:
+                conversation = fields.get("conversation", "")
+                entry = await self._call_entry(fields)
             if entry is not None and conversation:
                 # a list: a stream per thread cost 4 KiB (Redis gives every new stream node that much up front)
-                key = self.incidents.timeline_key(conversation)
-                pipe.rpush(key, json.dumps({**entry, "src": src}, separators=(",", ":")))
+                lines.setdefault(self.incidents.timeline_key(conversation), []).append(
+                    json.dumps({**entry, "src": src}, separators=(",", ":")))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for key, values in lines.items():
+                pipe.rpush(key, *values)
                 pipe.expire(key, self.incidents.retention)
-            if acknowledge:
-                pipe.xack(stream, GROUP, entry_id)
+            if acknowledge and entries:
+                pipe.xack(stream, GROUP, *(entry_id for entry_id, _ in entries))
             if len(pipe):
                 await pipe.execute()
 

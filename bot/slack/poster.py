@@ -32,7 +32,7 @@ from bot.approvals.errors import CallNotFound, InvalidTransition
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
 from bot.slack import threads
-from bot.slack.assistant import THINKING, set_status, status_of_calls
+from bot.slack.assistant import THINKING, in_assistant_thread, set_status, status_of_calls
 from bot.slack.cards import render_card, render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, card_style, refresh_card
 from bot.slack.mrkdwn import escape
@@ -223,7 +223,10 @@ class Poster:
                 await self.post_card(str(call_id), retry=retry)
         elif event.kind in ("working", "idle"):
             status = THINKING if event.kind == "working" else ""
-            if event.kind == "idle" and event.data.get("state") == "suspended":
+            # the status line names the call a suspended turn waits for; only an assistant thread has one, and
+            # reading the thread's calls for it on every completion of a multi-call turn cost the busiest role
+            suspended = event.kind == "idle" and event.data.get("state") == "suspended"
+            if suspended and in_assistant_thread(self.deps, event.conversation) is not None:
                 status = await status_of_calls(self.deps, event.conversation)
             if not await set_status(self.deps, event.conversation, status):
                 await self.working(event.conversation, event.kind == "working")

@@ -5,8 +5,11 @@ redeliveries are not doubled; outside text is cleaned on the way out."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections.abc import Awaitable
 
+import pytest
 from redis.asyncio import Redis
 
 from bot.agent import bus
@@ -164,3 +167,43 @@ async def test_a_timeline_is_a_compact_list_and_one_begun_as_a_stream_is_still_r
     await recorder.record(bus.INBOX, "1700000000001-0", message(old, "after"))
     assert [e["text"] for e in await read_timeline(redis, incidents, old)] == ["before", "after"]
     assert [e["text"] for e in await read_timeline(redis, incidents, conv)] == ["hi"]
+
+
+async def test_a_batch_of_entries_reaches_each_thread_in_order_a_bad_one_among_them_too(
+        redis: Redis, caplog: pytest.LogCaptureFixture) -> None:
+    """What one read returns is recorded in one round trip, each thread's entries in stream order; a batch with
+    an entry that cannot be recorded falls back to one entry at a time, so the others still arrive, once each."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    other = "slack:C0WEB:1700000000.000200"
+    for n in range(8):  # all there before the recorder starts: its first read returns them together
+        if n == 4:
+            await redis.xadd(bus.INBOX, {"kind": "user_message", "conversation": CONV, "data": "{not json"})
+        await bus.submit_user_message(redis, CONV if n % 2 else other, "UREQ", f"message {n}")
+    recorder = TimelineRecorder(redis, incidents, calls, block_seconds=0.05)
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+    try:
+        async def texts(conversation: str) -> list[str]:
+            return [str(e.get("text")) for e in await read_timeline(redis, incidents, conversation)]
+
+        await wait_for(lambda: _equal(texts(CONV), ["message 1", "message 3", "message 5", "message 7"]), timeout=15)
+        await wait_for(lambda: _equal(texts(other), ["message 0", "message 2", "message 4", "message 6"]), timeout=15)
+
+        async def nothing_pending() -> bool:
+            return (await redis.xpending(bus.INBOX, "timeline"))["pending"] == 0
+        await wait_for(nothing_pending, timeout=15)
+        await bus.submit_user_message(redis, other, "UREQ", "later")
+        await wait_for(lambda: _equal(texts(other), ["message 0", "message 2", "message 4", "message 6", "later"]),
+                       timeout=15)
+    finally:
+        stop.set()
+        await task
+    assert "a batch of 9" in caplog.text  # the first read was one batch, recorded one by one after it failed
+    for conversation in (CONV, other):  # recorded once each
+        lines = await redis.lrange(incidents.timeline_key(conversation), 0, -1)
+        assert len(lines) == len({json.loads(line)["src"] for line in lines}), conversation
+
+
+async def _equal(texts: Awaitable[list[str]], expected: list[str]) -> bool:
+    return await texts == expected

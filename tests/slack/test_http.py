@@ -117,3 +117,26 @@ async def test_refused_mention_gets_ephemeral_and_submits_nothing(harness: Harne
     (call,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
     assert call.params["user"] == "UREQ" and "not enabled" in call.params["text"]
     assert await inbox(harness.redis) == []
+
+
+async def test_every_button_of_the_bot_is_acknowledged_and_a_foreign_action_is_not(harness: Harness) -> None:
+    """One listener answers all the bot's action ids (``CLICK_ACTIONS``): each click is acknowledged and recorded
+    for the intake worker; an action id that is not the bot's is not acknowledged (bolt's 404), and a click
+    with a wrong signature is refused before anything (401)."""
+    from urllib.parse import urlencode
+
+    from bot.slack import cards
+    from tests.slack.conftest import click_payload
+
+    record = await harness.propose(f"slack:{CHANNEL}:1700000000.000100", ["opsctl", "status"])
+    actions = [cards.APPROVE_ACTION, cards.CONFIRM_APPROVAL_ACTION, cards.DENY_ACTION, cards.CANCEL_ACTION,
+               cards.GRANT_TOOL_ACTION, cards.GRANT_COMMAND_ACTION, cards.GRANT_MINUTES_ACTION, cards.REVOKE_ACTION]
+    for action in actions:
+        body = urlencode({"payload": json.dumps(click_payload(record, action, "UNOBODY", "http://127.0.0.1:9/r"))})
+        assert (await harness.send(body, "application/x-www-form-urlencoded"))[0] == 200, action
+    for action in ("fisk_approve_all", "xfisk_approve", "other"):
+        body = urlencode({"payload": json.dumps(click_payload(record, action, "UNOBODY", "http://127.0.0.1:9/r"))})
+        assert (await harness.send(body, "application/x-www-form-urlencoded"))[0] == 404, action
+    body = urlencode({"payload": json.dumps(click_payload(record, cards.APPROVE_ACTION, "UAPPROVER", "x"))})
+    assert (await harness.send(body, "application/x-www-form-urlencoded", secret="forged"))[0] == 401
+    assert (await harness.store.get(record.id)).state == "awaiting_approval"
