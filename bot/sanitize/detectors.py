@@ -240,6 +240,21 @@ CONTEXT: tuple[Detector, ...] = (
         finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s\"'-]",
     ),
     Detector(
+        "password",  # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value)
+        r"(?i:\blogin\b)[^\n]{0,128}?\s-p[ \t]{1,4}(?P<v>[^\s\"'-][^\s\"']{0,255})",
+        finder=r"(?i:\blogin\b)[^\n]{0,128}?\s-p[ \t]{1,4}[^\s\"'-]",
+    ),
+    Detector(
+        "sensitive_value",
+        # terraform output -json prints a sensitive output in clear: {"sensitive": true, "type": ..., "value": ...}
+        r"\"sensitive\"[ \t]{0,4}:[ \t]{0,4}true,\s{0,64}\"type\"[ \t]{0,4}:[ \t]{0,4}\"[a-z]{1,16}\",\s{0,64}"
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>\"[^\"\n]{1,256}\"?|[^\s,}\]\[{\"][^\s,}\]]{0,255})",
+        # no check: every such value is one the operator marked sensitive (and so the short finder is safe:
+        # nothing is rejected, so nothing is memoized on a span that does not hold the value)
+        finder=r"\"sensitive\"[ \t]{0,4}:[ \t]{0,4}true,\s{0,64}\"type\"[ \t]{0,4}:[ \t]{0,4}\"[a-z]{1,16}\",\s{0,64}"
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}[^\s,}\]\[{]",
+    ),
+    Detector(
         "password_hash",
         # htpasswd and shadow lines: user:$apr1$..., user:$2y$..., user:{SHA}...
         r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?P<v>\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8,300}"

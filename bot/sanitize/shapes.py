@@ -30,7 +30,7 @@ _DESCRIBING_WORDS = _word_set(
     "field fields header headers endpoint endpoints url uri lifetime timeout interval size format "
     "encoding strategy provider providers store source env var variable at by set reset changed updated "
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
-    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin "
+    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin budget "
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
     "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
     "xml properties lock log tpl j2 erb"
@@ -217,6 +217,8 @@ def accept_assignment(
         return kind
     if quoted and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
+    if not code and any(generated(word) for word in bare.split() if "=" not in word):
+        return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
     return kind if generated(value) else None
 
 

@@ -10,6 +10,7 @@ import base64
 
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_fresh import FRESH_LEAKS
+from tests.corpora.leaks_ops import OPS_LEAKS
 
 
 def _b64(text: str) -> str:
@@ -74,4 +75,4 @@ LEAKS: tuple[Leak, ...] = (
          ("9d8c7b6a5f4e3d2c1b0a",)),
 )
 
-LEAKS += FRESH_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS
