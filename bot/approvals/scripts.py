@@ -301,17 +301,25 @@ keep_call(id)
 return {'ok', record(id)}
 """
 
-# KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason
+# KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason; optional: 10 the run stream's
+# consumer group and 11 the run entry that brought the call (acknowledged here, whatever the answer: the call was
+# claimed, so the entry has done its work; one round trip fewer per call), 12 '1' to answer without the record
+# (a caller that does not read it: the runner worker).
 FINISH = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
+if ARGV[10] and ARGV[10] ~= '' then redis.call('XACK', base .. 'run', ARGV[10], ARGV[11]) end
+local function answer(status)
+  if ARGV[12] == '1' then return {status} end
+  return {status, record(id)}
+end
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 if state ~= 'running' or redis.call('HGET', key, 'runner') ~= ARGV[6] then
   -- this runner's result stored already (a retry because no replica had acknowledged it): confirm it
   if state == ARGV[7] and redis.call('HGET', key, 'runner') == ARGV[6] then
     confirm_write()
-    return {'repeat', record(id)}
+    return answer('repeat')
   end
   return {'invalid', state}
 end
@@ -329,7 +337,7 @@ elseif ARGV[7] == 'cancelled' then
   return {'invalid', 'not_cancelled'}
 end
 move(key, id, state, ARGV[7], actor, reason)
-return {'ok', record(id)}
+return answer('ok')
 """
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 the state claimed from (approved or

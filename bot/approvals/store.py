@@ -509,14 +509,20 @@ class CallStore:
         _require(ack, "result", call_id)
         return record
 
-    async def record_result(self, call_id: str, runner_id: str, result: dict[str, Any]) -> None:
+    async def record_result(
+        self, call_id: str, runner_id: str, result: dict[str, Any], run_entry: tuple[str, str] | None = None
+    ) -> None:
         """``finish`` for a caller that does not use the record (the runner worker): the script's answer is
-        checked (same exceptions), the record it returns is not parsed."""
-        reply, ack = await self._store_result(call_id, runner_id, result)
+        checked (same exceptions) and carries no record. ``run_entry`` (consumer group, entry id): the run stream
+        entry that brought the call, acknowledged by the same script as soon as it runs, whatever it answers."""
+        reply, ack = await self._store_result(call_id, runner_id, result, run_entry or ("", ""), lean=True)
         _check(reply, call_id)
         _require(ack, "result", call_id)
 
-    async def _store_result(self, call_id: str, runner_id: str, result: dict[str, Any]) -> tuple[Any, Acknowledgement]:
+    async def _store_result(
+        self, call_id: str, runner_id: str, result: dict[str, Any], run_entry: tuple[str, str] = ("", ""),
+        *, lean: bool = False,
+    ) -> tuple[Any, Acknowledgement]:
         status = CallState(result.get("status", ""))
         if status not in RESULT_STATUSES:
             raise ValueError(f"result status must be one of {sorted(RESULT_STATUSES)}, got {status}")
@@ -530,7 +536,7 @@ class CallStore:
             [self.keys.call(call_id)],
             [
                 *self._common(self.keys.shard_of_call(call_id), now),
-                call_id, runner_id, status.value, json.dumps(result), reason,
+                call_id, runner_id, status.value, json.dumps(result), reason, *run_entry, "1" if lean else "0",
             ],
         )
         return reply, ack

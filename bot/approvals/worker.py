@@ -188,6 +188,7 @@ class RunnerWorker:
             decoded = {_text(k): _text(v) for k, v in fields.items()}
             call_id = decoded.get("call_id", "")
             limit = self._app_limits.get(decoded.get("app", "")) or self._app_limits.get("*")
+            acknowledged = False  # by the script that stored the result
             async with limit if limit is not None else contextlib.nullcontext():
                 if self._stopping:
                     return  # not claimed: stays pending for another replica
@@ -202,8 +203,9 @@ class RunnerWorker:
                     log.error("runner %s: malformed run entry %s %r", self.runner_id, entry_id, decoded)
                     record = None
                 if record is not None:
-                    await self._execute(record)
-            await self._retry(lambda: self.redis.xack(stream, self.group, entry_id))
+                    acknowledged = await self._execute(record, entry_id)
+            if not acknowledged:
+                await self._retry(lambda: self.redis.xack(stream, self.group, entry_id))
         except Exception:
             log.exception("runner %s: entry %s failed; it stays pending", self.runner_id, entry_id)
         finally:
@@ -226,13 +228,16 @@ class RunnerWorker:
                     raise
         raise AssertionError("unreachable")
 
-    async def _execute(self, record: CallRecord) -> None:
+    async def _execute(self, record: CallRecord, entry_id: str) -> bool:
+        """Run a claimed call and store its outcome; True when the script that stored the result also
+        acknowledged ``entry_id``."""
         with log_context(call_id=record.id, conversation=record.conversation, tool=record.tool):
             log.info("runner %s: running %s", self.runner_id, record.tool)
-            await self._execute_logged(record)
+            acknowledged = await self._execute_logged(record, entry_id)
             log.info("runner %s: %s done", self.runner_id, record.tool)
+            return acknowledged
 
-    async def _execute_logged(self, record: CallRecord) -> None:
+    async def _execute_logged(self, record: CallRecord, entry_id: str) -> bool:
         stop = asyncio.Event()
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
@@ -244,29 +249,33 @@ class RunnerWorker:
                 await asyncio.wait({exec_task})
             finally:
                 self._executing.pop(record.id, None)
-            await self._store_outcome(record, exec_task)
+            return await self._store_outcome(record, exec_task, entry_id)
         finally:
             beat.cancel()
 
-    async def _store_outcome(self, record: CallRecord, exec_task: asyncio.Task[dict[str, Any]]) -> None:
+    async def _store_outcome(self, record: CallRecord, exec_task: asyncio.Task[dict[str, Any]], entry_id: str) -> bool:
+        """Store what the executor returned (or that it failed); True when the run entry was acknowledged too."""
         if exec_task.cancelled():
             await self._interrupt(record.id, "runner stopped before the call finished; outcome unknown")
-            return
+            return False
         error = exec_task.exception()
         if error is not None:
             await self._interrupt(record.id, f"executor error after start: {error!r}")
-            return
+            return False
         try:
             # A result is retried for as long as this process lives: it is the one thing nobody can redo. That
             # includes a result no replica acknowledged yet: the retry confirms it, or stores it again on a
             # primary promoted meanwhile that never had it.
-            await self._retry(lambda: self.store.record_result(record.id, self.runner_id, exec_task.result()),
+            await self._retry(lambda: self.store.record_result(record.id, self.runner_id, exec_task.result(),
+                                                               run_entry=(self.group, entry_id)),
                               forever=True, also=(NotDurable,))
-        except ValueError as exc:
+        except ValueError as exc:  # refused before the script ran: nothing acknowledged
             await self._interrupt(record.id, f"executor returned an invalid result: {exc}")
-        except InvalidTransition as exc:
+            return False
+        except InvalidTransition as exc:  # the script ran (and acknowledged the entry) but stored nothing
             log.warning("runner %s: result of %s not stored, call is %s", self.runner_id, record.id,
                         exc.current_state)
+        return True
 
     async def _call_executor(self, record: CallRecord, stop: asyncio.Event) -> dict[str, Any]:
         STOP_REQUEST.set(stop)  # this task's own context: only this call's executor sees it

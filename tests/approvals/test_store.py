@@ -13,6 +13,7 @@ from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, In
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState, Proposal, hash_argv
 from bot.approvals.store import CallStore
+from bot.streams import ensure_group
 from tests.approvals.conftest import proposal
 
 CONV = "C1/1700000000.000100"
@@ -99,6 +100,36 @@ async def test_record_result_checks_like_finish_without_returning_the_record(sto
     assert record.state is CallState.finished and record.result is not None and record.result["output"] == "ok"
     with pytest.raises(CallNotFound):
         await store.record_result("0-unknown", "r1", {"status": "finished", "exit_code": 0})
+
+
+async def test_record_result_acknowledges_the_run_entry_whatever_it_answers(
+    store: CallStore, policy: ApprovalPolicy, redis: Redis
+):
+    """The entry that brought a claimed call has done its work: the finish script acknowledges it (one round trip
+    fewer per call), also when it refuses the result, and never another group's or entry's."""
+    stream = store.keys.run_stream(0)
+    await ensure_group(redis, stream, "runners")
+    await ensure_group(redis, stream, "others")
+    ids = [await awaiting(store, policy) for _ in range(2)]
+    for call_id in ids:
+        await store.approve(call_id, "U_APP", [], policy)
+    entries = {}
+    for group in ("runners", "others"):
+        reply = await redis.xreadgroup(group, "c1", {stream: ">"}, count=10)
+        entries[group] = [entry_id.decode() for entry_id, _ in reply[0][1]]
+    first, second = ids
+    await store.claim(first, "r1")
+    with pytest.raises(InvalidTransition):  # not running for r2: refused, still acknowledged
+        await store.record_result(first, "r2", {"status": "finished"}, run_entry=("runners", entries["runners"][0]))
+    assert [p["message_id"].decode() for p in await redis.xpending_range(stream, "runners", "-", "+", 10)] == [
+        entries["runners"][1]]
+    done = {"status": "finished", "exit_code": 0}
+    await store.record_result(first, "r1", done, run_entry=("runners", entries["runners"][0]))
+    assert (await store.get(first)).state is CallState.finished
+    assert (await redis.xpending(stream, "others"))["pending"] == 2  # another group's entries are its own
+    await store.claim(second, "r1")
+    await store.record_result(second, "r1", {"status": "finished", "exit_code": 0})  # no entry given: none acked
+    assert (await redis.xpending(stream, "runners"))["pending"] == 1
 
 
 async def test_auto_approved_is_enqueued_and_audited(store: CallStore, redis: Redis):

@@ -256,7 +256,8 @@ async def test_worker_sweeps_expired_calls(redis: Redis, sweep: bool):
 
 async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: str, tmp_path: Path):
     """The claim is on the way to the child's start; the worker's next XREADGROUP is not, so it goes second
-    (Redis's MONITOR shows the order the server received them)."""
+    (Redis's MONITOR shows the order the server received them). The run entry is acknowledged by the script that
+    stores the result, not by an XACK of its own."""
     client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
     store = CallStore(client)
     worker = RunnerWorker(client, store, marker_executor(tmp_path / "marker"), runner_id="w-order",  # type: ignore[arg-type]
@@ -272,6 +273,8 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
                     seen.append("claim")
                 elif command.startswith(f"EVALSHA {store._approve.sha}"):
                     seen.append("approve")
+                elif command.startswith("XACK") and entry.get("client_type") != "lua":
+                    seen.append("xack")
 
         watching = asyncio.create_task(watch())
         for _ in range(2):  # the first call loads the scripts (NOSCRIPT, SCRIPT LOAD, again): the second is timed
@@ -282,5 +285,7 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
         watching.cancel()
     last_approve = len(seen) - 1 - seen[::-1].index("approve")
     assert seen[last_approve + 1:last_approve + 3] == ["claim", "read"], seen
+    assert "xack" not in seen
+    assert (await client.xpending(store.keys.run_stream(0), "runners"))["pending"] == 0
     for c in (client, reader, watcher):
         await c.aclose()
