@@ -1,0 +1,53 @@
+"""Both corpora through ``fisk-chatops exec``, the way issue #11 is checked: a real fisk application prints them,
+the command runs it with the default cap, and the JSON it prints must hold no secret and every benign byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.corpora.leaks import LEAKS
+from tests.support.fisk_app import make_script
+
+ROOT = Path(__file__).resolve().parents[1]
+BENIGN = sorted((ROOT / "tests" / "corpora" / "benign").glob("*.txt"))
+
+
+def _exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
+    """``fisk-chatops exec`` of a tool whose application prints ``data`` (read from a file named in its env)."""
+    corpus = tmp_path / "corpus.bin"
+    corpus.write_bytes(data)
+    fixture = str(fixtures_dir / "opsctl.introspect.json")
+    body = (
+        "import os, sys\n"
+        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
+        "else:\n    sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())\n"
+    )
+    app = make_script(tmp_path, "printer", body)
+    config = tmp_path / "c.yaml"
+    config.write_text(f"applications: [{{binary: {app}, env: {{CORPUS_FILE: '{corpus}'}}}}]\n")
+    result = subprocess.run([sys.executable, "-m", "bot.cli", "exec", "--config", str(config), "service_status", "{}"],
+                            capture_output=True, text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    parsed: dict[str, object] = json.loads(result.stdout)
+    assert parsed["status"] == "finished" and parsed["truncated"] is False, parsed
+    return parsed
+
+
+def test_the_benign_corpus_comes_out_of_exec_byte_identical(tmp_path: Path, fixtures_dir: Path) -> None:
+    benign = b"".join(path.read_bytes() for path in BENIGN)
+    result = _exec_printing(tmp_path, fixtures_dir, benign)
+    assert result["redactions"] == 0
+    assert str(result["output"]).encode() == benign
+
+
+def test_no_secret_of_the_leak_corpus_comes_out_of_exec(tmp_path: Path, fixtures_dir: Path) -> None:
+    leaks = "\n".join(leak.text for leak in LEAKS).encode()
+    result = _exec_printing(tmp_path, fixtures_dir, leaks)
+    output = str(result["output"])
+    survived = [(leak.family, secret) for leak in LEAKS for secret in leak.secrets if secret in output]
+    assert survived == []
+    assert int(str(result["redactions"])) >= len(LEAKS)
