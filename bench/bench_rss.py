@@ -15,6 +15,10 @@
    of ~130 KiB each, 80 = 10.4 MiB): RE2 builds its DFA states while it searches and keeps them, up to
    ``MAX_MEM_PER_AUTOMATON`` per automaton, so a runner's RSS grows with the variety of the output it cleans
    (which an idle role does not show) until that budget stops it.
+5. A runner after work, as an operator reads it: ``serve --role runner`` executes ``--work-calls`` approved calls
+   of the compiled bench tool, one after another, each printing 64 KiB it had not printed before (log lines with
+   fresh ids and values; then random base64 and token-like words, the sanitizer's worst case); VmRSS after each
+   kind, and again once the process has been idle past ``bot/memory.py``'s trim interval.
 
 The scripted model, the fake Slack's card watcher and the ``/fisk`` request are ``bench_load.py``'s.
 """
@@ -22,13 +26,16 @@ The scripted model, the fake Slack's card watcher and the ``/fisk`` request are 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import base64
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -43,8 +50,23 @@ from bench.bench_load import (  # noqa: E402
     SlackWatch,
     start_conversation,
 )
-from bench.support import ROOT, RedisProcess, Role, wait_until  # noqa: E402
+from bench.support import (  # noqa: E402
+    APPROVER as TOOL_APPROVER,
+)
+from bench.support import (  # noqa: E402
+    ROOT,
+    RedisProcess,
+    Role,
+    build_tool,
+    realistic_output,
+    signer,
+    tool_proposal,
+    wait_until,
+)
+from bench.support import write_config as tool_config  # noqa: E402
 from bot.approvals.decisions import ensure_key_pair  # noqa: E402
+from bot.approvals.policy import ApprovalPolicy  # noqa: E402
+from bot.approvals.store import CallStore  # noqa: E402
 from tests.support.fake_slack import FakeSlack  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
@@ -171,16 +193,74 @@ def started(role: str, name: str, config: Path, env: dict[str, str], work: Path)
         process.stop()
 
 
+def varied_output(rng: random.Random, size: int) -> bytes:
+    """Random base64 and assignments or token prefixes with random values: text no automaton has seen."""
+    heads = ["token=", "password: ", "key_id=", "https://user:pw@host", "AKIA", "eyJ", "secret", "sk-", "=", "id "]
+    words = " ".join(rng.choice(heads) + base64.b64encode(rng.randbytes(rng.randint(1, 40))).decode()
+                     for _ in range(size // 40))
+    return (base64.b64encode(rng.randbytes(size // 3)).decode() + "\n" + words).encode()[:size]
+
+
+def fresh_log_lines(n: int, size: int) -> bytes:
+    """``realistic_output`` with this call's own ids and numbers, so no two calls print the same lines."""
+    return realistic_output(size).replace(b"req-", f"req-{n:06x}".encode()).replace(b"web-", f"web{n % 13}-".encode())
+
+
+async def work_calls(redis_url: str, work: Path, binary: Path, payload: Path, calls: int,
+                     output: Callable[[int], bytes]) -> None:
+    """Approve ``calls`` calls one after another (as the slack role would), each printing ``output(n)``, and wait
+    for each to finish."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(redis_url)
+    store = CallStore(client, signer=signer(work))
+    policy = ApprovalPolicy.model_validate({"approvers": {"users": [TOOL_APPROVER]}})
+    proposal = tool_proposal(binary)
+    try:
+        for n in range(calls):
+            payload.write_bytes(output(n))
+            (record,) = await store.propose(f"rss:c{n}", [proposal], policy, "UREQ")
+            await store.approve(record.id, TOOL_APPROVER, [], policy, argv_hash=record.argv_hash, known=record)
+            deadline = time.monotonic() + 30
+            while (await store.get(record.id)).state != "finished":
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"call {record.id} did not finish in 30 s")
+                await asyncio.sleep(0.005)
+    finally:
+        await client.aclose()
+
+
+def runner_after_work(redis_url: str, work: Path, calls: int, idle: float) -> None:
+    binary = build_tool(work / "tool")
+    payload = work / "payload.txt"
+    config = tool_config(work, binary, name="runner-work.yaml")
+    env = {**os.environ, "REDIS_URL": redis_url, "BENCH_PAYLOAD": str(payload)}
+    rng = random.Random(13)
+    print(f"a runner after work (serve --role runner; {calls} calls of each kind, 64 KiB of new output each):")
+    with started("runner", "runner-work", config, env, work) as process:
+        print(f"  ready {status_mib(process, 'VmRSS'):6.1f} MiB ({mapped_split(process)})")
+        for kind, output in (("log lines", lambda n: fresh_log_lines(n, 64 << 10)),
+                             ("random base64 and token-like words", lambda n: varied_output(rng, 64 << 10))):
+            asyncio.run(work_calls(redis_url, work, binary, payload, calls, output))
+            print(f"  after {calls} calls printing {kind}: {status_mib(process, 'VmRSS'):6.1f} MiB, "
+                  f"peak {status_mib(process, 'VmHWM'):6.1f} MiB ({mapped_split(process)})")
+        time.sleep(idle)
+        print(f"  then idle {idle:.0f} s: {status_mib(process, 'VmRSS'):6.1f} MiB ({mapped_split(process)})")
+
+
 def main(args: argparse.Namespace) -> None:
     if args.sanitizer_only:
         sanitizer_growth(args.sanitizer_rounds)
         return
-    import_breakdown()
-    sanitizer_growth(args.sanitizer_rounds)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         server = RedisProcess(work / "redis")
         try:
+            if args.work_only:
+                runner_after_work(server.url, work, args.work_calls, args.idle)
+                return
+            import_breakdown()
+            sanitizer_growth(args.sanitizer_rounds)
             with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
                 env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
                        "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url,
@@ -209,6 +289,7 @@ def main(args: argparse.Namespace) -> None:
                     print(f"  idle after start {idle:6.1f} MiB; with the conversations open "
                           f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB"
                           f" ({mapped_split(process)})")
+            runner_after_work(server.url, work, args.work_calls, args.idle)
         finally:
             server.stop()
 
@@ -218,6 +299,9 @@ if __name__ == "__main__":
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--sanitizer-only", action="store_true", help="only step 4 (the sanitizer's growth)")
+    parser.add_argument("--work-only", action="store_true", help="only step 5 (a runner after work)")
+    parser.add_argument("--work-calls", type=int, default=150, help="calls of each kind in step 5")
+    parser.add_argument("--idle", type=float, default=70, help="seconds step 5 waits idle before the last reading")
     parser.add_argument("--sanitizer-rounds", type=int, default=80,
                         help="rounds of ~130 KiB of unseen text the sanitizer probe cleans (80: 10.4 MiB)")
     main(parser.parse_args())

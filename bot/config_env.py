@@ -4,8 +4,9 @@ The prefix ``FISK_CHATOPS__`` is followed by the key's path with ``__`` between 
 (``FISK_CHATOPS__AGENT__MAX_TOKENS=2048``, ``FISK_CHATOPS__TOOL_SEARCH=false``). Lists and mappings take JSON
 (``FISK_CHATOPS__APPLICATIONS='[{"binary": "/opt/fisk/bin/opsctl"}]'``); a mapping whose keys are case-sensitive
 (``slack.channels`` keyed by channel id) must be given whole as JSON, since variable names are read
-case-insensitively. pydantic-settings reads the variables; the values override the YAML file key by key and are
-then validated with it, so an error names the variable and a mistyped key gets a did-you-mean like in the file.
+case-insensitively. pydantic-settings reads the variables (imported only when one is set); the values override
+the YAML file key by key and are then validated with it, so an error names the variable and a mistyped key gets
+a did-you-mean like in the file.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
 
 from bot.config_keys import unknown_key_hint
 
@@ -35,6 +35,9 @@ def environment_overrides(model: type[BaseModel]) -> dict[str, Any]:
         name = unknown[0]
         hint = unknown_key_hint(model, (name[len(ENV_PREFIX):].split(DELIMITER)[0].lower(),))
         raise ValueError(f"environment {name}: unknown key" + (f"; {hint}" if hint else ""))
+    if not any(name.upper().startswith(ENV_PREFIX) for name in os.environ):
+        return {}  # nothing to read: pydantic-settings (~3.5 MiB of RSS) stays unimported
+    from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict, SettingsError
 
     class FromEnvironment(BaseSettings, model):  # type: ignore[misc, valid-type]
         model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter=DELIMITER, extra="forbid")

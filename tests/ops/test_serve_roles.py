@@ -113,7 +113,12 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
         env = {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-serve-test",
                "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "test-key",
                "ANTHROPIC_BASE_URL": model.base_url}
-        roles = {name: Role(name, config, env, logs).start() for name in ("slack", "agent", "runner")}
+        # The runner writes every module it imports to its log (-X importtime), so the test can show that a runner
+        # process that executed a call never loaded the other roles' dependencies.
+        runner_env = {**{k: v for k, v in env.items() if not k.upper().startswith("FISK_CHATOPS__")},
+                      "PYTHONPROFILEIMPORTTIME": "1"}
+        envs = {"slack": env, "agent": env, "runner": runner_env}
+        roles = {name: Role(name, config, envs[name], logs).start() for name in ("slack", "agent", "runner")}
         events_url = f"http://127.0.0.1:{slack_port}/slack/events"
         try:
             form = {"command": "/fisk", "text": "is web ok?", "user_id": "UREQ", "channel_id": CHANNEL,
@@ -138,7 +143,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
                 for sig in (signal.SIGKILL, signal.SIGTERM):
                     code = roles[name].stop(sig)
                     assert sig == signal.SIGKILL or code == 0, f"{name} exited {code} on SIGTERM"
-                    roles[name] = Role(name, config, env, logs).start()
+                    roles[name] = Role(name, config, envs[name], logs).start()
 
             meta = {"slack_ts": record["meta:slack_ts"]}
             value = json.dumps({"call": call_id, "argv": record["argv_hash"]})
@@ -183,3 +188,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     assert any(e.get("call_id") == call_id and e.get("conversation") == record["conversation"] for e in runner_lines)
     families = {f.name: f for f in text_string_to_metric_families(metrics)}
     assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
+    imported = {line.split("|")[-1].strip().split(".")[0] for log in logs.glob("runner-*.log")
+                for line in log.read_text().splitlines() if line.startswith("import time:")}
+    assert {"redis", "bot", "re2"} <= imported  # the import log is there
+    assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings"}

@@ -12,7 +12,7 @@ from typing import Any, get_origin
 import pytest
 from pydantic import BaseModel
 
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError, Secrets, load_config
 from bot.config_env import environment_overrides
 from bot.wiring import load_catalog
 from tests.support.fisk_app import make_script
@@ -239,3 +239,16 @@ def test_a_bare_binary_name_is_a_path_look_up_never_the_working_directory(
     result = subprocess.run([*CLI, "tools", "--app", opsctl.name], capture_output=True, text=True, timeout=60,
                             cwd=opsctl.parent, env={**os.environ, "PYTHONPATH": repo})
     assert result.returncode != 0 and "not found on PATH" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_secrets_come_from_the_environment_in_any_case_and_a_keyword_overrides(monkeypatch: Any) -> None:
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-from-env")
+    monkeypatch.setenv("redis_url", "redis://lower-case:6379/0")
+    monkeypatch.setenv("SOMETHING_ELSE", "ignored")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    secrets = Secrets()
+    assert secrets.slack_bot_token == "xoxb-from-env"
+    assert secrets.redis_url == "redis://lower-case:6379/0"
+    assert secrets.anthropic_api_key is None
+    assert Secrets(slack_bot_token="xoxb-given").slack_bot_token == "xoxb-given"
+    assert not hasattr(secrets, "something_else")
