@@ -19,8 +19,8 @@ from bot.config import Config, ConfigError, Secrets, config_for_binary, load_con
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
 from bot.listen import ListenError
-from bot.redis_connection import RedisUnavailable
 from bot.redis_factory import open_redis
+from bot.redis_url import RedisUnavailable
 from bot.runner.call import execute_tool
 from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params

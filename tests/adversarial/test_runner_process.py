@@ -26,7 +26,8 @@ from bot.approvals.records import CallState, Proposal
 from bot.approvals.store import CallStore
 from bot.fisk.digest import file_digest
 from bot.fisk.environment import scrub_environment
-from bot.redis_connection import EmbeddedRedis, connect_redis
+from bot.redis_connection import connect_redis
+from bot.redis_embedded import EmbeddedRedis
 from bot.runner.binary import seal_copy
 from bot.runner.execute import run_argv
 from tests.ops.test_serve_roles import Role

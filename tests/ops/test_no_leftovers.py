@@ -16,7 +16,7 @@ from urllib.request import urlopen
 import pytest
 import redis
 
-from bot.redis_connection import EmbeddedRedis
+from bot.redis_embedded import EmbeddedRedis
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_slack import FakeSlack
 from tests.support.redis_server import free_port

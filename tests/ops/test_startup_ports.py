@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.redis_connection import EmbeddedRedis
+from bot.redis_embedded import EmbeddedRedis
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_slack import FakeSlack
 

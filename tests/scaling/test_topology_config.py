@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from bot.config import ConfigError, Secrets, parse_config, redis_topology
-from bot.redis_connection import RedisUnavailable
 from bot.redis_factory import open_redis
 from bot.redis_pool import PoolSettings
 from bot.redis_topology import (
@@ -19,6 +18,7 @@ from bot.redis_topology import (
     TopologyError,
     sentinel_client,
 )
+from bot.redis_url import RedisUnavailable
 from tests.support.redis_server import RedisServer, free_port
 from tests.support.redis_topologies import RedisClusterServers, RedisSentinelServers, _Node
 from tests.support.topology_clients import open_on, sentinel_topology

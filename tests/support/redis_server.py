@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from bot.redis_connection import redis_server_binary
+from bot.redis_embedded import redis_server_binary
 
 
 def free_port() -> int:

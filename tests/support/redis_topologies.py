@@ -20,7 +20,7 @@ from pathlib import Path
 
 import redis
 
-from bot.redis_connection import die_with_parent, redis_server_binary
+from bot.redis_embedded import die_with_parent, redis_server_binary
 from tests.support.redis_server import free_port
 
 SLOTS = 16384

@@ -1,0 +1,155 @@
+"""The runner's side of a call: claim it, keep its heartbeat, store its result, or mark it interrupted.
+
+A claim is given back (``RELEASE``) when no replica acknowledged it, before anything starts: a runner that ran
+a call whose claim a failover then lost would leave it ``approved`` on the new primary, for a second runner to
+run again. A result no replica acknowledged is confirmed by storing it again (the script recognises the
+repeat). A call whose runner's heartbeat lapsed is ``interrupted``, never re-run by itself.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from bot.approvals.errors import CallNotFound, InvalidTransition
+from bot.approvals.records import RESULT_STATUSES, CallRecord, CallState
+from bot.approvals.replies import check_reply, require_acknowledged, unwrap_reply
+from bot.approvals.store_base import StoreBase, log
+from bot.redis_durable import Acknowledgement
+from bot.streams import text as _text
+
+
+class RunTransitions(StoreBase):
+    """What a runner does to a call it executes, and what the sweeper does when a runner died."""
+
+    async def claim(
+        self, call_id: str, runner_id: str, heartbeat_ttl: float | None = None
+    ) -> CallRecord | None:
+        """approved/auto_approved -> running for ``runner_id``, atomically; None if someone else has it,
+        it was cancelled, or it is already past that point. The heartbeat key is set in the same script.
+
+        Raises ``NotDurable`` when no replica acknowledged the claim in time: the claim has then been given back
+        (the call is approved again, nothing started) and the caller must not run it now."""
+        now = self._clock()
+        ttl_ms = int((heartbeat_ttl or self.heartbeat_ttl) * 1000)
+        keys = [self.keys.call(call_id), self.keys.heartbeat(call_id)]
+        common = self._common(self.keys.shard_of_call(call_id), now)
+        reply, ack = await self.durable.run(self._claim, keys, [*common, call_id, runner_id, ttl_ms])
+        try:
+            record = unwrap_reply(reply, call_id)
+        except (InvalidTransition, CallNotFound):
+            return None
+        if not ack.durable:
+            reason = (f"claim not acknowledged by a replica within {ack.timeout_ms} ms; given back before it "
+                      "started")
+            try:
+                await self._release(keys=keys, args=[*common, call_id, runner_id, _text(reply[2]), reason])
+            except Exception:  # noqa: BLE001 (left running unstarted: its heartbeat lapses, it is interrupted)
+                log.exception("call %s: giving back a claim no replica acknowledged failed", call_id)
+            require_acknowledged(ack, "claim", call_id)
+        return record
+
+    async def heartbeat(self, call_id: str, runner_id: str, ttl: float | None = None) -> bool:
+        """Refresh the running call's heartbeat; False if the call is no longer running for this runner."""
+        return await self.beat(call_id, runner_id, ttl) != "gone"
+
+    async def beat(self, call_id: str, runner_id: str, ttl: float | None = None) -> str:
+        """Refresh the heartbeat: ``"running"``, ``"stop"`` (still ours, and a human asked to stop it) or
+        ``"gone"`` (no longer running for this runner)."""
+        ttl_ms = int((ttl or self.heartbeat_ttl) * 1000)
+        status = await self._heartbeat(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)], args=[runner_id, ttl_ms]
+        )
+        return {1: "running", 2: "stop"}.get(int(status), "gone")
+
+    async def finish(self, call_id: str, runner_id: str, result: dict[str, Any]) -> CallRecord:
+        """Store the result; ``result["status"]`` (finished, timed_out, failed_to_start) is the new state."""
+        reply, ack = await self._store_result(call_id, runner_id, result)
+        record = unwrap_reply(reply, call_id)  # "repeat": this runner's result was stored already; now confirmed
+        require_acknowledged(ack, "result", call_id)
+        return record
+
+    async def record_result(
+        self, call_id: str, runner_id: str, result: dict[str, Any], run_entry: tuple[str, str] | None = None
+    ) -> None:
+        """``finish`` for a caller that does not use the record (the runner worker): the script's answer is
+        checked (same exceptions) and carries no record. ``run_entry`` (consumer group, entry id): the run stream
+        entry that brought the call, acknowledged by the same script as soon as it runs, whatever it answers."""
+        reply, ack = await self._store_result(call_id, runner_id, result, run_entry or ("", ""), lean=True)
+        check_reply(reply, call_id)
+        require_acknowledged(ack, "result", call_id)
+
+    async def _store_result(
+        self, call_id: str, runner_id: str, result: dict[str, Any], run_entry: tuple[str, str] = ("", ""),
+        *, lean: bool = False,
+    ) -> tuple[Any, Acknowledgement]:
+        status = CallState(result.get("status", ""))
+        if status not in RESULT_STATUSES:
+            raise ValueError(f"result status must be one of {sorted(RESULT_STATUSES)}, got {status}")
+        now = self._clock()
+        if status == CallState.refused:
+            reason = str(result.get("error") or "refused")
+        else:
+            reason = f"exit code {result['exit_code']}" if result.get("exit_code") is not None else str(status)
+        reply, ack = await self.durable.run(
+            self._finish,
+            [self.keys.call(call_id)],
+            [
+                *self._common(self.keys.shard_of_call(call_id), now),
+                call_id, runner_id, status.value, json.dumps(result), reason, *run_entry, "1" if lean else "0",
+            ],
+        )
+        return reply, ack
+
+    async def mark_interrupted(
+        self, call_id: str, reason: str, *, actor: str = "sweeper", only_if_stale: bool = False
+    ) -> CallRecord:
+        """running -> interrupted: the outcome is unknown and the call is never re-run by itself.
+
+        With ``only_if_stale`` the script refuses while the heartbeat key still exists, so a slow but live
+        runner is never cut off by a sweeper on another replica.
+        """
+        now = self._clock()
+        result = json.dumps({"status": CallState.interrupted.value, "error": reason})
+        reply = await self._interrupt(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
+            args=[
+                *self._common(self.keys.shard_of_call(call_id), now),
+                call_id, actor, reason, "1" if only_if_stale else "0", result,
+            ],
+        )
+        return unwrap_reply(reply, call_id)
+
+    async def interrupt_stale(self) -> list[CallRecord]:
+        """Mark every running call whose heartbeat expired as interrupted (its runner died)."""
+        interrupted = []
+        for shard in self.keys.all_shards():
+            for raw_id in await self.redis.zrange(self.keys.running(shard), 0, -1):
+                call_id = _text(raw_id)
+                if await self.redis.exists(self.keys.heartbeat(call_id)):
+                    continue
+                record = await self.find(call_id)
+                runner = record.runner if record else "?"
+                try:
+                    interrupted.append(
+                        await self.mark_interrupted(
+                            call_id,
+                            f"heartbeat of runner {runner} stopped; outcome unknown, not re-run",
+                            only_if_stale=True,
+                        )
+                    )
+                except InvalidTransition:
+                    pass
+                except CallNotFound:
+                    await self.redis.zrem(self.keys.running(shard), call_id)
+        return interrupted
+
+    async def set_meta(self, call_id: str, **meta: str) -> None:
+        """Attach front-end data (e.g. Slack channel and ts of the approval card) to an existing call."""
+        if not meta:
+            return
+        args: list[str] = []
+        for k, v in meta.items():
+            args += [f"meta:{k}", v]
+        if not await self._set_meta(keys=[self.keys.call(call_id)], args=args):
+            raise CallNotFound(call_id)
