@@ -19,6 +19,17 @@ CASES = [
     ("/usr/local/bin/exporter -password 'quoted pw' -listen :9104", "quoted pw"),
     ("redis  88  0.1  redis-cli -h cache.prod -a R3disCliPw ping", "R3disCliPw"),
     ("requirepass foobared-prod\nmasterauth foobared-prod\n", "foobared-prod"),
+    ("====== Data ======\nKey         Value\n---         -----\npassword    Va-ult-Pw9\nusername    orders\n",
+     "Va-ult-Pw9"),
+    ("machine api.heroku.com\n  login ops@example.com\n  password 01234567-89ab-cdef-0123-456789abcdef\n",
+     "01234567-89ab-cdef-0123-456789abcdef"),
+    ("machine github.com login ci password N3trc-Pw\n", "N3trc-Pw"),
+    ('    "SecretString": "{\\"username\\":\\"orders\\",\\"password\\":\\"Sm-Pw-2026!\\"}",\n', "Sm-Pw-2026!"),
+    ("define( 'DB_PASSWORD', 'Wp-c0nfig-Pw' );\n", "Wp-c0nfig-Pw"),
+    ("    'password' => 'Ph9-array-pw',\n", "Ph9-array-pw"),
+    ('    password = os.getenv("DB_PASSWORD", "Def4ult-pw")\n', "Def4ult-pw"),
+    ("docker login -u ci -p D0cker-Hub-Pw registry.example.com\n", "D0cker-Hub-Pw"),
+    ('{"db_password": {"sensitive": true, "type": "string", "value": "Tf0ut-Pw-77"}}', "Tf0ut-Pw-77"),
 ]
 
 
@@ -47,7 +58,21 @@ def test_a_long_quoted_environment_value_is_redacted_to_its_closing_quote() -> N
         "app --db-password=$DB_PASSWORD --api-token=\"$(cat /run/token)\"",
         "redis-cli -h cache.prod -p 6379 info",
         '  - "LOG_LEVEL=info"',
+        "password    expired",
+        "Token       refreshed",
+        "db-password          Opaque                                2      3d",
+        "    'secret' => env('APP_SECRET'),",
+        '    "token": "refreshed-ok",',
+        '{"password_min_length": {"sensitive": false, "type": "number", "value": 12}}',
     ],
 )
 def test_flags_and_entries_that_hold_no_secret_stay(line: str) -> None:
     assert redact(line) == (line, 0)
+
+
+def test_a_rejection_is_remembered_only_on_a_span_that_holds_what_it_read() -> None:
+    """A two-column line's short finder hits at "password =", which is parsed as the assignment: its rejection of
+    an expression must not be remembered on the short span, or the same span in front of a literal hides it."""
+    assert redact("password = var.db_password") == ("password = var.db_password", 0)
+    out, count = redact('password = "hunter2-Prod!"')
+    assert count == 1 and "hunter2-Prod!" not in out

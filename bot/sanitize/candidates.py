@@ -277,6 +277,16 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
         return shapes.accept_assignment(name, "=", shown, True, quoted=quoted), True
     if check == "env_string":  # "NAME=value" in quotes: an environment entry, its value a literal
         return shapes.accept_assignment(name, "=", shown, True, code=False), False
+    if check == "key_value_line":  # "password    Va-ult-Pw9": no separator, so only a generated value counts
+        verdict = shapes.accept_assignment(name, ":", shown, False, True, code=False)
+        return verdict, False
+    if check == "quoted_pair":
+        # 'password' => 'x', define('DB_PASSWORD', 'x'), and ":" only in escaped JSON (\"password\":\"x\"): a
+        # plain JSON pair is the assignment detector's, whose verdict must not be taken again here.
+        pair_separator = text[name_end : name_end + 8].lstrip(b"\\\"' \t")[:1]  # bounded: no copy of the rest
+        if pair_separator == b":" and not match.group(f"b{index}_q").startswith(b"\\"):
+            return None, False
+        return shapes.accept_assignment(name, "=", shown, True, quoted=True, code=False), False
     if check == "flag":
         # --token VALUE: a password-like flag takes any value unless words follow it (prose: "--password flag is
         # deprecated"), others a generated one; the next word is outside the candidate, so not memoized.
@@ -453,7 +463,11 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             continue
         # No assignment can start inside its name: the search moves on from there.
         resume = max(1, match.start(f"b{index}_name") - candidate_start) if detector.check == "assignment" else 1
-        if context_free and key is not None:
+        # The key holds the candidate's span (plus a byte each side): a verdict is remembered only when what it
+        # read lies inside it. A short finder's hit may be parsed as another, longer branch (a two-column line's
+        # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that
+        # rejection hid "password = \"hunter2-Prod!\"" later in the same process.
+        if context_free and key is not None and match.end() <= candidate_end:
             _remember(rejected, key, resume)
         pos = candidate_start + resume
     if not count:

@@ -195,6 +195,7 @@ _FLAG_HEAD = rf"(?:^|[ \t])(?P<name>-{{1,2}}{_NAME})[ \t]{{1,4}}"
 _FLAG_VALUE = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}"
 _FLAG_CANDIDATE = _candidate_value(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
 _FLAG_START = _candidate_start(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
+_KV_WORD = r"(?i:pass|pwd|secret|token|key|credential)"
 _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 
 CONTEXT: tuple[Detector, ...] = (
@@ -238,6 +239,20 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?P<v>[^\s\"'-][^\s\"']{0,255})",
         # accepted without a check, so the span need not hold the value (only rejections are memoized)
         finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s\"'-]",
+    ),
+    Detector(
+        "password",  # .netrc on one line: machine HOST login USER password PW
+        r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}(?P<v>[^\s]{1,256})",
+        finder=r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}[^\s]",
+    ),
+    Detector(
+        "quoted_pair",
+        # JSON inside a JSON string (aws secretsmanager's SecretString: {\"password\":\"x\"}); PHP and Ruby
+        # arrays ('password' => 'x'), define('DB_PASSWORD', 'x'), a default (os.getenv("DB_PASSWORD", "x")).
+        rf"(?P<q>\\?[\"'])(?P<name>{_NAME})\\?[\"'][ \t]{{0,4}}(?:=>|,|:)[ \t]{{0,4}}\\?[\"']"
+        r"(?P<v>[^\"'\\\n]{1,256})",
+        check="quoted_pair",
+        finder=rf"\\?[\"']{_FINDER_NAME}\\?[\"'][ \t]{{0,4}}(?:=>|,|:)[ \t]{{0,4}}\\?[\"'][^\"'\\\n]",
     ),
     Detector(
         "password",  # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value)
@@ -315,6 +330,17 @@ CONTEXT: tuple[Detector, ...] = (
         "password",  # redis.conf's requirepass / masterauth lines
         r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}(?P<v>[^\s\"'#][^\s\"']{0,255})",
         finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}[^\s\"'#]",
+    ),
+    Detector(
+        "key_value_line",
+        # Two columns, a secret's name then its value, alone on a line: vault kv get's "Key  Value" table, a
+        # .netrc's "  password x". Words follow no separator here, so the value must look generated for every
+        # name (a line "password expired" stays).
+        rf"(?m:^)[ \t]{{0,16}}(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
+        r"[ \t]{1,16}(?P<v>[^\s\"'][^\s]{0,255})[ \t]{0,16}(?m:$)",
+        check="key_value_line",
+        finder=rf"(?m:^)[ \t]{{0,16}}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
+        r"[ \t]{1,16}[^\s\"'-]",
     ),
     Detector(
         "env_line",
