@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.sanitize.finder_name import FINDER_NAME
+
 # The longest value a context detector captures in one piece; a longer one is extended by extend_value.
 VALUE_BOUND = 256
 # RE2 refuses repetitions over 1000; every bound here is VALUE_BOUND or less, plus fixed context.
@@ -166,14 +168,15 @@ _ENV_HEAD = (
 _ASSIGNMENT_HEAD = (
     rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
 )
-# What RE2 searches for: the same head with the name's characters before its sensitive word unbounded. Counting
+# What RE2 searches for: the same head with the name's characters around its sensitive word unbounded. Counting
 # them (0..40) multiplied the DFA states by 41: on random base64 (no separator, so never a match) RE2 kept
 # building new states, 1.5-7 MB/s on text it had not seen. Unbounded, the finder reports a superset (a name
 # with more than 40 characters before its word is parsed, rejected by the bounded pattern, and skipped by one
 # byte), and the loop stays linear: the part left unbounded lies inside one run of name characters after a
 # boundary character, which no other assignment can share, so each run is scanned a bounded number of times.
-_FINDER_NAME = _NAME.replace("[A-Za-z0-9_.-]{0,40}(?:(?:", "[A-Za-z0-9_.-]*(?:(?:", 1)
-assert _FINDER_NAME != _NAME
+#
+# And only names in which the sensitive word is a word of its own as shapes.name_kind reads it: see finder_name.py.
+_FINDER_NAME = FINDER_NAME
 _ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 
 # An environment line (``env``, a .env file, ``export NAME=``, ``declare -x NAME=``): NAME=value opening its line,
