@@ -140,6 +140,10 @@ class DetectorPass:
     # When the last branch is the assignment detector: the other branches, to tell (one anchored RE2 match)
     # that a candidate is an assignment, whose name is then read by a simple pattern instead of a full parse.
     others: re2._Regexp | None = None
+    # The assignment branch alone, same group names: where ``others`` finds no other detector's candidate, no
+    # other branch can accept there (every finder holds what its detector accepts), so the candidate is parsed
+    # by this instead of trying the alternation's branches one by one (a third of a judgement's cost).
+    assignment_parser: re.Pattern[bytes] | None = None
 
 
 class Leftmost:
@@ -209,14 +213,17 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     for index, detector in enumerate(detectors):
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
         parts.append(f"(?P<b{index}>{inner})")
-    grouped = "|".join(parts)
-    # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
-    parser = re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", grouped).encode())
-    others = None
+    def compiled(pattern: str) -> re.Pattern[bytes]:
+        # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
+        return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
+
+    others = assignment_parser = None
     if detectors[-1].check == "assignment":
         others = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors[:-1]),
                              re2_options())
-    return DetectorPass(finders=_automata(detectors), parser=parser, detectors=detectors, rejected={}, others=others)
+        assignment_parser = compiled(parts[-1])
+    return DetectorPass(finders=_automata(detectors), parser=compiled("|".join(parts)), detectors=detectors,
+                        rejected={}, others=others, assignment_parser=assignment_parser)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
@@ -402,6 +409,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     last = pos = count = spent = 0
     leftmost = Leftmost(pass_.finders, data)
     find, parse, length = leftmost.find, pass_.parser.match, len(data)
+    assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     rejected, others = pass_.rejected, pass_.others
     while (span := find(pos))[0] >= 0:
         candidate_start, candidate_end = span
@@ -444,7 +452,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + resume
                 continue
         spent += JUDGEMENT_UNITS
-        match = parse(data, candidate_start)
+        match = (assignment_parse if head is not None and assignment_parse else parse)(data, candidate_start)
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue

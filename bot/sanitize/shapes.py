@@ -145,6 +145,7 @@ def generated(value: str) -> bool:
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
 
 
+@functools.lru_cache(maxsize=64)  # one candidate asks up to three times (the cheap dismissal, then each context)
 def code_reference(value: str, following: str = "") -> bool:
     """Whether an unquoted value is an expression of source code rather than a literal: a call or subscript
     (``get_token()``, ``os.environ["X"]``), a reference to a setting or a field (``settings.SECRET_KEY``,
@@ -173,6 +174,8 @@ def code_reference(value: str, following: str = "") -> bool:
     if last is None:  # one identifier: a type, or a variable named for a secret (db_password, apiKey; no digit)
         if root.lower() in _TYPE_NAMES:
             return True
+        if "_" not in root and (root.islower() or root.isupper()):
+            return False  # one word (x1234, hunter2): a variable or the password itself
         words = _words(root)
         return len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
     return (
