@@ -293,6 +293,9 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
         pair_separator = text[name_end : name_end + 8].lstrip(b"\\\"' \t")[:1]  # bounded: no copy of the rest
         if pair_separator == b":" and not match.group(f"b{index}_q").startswith(b"\\"):
             return None, False
+        pair_start = match.start(f"b{index}_q")
+        if pair_separator == b"," and not text[max(0, pair_start - 8) : pair_start].rstrip().endswith(b"("):
+            return None, False  # "a","b" is a JSON value then a key; only a call's arguments pair a name and value
         return shapes.accept_assignment(name, "=", shown, True, quoted=True, code=False), False
     if check == "flag":
         # --token VALUE: a password-like flag takes any value unless words follow it (prose: "--password flag is
@@ -307,6 +310,8 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     separator = match.group(f"b{index}_sep").decode()
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
+    if separator == ":" and text[match.start(f"b{index}_sep") + 1 : match.start(f"b{index}_sep") + 2] == b":":
+        return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
     # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.

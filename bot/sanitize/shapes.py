@@ -31,6 +31,7 @@ _DESCRIBING_WORDS = _word_set(
     "encoding strategy provider providers store source env var variable at by set reset changed updated "
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
     "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin budget "
+    "prefix suffix "
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
     "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
     "xml properties lock log tpl j2 erb"
@@ -56,7 +57,9 @@ _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 # not password-like a path is one only when it says so, or has no capital (a key in base64 would).
 _FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
-_PLACEHOLDER = re.compile(r"\[REDACTED|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$")
+_PLACEHOLDER = re.compile(
+    r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
+)  # [MASKED], [FILTERED]: what loggers print instead of a value
 # Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
 _PLACEHOLDER_WORDS = _word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
@@ -66,7 +69,9 @@ _PLACEHOLDER_WORDS = _word_set(
 # literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
 _IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*"
 _SEPARATOR = r"(?:\.|\?\.|->|::)"
-_CALL_OR_SUBSCRIPT = re.compile(rf"(?:new\s|await\s|[&*])?\.?{_IDENTIFIER}(?:{_SEPARATOR}{_IDENTIFIER})*[(\[]")
+_CALL_OR_SUBSCRIPT = re.compile(
+    rf"(?:new\s|await\s|[&*])?\.?{_IDENTIFIER}(?:{_SEPARATOR}{_IDENTIFIER})*(?:(?:::)?<[A-Za-z0-9_$.\[\]]{{1,64}}>)?[(\[]"
+)  # a generic's type argument before the call: config.get<string>(...), parse::<u32>()
 _REFERENCE = re.compile(
     rf"(?:new\s|await\s|[&*])?(?P<dot>\.)?(?P<root>{_IDENTIFIER})(?:{_SEPARATOR}{_IDENTIFIER})*?"
     rf"(?:{_SEPARATOR}(?P<last>{_IDENTIFIER}))?!?"
@@ -164,7 +169,9 @@ def code_reference(value: str, following: str = "") -> bool:
             tail = bare[call.end() :] + following
             closer = ")" if bare[call.end() - 1] == "(" else "]"
             return (
-                closer in tail or tail[:1] in ("\"", "'", "`", "{", "[") or tail[-1:] in ("\"", "'", "`", ",")
+                closer in tail
+                or tail[:1] in ("\"", "'", "`", "{", "[", "(", "&", "*")
+                or tail[-1:] in ("\"", "'", "`", ",")
             )
         return False
     reference = _REFERENCE.fullmatch(bare)
