@@ -26,7 +26,6 @@ def _all_automata() -> list[re2._Regexp]:
     redactor = build_redactor(["a-credential-value-42"], [r"corp-[0-9]{6}"])
     finders = (*_ANY_CANDIDATE, *TOKEN_PASS.finders, *CONTEXT_PASS.finders)
     automata = [a.finder for a in finders] + [a.search for a in finders if a.search is not None]
-    automata += [p.others for p in (TOKEN_PASS, CONTEXT_PASS) if p.others is not None]
     return automata + [redactor.values, *redactor.custom]  # type: ignore[list-item]
 
 

@@ -137,12 +137,13 @@ class DetectorPass:
     parser: re.Pattern[bytes]
     detectors: tuple[Detector, ...]
     rejected: dict[tuple[bytes, bool, bool], int]
-    # When the last branch is the assignment detector: the other branches, to tell (one anchored RE2 match)
-    # that a candidate is an assignment, whose name is then read by a simple pattern instead of a full parse.
-    others: re2._Regexp | None = None
-    # The assignment branch alone, same group names: where ``others`` finds no other detector's candidate, no
-    # other branch can accept there (every finder holds what its detector accepts), so the candidate is parsed
-    # by this instead of trying the alternation's branches one by one (a third of a judgement's cost).
+    # The index in ``finders`` of the automaton that holds the assignment detector alone (-1: none). A hit of
+    # that automaton at a start no other automaton shares (``Leftmost.source``, not ``ambiguous``) is an
+    # assignment, whose name is then read by a simple pattern instead of a full parse.
+    assignment_automaton: int = -1
+    # The assignment branch alone, same group names: where the candidate is an assignment, no other branch can
+    # accept there (every finder holds what its detector accepts), so the candidate is parsed by this instead of
+    # trying the alternation's branches one by one (a third of a judgement's cost).
     assignment_parser: re.Pattern[bytes] | None = None
 
 
@@ -155,12 +156,14 @@ class Leftmost:
     def __init__(self, finders: tuple[Automaton, ...], data: bytes) -> None:
         # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
         # against 0.5 us); it returns the spans, (-1, -1) when nothing matched.
-        self._matches = [a.first for a in finders if a.may_match(data)]
+        self._sources = [i for i, a in enumerate(finders) if a.may_match(data)]
+        self._matches = [finders[i].first for i in self._sources]
         self._data, self._length = data, len(data)
-        self._hits: list[tuple[int, int]] = [(-1, -1)] * len(finders)
+        self._hits: list[tuple[int, int]] = [(-1, -1)] * len(self._matches)
         self._searched_from = -1
         self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
         # have chosen there is unknown, so the candidate's span is not a memo key
+        self.source = self._sources[0] if len(self._sources) == 1 else -1  # the index of the last hit's automaton
 
     def find(self, pos: int) -> tuple[int, int]:
         """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none."""
@@ -178,12 +181,17 @@ class Leftmost:
         live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
         if len(live) < len(hits):  # never searched again: none from here on
             self._matches = [self._matches[i] for i in live]
+            self._sources = [self._sources[i] for i in live]
             self._hits = hits = [hits[i] for i in live]
             self.ambiguous = False
             if not hits:
                 return -1, -1
+            if len(hits) == 1:
+                self.source = self._sources[0]
+                return hits[0]
         best = min(hits)
         self.ambiguous = sum(1 for hit in hits if hit[0] == best[0]) > 1
+        self.source = self._sources[hits.index(best)]
         return best
 
 
@@ -217,20 +225,22 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
         # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
         return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
 
-    others = assignment_parser = None
-    if detectors[-1].check == "assignment":
-        others = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in detectors[:-1]),
-                             re2_options())
+    finders = _automata(detectors)
+    assignment, assignment_parser = -1, None
+    if detectors[-1].check == "assignment" and detectors[-1].own_automaton:
+        assignment = len(finders) - 1  # the last detector's own automaton comes last (``_automata``)
         assignment_parser = compiled(parts[-1])
-    return DetectorPass(finders=_automata(detectors), parser=compiled("|".join(parts)), detectors=detectors,
-                        rejected={}, others=others, assignment_parser=assignment_parser)
+    return DetectorPass(finders=finders, parser=compiled("|".join(parts)), detectors=detectors, rejected={},
+                        assignment_automaton=assignment, assignment_parser=assignment_parser)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
 CONTEXT_PASS = _compile_pass(CONTEXT)
 # Both passes' candidates in as few automata as the passes use: text in which they find none (most output)
-# skips both passes; text with a candidate pays only the scans up to the first one.
-_ANY_CANDIDATE = _automata((*TOKENS, *CONTEXT))
+# skips both passes; text with a candidate pays only the scans up to the first one. The automata apart (the
+# assignment's last) are tried first: logs are full of assignments, while the rest scanned first ran through
+# a whole text of them (realistic output, 1 MiB) before the assignment's automaton found one at once.
+_ANY_CANDIDATE = tuple(reversed(_automata((*TOKENS, *CONTEXT))))
 
 
 def has_candidate(data: bytes) -> bool:
@@ -376,17 +386,18 @@ def _remember(rejected: dict[tuple[bytes, bool, bool], int], key: tuple[bytes, b
     rejected[key] = resume
 
 
-def _assignment_head(data: bytes, start: int, others: re2._Regexp) -> re.Match[bytes] | None:
+def _assignment_head(data: bytes, start: int, leftmost: Leftmost, automaton: int) -> re.Match[bytes] | None:
     """The head (its group 1: the name) of the assignment candidate at ``start``, None when the candidate may be
     another detector's.
 
-    No other detector matching there means the alternation picked the assignment (its last branch), whose name
-    is then the whole run of name characters between the boundary and the separator: read by a simple pattern,
-    judged by ``shapes.name_kind`` exactly as the full parse would (``token_type=``, ``secretName:`` end here)."""
-    head = _ASSIGNMENT_HEAD.match(data, start)
-    if head is None or others._regexp.Match(_ANCHOR_START, data, start, len(data))[0][0] >= 0:
+    A hit of the assignment's own automaton where no other automaton hits (``Leftmost``) means the alternation
+    picked the assignment (its last branch), whose name is then the whole run of name characters between the
+    boundary and the separator: read by a simple pattern, judged by ``shapes.name_kind`` exactly as the full parse
+    would (``token_type=``, ``secretName:`` end here). It used to take an anchored match of every other detector
+    at each candidate (an RE2 call: about a third of a dismissed candidate's cost)."""
+    if leftmost.source != automaton or leftmost.ambiguous:
         return None
-    return head
+    return _ASSIGNMENT_HEAD.match(data, start)
 
 
 def _code_expression(data: bytes, head: re.Match[bytes]) -> bool:
@@ -415,7 +426,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     leftmost = Leftmost(pass_.finders, data)
     find, parse, length = leftmost.find, pass_.parser.match, len(data)
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
-    rejected, others = pass_.rejected, pass_.others
+    rejected, assignment = pass_.rejected, pass_.assignment_automaton
     while (span := find(pos))[0] >= 0:
         candidate_start, candidate_end = span
         spent += 1
@@ -434,7 +445,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + resume
                 continue
         spent += HEAD_UNITS
-        head = _assignment_head(data, candidate_start, others) if others is not None else None
+        head = _assignment_head(data, candidate_start, leftmost, assignment) if assignment >= 0 else None
         if head is not None:
             name = head.group(1)
             harmless = _HARMLESS_NAMES.get(name)

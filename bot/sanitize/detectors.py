@@ -359,5 +359,7 @@ CONTEXT: tuple[Detector, ...] = (
         check="assignment",
         finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
         search=_ASSIGNMENT_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+        # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
+        own_automaton=True,
     ),
 )
