@@ -30,6 +30,8 @@ CASES = [
     ('    password = os.getenv("DB_PASSWORD", "Def4ult-pw")\n', "Def4ult-pw"),
     ("docker login -u ci -p D0cker-Hub-Pw registry.example.com\n", "D0cker-Hub-Pw"),
     ('{"db_password": {"sensitive": true, "type": "string", "value": "Tf0ut-Pw-77"}}', "Tf0ut-Pw-77"),
+    ("mysql -uroot -p'My Quoted Pw' orders", "My Quoted Pw"),
+    (":0nlyPw9@tcp(db:3306)/orders", "0nlyPw9"),
 ]
 
 

@@ -231,7 +231,7 @@ CONTEXT: tuple[Detector, ...] = (
         own_automaton=True,
         literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
     ),
-    Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{1,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
+    Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{0,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
     _token(
         "basic_auth",  # curl -u user:password
         r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{1,128}:(?P<v>[^\s\"']{1,256})",
@@ -239,9 +239,9 @@ CONTEXT: tuple[Detector, ...] = (
     Detector(
         "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
         r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})"
-        r"(?P<v>[^\s\"'-][^\s\"']{0,255})",
+        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
         # accepted without a check, so the span need not hold the value (only rejections are memoized)
-        finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s\"'-]",
+        finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s-]",
     ),
     Detector(
         "password",  # .netrc on one line: machine HOST login USER password PW
