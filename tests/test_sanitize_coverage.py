@@ -32,6 +32,9 @@ CASES = [
     ('{"db_password": {"sensitive": true, "type": "string", "value": "Tf0ut-Pw-77"}}', "Tf0ut-Pw-77"),
     ("mysql -uroot -p'My Quoted Pw' orders", "My Quoted Pw"),
     (":0nlyPw9@tcp(db:3306)/orders", "0nlyPw9"),
+    ('{"auth": {"client_token": "s.Xk9mQ2vL8pR4tN7bW1cF5hJ3", "lease_duration": 2764800}}',
+     "s.Xk9mQ2vL8pR4tN7bW1cF5hJ3"),
+    ("AWS_SESSION_TOKEN=FwoGZXIvYXdzEJr//////////wEaDPq7Vt2Lm9XzK4pR8", "FwoGZXIvYXdzEJr"),
 ]
 
 

@@ -41,6 +41,10 @@ _LOOKUP_KEY_WORDS = _word_set(
     "map message event hash range composite unique natural surrogate join dict json redis bucket kv registry "
     "search cursor page idempotence correlation trace request"
 )
+# A token with one of these words is a listing's position or a request's identity, not a credential.
+_PAGING_WORDS = _word_set(
+    "next page paging pagination continuation continue sync cursor resume idempotency idempotence"
+)
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw")
 _KEY_WORDS = (
     "apikey", "accesskey", "privatekey", "secretkey", "masterkey", "signingkey", "encryptionkey", "appkey",
@@ -114,6 +118,8 @@ def name_kind(name: str) -> tuple[str, bool] | None:
         if word.startswith("secret") or word.endswith("secret"):
             return "secret", False
         if word.endswith(("token", "tokens")) and word not in ("maxtoken", "maxtokens"):
+            if _PAGING_WORDS.intersection(words) or word[: -len("token")] in _PAGING_WORDS:
+                return None  # where a listing resumes (NextToken, nextPageToken, page_token): no credential
             return "token", False
         if word in ("signature", "sig") or word.endswith("signature"):
             return "signature", False
