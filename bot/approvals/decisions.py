@@ -26,13 +26,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import IO
-
-from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from typing import IO, TYPE_CHECKING
 
 from bot.approvals.records import CallRecord, hash_argv
+from bot.approvals.verify_key import InvalidSignature, KeyFormatError, PublicKey, RawPublicKey, as_public_key
+
+if TYPE_CHECKING:  # signing needs cryptography, imported where a key is loaded: a runner only verifies
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 _DOMAIN = b"fisk-chatops decision v1\n"
 #: The verdicts a token may carry; nothing else lets a call run.
@@ -89,10 +89,9 @@ class DecisionClaims:
         )
 
 
-def key_id_of(public_key: Ed25519PublicKey) -> str:
+def key_id_of(public_key: RawPublicKey) -> str:
     """A short, stable name for a public key (first 16 hex digits of the sha256 of its raw bytes)."""
-    raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return hashlib.sha256(raw).hexdigest()[:16]
+    return hashlib.sha256(public_key.public_bytes_raw()).hexdigest()[:16]
 
 
 def _b64(data: bytes) -> str:
@@ -112,8 +111,8 @@ class DecisionSigner:
         self.valid_seconds = valid_seconds
 
     @property
-    def public_key(self) -> Ed25519PublicKey:
-        return self._key.public_key()
+    def public_key(self) -> PublicKey:
+        return as_public_key(self._key.public_key())
 
     def sign(
         self,
@@ -159,21 +158,21 @@ def _statement_payload(claims: dict[str, str]) -> bytes:
     return json.dumps(claims, sort_keys=True, separators=(",", ":")).encode()
 
 
-def verify_detached(kind: str, signature: str, claims: dict[str, str], public_key: Ed25519PublicKey) -> bool:
+def verify_detached(kind: str, signature: str, claims: dict[str, str], public_key: RawPublicKey) -> bool:
     """True if ``public_key`` signed exactly ``claims`` as a ``kind`` statement (see ``sign_detached``)."""
     try:
-        public_key.verify(_unb64(signature), _statement_domain(kind) + _statement_payload(claims))
+        as_public_key(public_key).verify(_unb64(signature), _statement_domain(kind) + _statement_payload(claims))
     except (ValueError, binascii.Error, InvalidSignature):
         return False
     return True
 
 
-def verified_statement(kind: str, token: str, public_key: Ed25519PublicKey) -> dict[str, str] | None:
+def verified_statement(kind: str, token: str, public_key: RawPublicKey) -> dict[str, str] | None:
     """The claims of a ``sign_statement`` token if ``public_key`` signed it, else None."""
     head, sep, tail = token.partition(".")
     try:
         payload, signature = _unb64(head), _unb64(tail)
-        public_key.verify(signature, _statement_domain(kind) + payload)
+        as_public_key(public_key).verify(signature, _statement_domain(kind) + payload)
         claims = json.loads(payload)
     except (ValueError, binascii.Error, InvalidSignature):
         return None
@@ -194,12 +193,12 @@ class DecisionVerifier:
 
     def __init__(
         self,
-        public_keys: Iterable[Ed25519PublicKey],
+        public_keys: Iterable[RawPublicKey],
         *,
         clock: Callable[[], float] = time.time,
         memory: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.keys = {key_id_of(k): k for k in public_keys}
+        self.keys = {key_id_of(k): as_public_key(k) for k in public_keys}
         if not self.keys:
             raise DecisionKeyError("no decision public key: a runner needs at least one to verify decisions")
         self._clock = clock
@@ -298,21 +297,29 @@ def _match(claims: DecisionClaims, record: CallRecord) -> None:
 
 
 def generate_private_key() -> Ed25519PrivateKey:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     return Ed25519PrivateKey.generate()
 
 
 def private_pem(key: Ed25519PrivateKey) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+
     return key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
 
 
-def public_pem(key: Ed25519PublicKey) -> bytes:
-    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+def public_pem(key: RawPublicKey) -> bytes:
+    """The key as a PEM ``SubjectPublicKeyInfo`` block (what ``load_public_keys`` reads)."""
+    return as_public_key(key).to_pem()
 
 
 def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
     """An Ed25519 private key from a PEM (PKCS#8) file."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     data = _read(path)
     try:
         key = serialization.load_pem_private_key(data, password=None)
@@ -323,10 +330,10 @@ def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
     return key
 
 
-def load_public_keys(paths: Iterable[str | os.PathLike[str]]) -> list[Ed25519PublicKey]:
+def load_public_keys(paths: Iterable[str | os.PathLike[str]]) -> list[PublicKey]:
     """Every Ed25519 public key in ``paths``: a file may hold several PEM blocks, a directory (a mounted
     Kubernetes Secret) contributes each of its regular files."""
-    keys: list[Ed25519PublicKey] = []
+    keys: list[PublicKey] = []
     for path in paths:
         p = Path(path)
         files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")) if p.is_dir() else [p]
@@ -335,7 +342,7 @@ def load_public_keys(paths: Iterable[str | os.PathLike[str]]) -> list[Ed25519Pub
     return keys
 
 
-def _public_keys_in(file: Path) -> list[Ed25519PublicKey]:
+def _public_keys_in(file: Path) -> list[PublicKey]:
     data = _read(file)
     marker = b"-----BEGIN PUBLIC KEY-----"
     blocks = [marker + part for part in data.split(marker)[1:]]
@@ -344,12 +351,12 @@ def _public_keys_in(file: Path) -> list[Ed25519PublicKey]:
     keys = []
     for block in blocks:
         try:
-            key = serialization.load_pem_public_key(block)
-        except (ValueError, TypeError) as exc:
+            body, end, _ = block.partition(b"-----END PUBLIC KEY-----")  # text after a block is no part of it
+            keys.append(PublicKey.from_pem(body + end))
+        except KeyFormatError as exc:
+            if exc.other_algorithm:
+                raise DecisionKeyError(f"{file}: not an Ed25519 key") from None
             raise DecisionKeyError(f"{file}: not a PEM public key ({exc})") from None
-        if not isinstance(key, Ed25519PublicKey):
-            raise DecisionKeyError(f"{file}: not an Ed25519 key")
-        keys.append(key)
     return keys
 
 

@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from pydantic import BaseModel
 from redis.asyncio import Redis
 
@@ -30,6 +29,7 @@ from bot.approvals.decisions import DecisionSigner, verified_statement
 from bot.approvals.errors import ApprovalError
 from bot.approvals.keys import Keys
 from bot.approvals.records import from_epoch
+from bot.approvals.verify_key import RawPublicKey
 from bot.streams import text as _text
 
 _REVOKE = r"""
@@ -67,7 +67,7 @@ class Grant(BaseModel):
     meta: dict[str, str] = {}
     signature: str = ""  # the granting role's token over what the grant allows (see ``trusted``)
 
-    def trusted(self, public_key: Ed25519PublicKey, conversation: str) -> Grant | None:
+    def trusted(self, public_key: RawPublicKey, conversation: str) -> Grant | None:
         """This grant as the granting role signed it (tool, command line, expiry, thread), or None.
 
         Redis is not authority: a grant written or widened by hand (another tool, a later expiry, another

@@ -17,11 +17,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-
 from bot.approvals.decisions import DecisionSigner, verified_statement, verify_detached
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.records import CallRecord
+from bot.approvals.verify_key import RawPublicKey
 
 
 def proposal_claims(
@@ -58,7 +57,7 @@ def seal_approval(signer: DecisionSigner, record: CallRecord, user: str) -> str:
     return signer.sign_detached("approval", approval_claims(record, user))
 
 
-def _sealed(kind: str, seal: str, claims: dict[str, str], key: Ed25519PublicKey) -> bool:
+def _sealed(kind: str, seal: str, claims: dict[str, str], key: RawPublicKey) -> bool:
     """Does ``seal`` cover exactly ``claims``? A seal written before seals were detached carries its claims
     (``<claims>.<signature>``) and is compared with them."""
     if not seal:

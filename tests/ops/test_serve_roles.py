@@ -188,7 +188,10 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     assert any(e.get("call_id") == call_id and e.get("conversation") == record["conversation"] for e in runner_lines)
     families = {f.name: f for f in text_string_to_metric_families(metrics)}
     assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
-    imported = {line.split("|")[-1].strip().split(".")[0] for log in logs.glob("runner-*.log")
-                for line in log.read_text().splitlines() if line.startswith("import time:")}
+    modules = {line.split("|")[-1].strip() for log in logs.glob("runner-*.log")
+               for line in log.read_text().splitlines() if line.startswith("import time:")}
+    imported = {name.split(".")[0] for name in modules}
     assert {"redis", "bot", "re2"} <= imported  # the import log is there
     assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings"}
+    # it verified the decision with the interpreter's libcrypto, not cryptography's own OpenSSL (verify_key.py)
+    assert "bot.approvals.verify_key" in modules and not any(m.startswith("cryptography.hazmat") for m in modules)

@@ -1,0 +1,150 @@
+"""Verify-only Ed25519 keys (``bot/approvals/verify_key.py``): the process's libcrypto gives the same answers as
+``cryptography`` on RFC 8032's vectors, on random keys and on every kind of altered input, reads and writes the
+same PEM, leaves no OpenSSL error behind, and a runner verifying a decision never loads ``cryptography``'s OpenSSL.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+from bot.approvals import verify_key
+from bot.approvals.decisions import DecisionKeyError, load_public_keys, public_pem
+from bot.approvals.verify_key import InvalidSignature, PublicKey, as_public_key
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# RFC 8032 section 7.1, tests 1, 2 and 3: (public key, message, signature)
+RFC8032 = [
+    ("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "",
+     "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e39701cf9b46bd25bf5f0595bbe"
+     "24655141438e7a100b"),
+    ("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c", "72",
+     "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613d0f11d8c387b2eaeb4302a"
+     "eeb00d291612bb0c00"),
+    ("fc51cd8e6218a1a38da47ed00230f0580816ed13ba3303ac5deb911548908025", "af82",
+     "6291d657deec24024827e69c3abe01a30ce548a284743a445e3680d7db5ac3ac18ff9b538d16f290ae67f760984dc6594a7c15e9716ed2"
+     "8dc027beceea1ec40a"),
+]
+BACKENDS = {"process libcrypto": verify_key._libcrypto_verifier(), "cryptography": verify_key._cryptography_verify}
+
+
+def test_this_process_verifies_with_its_mapped_libcrypto() -> None:
+    assert verify_key.mapped_libcrypto() is not None
+    assert BACKENDS["process libcrypto"] is not None
+    assert verify_key.backend() == "libcrypto"
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_rfc8032_vectors_verify_and_every_alteration_is_refused(name: str) -> None:
+    verify = BACKENDS[name]
+    assert verify is not None
+    for key_hex, message_hex, signature_hex in RFC8032:
+        key, message, signature = bytes.fromhex(key_hex), bytes.fromhex(message_hex), bytes.fromhex(signature_hex)
+        assert verify(key, signature, message)
+        assert not verify(key, signature, message + b"\x00")
+        for i in (0, 31, 32, 63):  # R and S, both ends
+            assert not verify(key, signature[:i] + bytes([signature[i] ^ 0x01]) + signature[i + 1:], message)
+        other = bytes.fromhex(RFC8032[(RFC8032.index((key_hex, message_hex, signature_hex)) + 1) % 3][0])
+        assert not verify(other, signature, message)
+
+
+def test_random_keys_and_messages_agree_with_cryptography() -> None:
+    for n in range(200):
+        private = Ed25519PrivateKey.generate()
+        message = os.urandom(n)
+        signature = private.sign(message)
+        ours = as_public_key(private.public_key())
+        ours.verify(signature, message)
+        tampered = message + b"x"
+        with pytest.raises(InvalidSignature):
+            ours.verify(signature, tampered)
+        assert BACKENDS["process libcrypto"](ours.raw, signature, tampered) is False  # type: ignore[misc]
+
+
+def test_wrong_lengths_and_a_key_off_the_curve_are_refused_not_crashed() -> None:
+    private = Ed25519PrivateKey.generate()
+    key = as_public_key(private.public_key())
+    signature = private.sign(b"m")
+    for bad in (b"", signature[:63], signature + b"\x00"):
+        with pytest.raises(InvalidSignature):
+            key.verify(bad, b"m")
+    with pytest.raises(ValueError, match="32 bytes"):
+        PublicKey(b"\x01" * 31)
+    not_a_point = PublicKey(bytes.fromhex("ee" + "ff" * 30 + "7f"))  # y = p + 1: not a canonical encoding
+    with pytest.raises(InvalidSignature):
+        not_a_point.verify(signature, b"m")
+
+
+def test_a_refused_signature_leaves_no_openssl_error_queued() -> None:
+    path = verify_key.mapped_libcrypto()
+    assert path is not None
+    peek = ctypes.CDLL(path).ERR_peek_error
+    peek.restype = ctypes.c_ulong
+    key = PublicKey(bytes.fromhex("02" + "ff" * 30 + "7f"))
+    with pytest.raises(InvalidSignature):
+        key.verify(b"\x00" * 64, b"m")
+    assert peek() == 0
+
+
+def test_pem_is_read_and_written_as_cryptography_does(tmp_path: Path) -> None:
+    private = Ed25519PrivateKey.generate()
+    theirs = private.public_key().public_bytes(serialization.Encoding.PEM,
+                                               serialization.PublicFormat.SubjectPublicKeyInfo)
+    assert PublicKey.from_pem(theirs).raw == private.public_key().public_bytes_raw()
+    assert public_pem(private.public_key()) == theirs
+    loaded = serialization.load_pem_public_key(public_pem(private.public_key()))
+    assert isinstance(loaded, Ed25519PublicKey) and loaded.public_bytes_raw() == PublicKey.from_pem(theirs).raw
+    # two blocks in one file, with text around them, as an operator's key bundle may be
+    second = Ed25519PrivateKey.generate()
+    bundle = tmp_path / "keys.pub"
+    bundle.write_bytes(b"# rotation\n" + theirs + b"next:\n" + public_pem(second.public_key()) + b"\n")
+    assert [k.raw for k in load_public_keys([bundle])] == [private.public_key().public_bytes_raw(),
+                                                            second.public_key().public_bytes_raw()]
+
+
+def test_other_keys_and_broken_blocks_are_named(tmp_path: Path) -> None:
+    ec_key = ec.generate_private_key(ec.SECP256R1()).public_key().public_bytes(
+        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    (tmp_path / "ec.pub").write_bytes(ec_key)
+    with pytest.raises(DecisionKeyError, match=r"ec.pub: not an Ed25519 key"):
+        load_public_keys([tmp_path / "ec.pub"])
+    (tmp_path / "broken.pub").write_bytes(b"-----BEGIN PUBLIC KEY-----\nnot base64!\n-----END PUBLIC KEY-----\n")
+    with pytest.raises(DecisionKeyError, match=r"broken.pub: not a PEM public key \(.*base64"):
+        load_public_keys([tmp_path / "broken.pub"])
+    good = public_pem(Ed25519PrivateKey.generate().public_key())
+    (tmp_path / "cut.pub").write_bytes(good.split(b"-----END")[0])  # no END line: refused, not completed
+    with pytest.raises(DecisionKeyError, match=r"cut.pub: not a PEM public key"):
+        load_public_keys([tmp_path / "cut.pub"])
+
+
+RUNNER_PROBE = """
+import sys
+from bot.approvals.decisions import DecisionVerifier, load_public_keys, verify_detached
+keys = load_public_keys([sys.argv[1]])
+verifier = DecisionVerifier(keys)
+assert verify_detached("seal", sys.argv[2], {"call": "c1"}, keys[0])
+assert not verify_detached("seal", sys.argv[2], {"call": "c2"}, keys[0])
+from bot.approvals import verify_key
+print(verify_key.backend(), ",".join(sorted(m for m in sys.modules if m.startswith("cryptography.hazmat"))))
+"""
+
+
+def test_a_process_that_only_verifies_never_loads_cryptography_openssl(tmp_path: Path) -> None:
+    from bot.approvals.decisions import DecisionSigner
+
+    private = Ed25519PrivateKey.generate()
+    (tmp_path / "decisions.pub").write_bytes(public_pem(private.public_key()))
+    seal = DecisionSigner(private).sign_detached("seal", {"call": "c1"})
+    done = subprocess.run([sys.executable, "-c", RUNNER_PROBE, str(tmp_path / "decisions.pub"), seal],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["libcrypto"]
