@@ -67,7 +67,7 @@ _PLACEHOLDER = re.compile(
 # Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
 _PLACEHOLDER_WORDS = _word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
-    "pwd passwd passphrase creds credentials apikey api_key api-key"
+    "pwd passwd passphrase creds credentials apikey api_key api-key omitted data+omitted"
 )
 # Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
 # literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
