@@ -46,7 +46,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # The same, one per line, and every unit different ({i} counts up), so no verdict is ever reused:
             # what the density budget, not the verdict memo, has to bound (bot/sanitize/candidates.py).
             "pass: x\n", "token_type=a{i} ", "pass: x{i}\n", "x secretName{i}: y\n", "password=a{i}\n",
-            "u{i}:p@tcp(")
+            "u{i}:p@tcp(",
+            # A remembered verdict on every line (two RE2 calls each, charged one unit), and a known harmless
+            # name on every line (dismissed inside the scan): found by sanspeed, issue #11.
+            "Bearer abcdefgh\n", "m x_token_id=a{i}\n")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 
@@ -94,6 +97,8 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
             units.append("a" * rng.randint(low, high) + word + after + "=")
             total += len(units[-1])
         return "".join(units).encode()[:size]
+    if kind == "code grep":
+        return _code_grep(size, seed)
     if "{i}" in kind:
         units, total, i = [], 0, 0
         while total < size:
@@ -102,6 +107,29 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
             i += 1
         return "".join(units).encode()[:size]
     return (kind * (size // len(kind) + 1)).encode()[:size]
+
+
+_CODE_LINES = (  # tests/test_sanitize_code.py: benign, yet a candidate on every line, each judged cheaply
+    "src/{m}/{f}.py:{n}:    password = settings.{u}_PASSWORD",
+    'src/{m}/{f}.py:{n}:    token = self._client.fetch_token(scope="{f}")',
+    'src/{m}/{f}.py:{n}:    api_key = os.environ["{u}_API_KEY"]',
+    'src/{m}/{f}.py:{n}:        secret = request.headers.get("X-{c}-Secret")',
+    "src/{m}/{f}.go:{n}:\t\tPassword: cfg.{c}.Password,",
+    "web/src/{f}.ts:{n}:const {f}ApiKey = process.env.{u}_API_KEY;",
+    "src/{m}/{f}.py:{n}:    if {f}_token is None:",
+    "src/{m}/{f}.py:{n}:def verify_{f}_password(password: str, hashed: str) -> bool:",
+)
+
+
+def _code_grep(size: int, seed: int) -> bytes:
+    """``grep -rn password src/`` over a large code base: every line a different secret-named expression."""
+    rng, lines, total, i = random.Random(seed), [], 0, 0
+    while total < size:
+        name = "".join(rng.choice("abcdefghijklmnop") for _ in range(6))
+        lines.append(_CODE_LINES[i % len(_CODE_LINES)].format(m=("auth", "billing", "api")[i % 3], f=name,
+                                                             n=i % 400 + 1, u=name.upper(), c=name.capitalize()))
+        total, i = total + len(lines[-1]) + 1, i + 1
+    return ("\n".join(lines) + "\n").encode()[:size]
 
 
 def best_of(repeat: int, work: Callable[[], object]) -> float:
@@ -132,7 +160,7 @@ def bench_throughput(repeat: int, only: tuple[str, ...] = ()) -> None:
     print(f"{'input':>16} " + " ".join(f"{label:>8}" for label, _ in SIZES) + "   ratio")
     inputs: list[tuple[str, Callable[[int, int], bytes]]] = [("realistic", lambda n, seed: realistic(n, seed))]
     kinds = (*TRIGGERS, "base64", "base64 :@._-", "name runs", "name runs: describing", "name runs: secret",
-             "name runs: long")
+             "name runs: long", "code grep")
     inputs += [(k, lambda n, seed, k=k: adversarial(k, n, seed)) for k in kinds]
     if only:
         inputs = [(name, make) for name, make in inputs if name in only]

@@ -93,3 +93,16 @@ def test_a_kubectl_describe_run_of_secret_references_stays_whole_up_to_the_docum
     line = "      DB_PASSWORD_{i}:  <set to the key 'password' in secret 'db-credentials-{i}'>  Optional: false\n"
     text = "".join(line.format(i=i) for i in range(70))
     assert sanitize_output(text.encode(), output_limit=1 << 30).text == text
+
+
+def test_names_dismissed_in_the_scan_still_spend_the_budget_and_hide_nothing() -> None:
+    # A known harmless name (x_token_id) is dismissed inside the RE2 scan loop (candidates.run_pass.dismiss),
+    # without the anchored finder match: the same verdicts, and the same budget, as in the loop.
+    lines = [f"m x_token_id=abc{i:x}\n" for i in range(300)]
+    lines[150] = "m x_token_id=abc y DB_PASSWORD=hunter2x\n"
+    out = sanitize_output("".join(lines).encode(), output_limit=1 << 30).text
+    assert "hunter2x" not in out and out.replace("[REDACTED:password]", "hunter2x") == "".join(lines)
+    # Denser than the budget (one every 16 bytes, one line): cut, and a secret after the cut line still found.
+    dense = "".join(f"x_token_id=a{i:04x} " for i in range(20000)) + "\nnext DB_PASSWORD=hunter2x\n"
+    out = sanitize_output(dense.encode(), output_limit=1 << 30).text
+    assert DENSE in out and "hunter2x" not in out and "[REDACTED:password]" in out
