@@ -35,6 +35,10 @@ CASES = [
     ('{"auth": {"client_token": "s.Xk9mQ2vL8pR4tN7bW1cF5hJ3", "lease_duration": 2764800}}',
      "s.Xk9mQ2vL8pR4tN7bW1cF5hJ3"),
     ("AWS_SESSION_TOKEN=FwoGZXIvYXdzEJr//////////wEaDPq7Vt2Lm9XzK4pR8", "FwoGZXIvYXdzEJr"),
+    ('{"url": "https://a.blob.core.windows.net/c/f?sv=2022-11-02\\u0026sp=r\\u0026sig=Xk9mQ2vL8pR4tN7bW1cF5hJ3%3D"}',
+     "Xk9mQ2vL8pR4tN7bW1cF5hJ3"),
+    ("db:\n  password: |\n    Bl0ck-Scalar-Pw\n  user: app\n", "Bl0ck-Scalar-Pw"),
+    ("curl -u :T0kenOnly https://ci.example.com/api", "T0kenOnly"),
 ]
 
 

@@ -107,7 +107,7 @@ TOKENS: tuple[Detector, ...] = (
         # Azure storage / Service Bus connection strings and SAS tokens.
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
-    _token("azure_sas", r"[?&;]sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    _token("azure_sas", r"(?:[?&;]|\\u0026)sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
     Detector(
         "azure_storage_key",
         # A storage account key on its own (``az storage account keys list``: "value": "<88 chars>"): 64 random
@@ -166,7 +166,8 @@ _ENV_HEAD = (
     r"[ \t]{0,4}\n[ \t]{0,64}\"?value\"?[ \t]{0,4}:[ \t]{0,4}"
 )
 _ASSIGNMENT_HEAD = (
-    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}(?:\n[ \t]{{1,16}})?"
+    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}"
+    r"(?:[|>][-+]?[ \t]{0,4}\n[ \t]{1,16}|\n[ \t]{1,16})?"  # the value on the next line (YAML block: its first line)
 )
 # What RE2 searches for: the same head with the name's characters around its sensitive word unbounded. Counting
 # them (0..40) multiplied the DFA states by 41: on random base64 (no separator, so never a match) RE2 kept
@@ -234,7 +235,7 @@ CONTEXT: tuple[Detector, ...] = (
     Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{0,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
     _token(
         "basic_auth",  # curl -u user:password
-        r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{1,128}:(?P<v>[^\s\"']{1,256})",
+        r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
     ),
     Detector(
         "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
