@@ -17,7 +17,7 @@ from bot.config import Config, Secrets
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
-from bot.memory import return_free_heap
+from bot.memory import return_free_heap, trim_periodically
 from bot.roles.checks import check_credentials, check_model_access
 from bot.roles.core import DECIDING_ROLES, Core
 from bot.roles.loops import count_final_states, pool_collector, queue_collector, trim_bus_streams, watch_binaries
@@ -78,6 +78,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
         tasks.append(asyncio.create_task(watch_binaries(core, stop)))
         tasks.append(asyncio.create_task(trim_bus_streams(core, stop)))
+        tasks.append(asyncio.create_task(trim_periodically(stop)))  # what each call's output cleaning freed
         if not roles & DECIDING_ROLES:
             # A runner has connected and built its child environments: it needs no credential from the
             # environment any more (its Redis client keeps the URL it connected with).
