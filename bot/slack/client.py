@@ -163,6 +163,18 @@ async def post(
     return dict(reply.data) if isinstance(reply.data, dict) else {}
 
 
+async def post_once(client: AsyncWebClient, where: tuple[str, str], text: str, blocks: list[dict[str, Any]],
+                    key: str, retry: bool) -> dict[str, Any]:
+    """Post in the thread ``where`` (channel, thread ts), unless ``retry`` and an earlier attempt that died before
+    recording its post already did (found by ``key``)."""
+    if retry and key:
+        found = await find_posted(client, where[0], where[1], key)
+        if found is not None:
+            log.info("poster: %s was already posted before a restart; not posting it again", key)
+            return found
+    return await post(client, where[0], text, blocks, thread_ts=where[1], key=key or None)
+
+
 async def find_posted(client: AsyncWebClient, channel: str, thread_ts: str, key: str) -> dict[str, Any] | None:
     """The message this bot already posted in the thread with ``key`` in its metadata, if any."""
     cursor: str | None = None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
@@ -179,10 +180,32 @@ class SlackState:
             done, fresh = await pipe.execute()
         return bool(done), not fresh
 
+    async def start_many(self, stream: str, entry_ids: Sequence[str]) -> list[tuple[bool, bool]]:
+        """``start`` of each entry of a batch, in one round trip."""
+        if not entry_ids:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for entry_id in entry_ids:
+                pipe.exists(self._done_key(stream, entry_id))
+                pipe.set(f"{self.prefix}:attempt:{stream}:{entry_id}", "1", nx=True,
+                         ex=self.settings.event_dedupe_seconds)
+            replies = await pipe.execute()
+        return [(bool(replies[i]), not replies[i + 1]) for i in range(0, len(replies), 2)]
+
     async def finish(self, stream: str, entry_id: str, group: str) -> None:
         """Record the entry as done and acknowledge it to the consumer group, in one round trip."""
+        await self.finish_many([(stream, entry_id, True)], group)
+
+    async def finish_many(self, entries: Sequence[tuple[str, str, bool]], group: str) -> None:
+        """Acknowledge entries ``(stream, entry id, record it as done)`` to the consumer group, each recorded as
+        done first when asked (a re-delivered one is then skipped), in one round trip."""
+        acks: dict[str, list[str]] = {}
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.set(self._done_key(stream, entry_id), "1", ex=self.settings.event_dedupe_seconds)
-            pipe.xack(stream, group, entry_id)
+            for stream, entry_id, done in entries:
+                if done:
+                    pipe.set(self._done_key(stream, entry_id), "1", ex=self.settings.event_dedupe_seconds)
+                acks.setdefault(stream, []).append(entry_id)
+            for stream, ids in acks.items():
+                pipe.xack(stream, group, *ids)
             await pipe.execute()
 

@@ -435,3 +435,14 @@ async def test_a_malformed_decision_time_is_no_wait_not_an_error(redis: Redis, p
     for call_id, decision in zip(call_ids, ["not json", "[1]", '{"at": "soon"}', '{"actor": "U1"}'], strict=True):
         await redis.hset(store.keys.call(call_id), "decision", decision)
     assert await store.human_decision_waits(call_ids) == [None, None, None, None]
+
+
+async def test_find_many_reads_each_call_in_order(store: CallStore, policy: ApprovalPolicy) -> None:
+    first, second = await awaiting(store, policy), await awaiting(store, policy)
+    await store.set_meta(second, slack_ts="1.2")
+    unknown = first[:-4] + "ffff"  # a well-formed id of a call that does not exist
+    found = await store.find_many([second, unknown, "not an id", first])
+    assert [r.id if r else None for r in found] == [second, None, None, first]
+    assert found[0] == await store.get(second) and found[0].meta["slack_ts"] == "1.2"  # type: ignore[union-attr]
+    assert found[3] == await store.get(first)
+    assert await store.find_many([]) == []

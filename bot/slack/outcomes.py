@@ -1,0 +1,174 @@
+"""Posting what became of a call: its card brought up to date at every transition, and its result (or, for a call
+that never ran, a short note) posted in its thread exactly once, the two linked to each other.
+
+Exactly once across replicas and restarts: whoever posts a call's outcome -- its completion entry on any replica,
+or a reply that must not overtake it (``results_first``) -- holds ``outcome:<call>`` while it posts (a holder that
+dies loses it after ``OUTCOME_HOLD_SECONDS``); the others wait until the post is recorded on the call
+(``slack_result_ts``). One that takes over after an earlier attempt looks for that attempt's message in the
+thread (by its metadata key, ``client.post_once``) before posting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import Any
+
+from slack_sdk.errors import SlackApiError
+
+from bot.approvals.errors import CallNotFound
+from bot.approvals.records import CallRecord, CallState
+from bot.slack import client as api
+from bot.slack.assistant import set_status, status_of_calls
+from bot.slack.cards import render_decision_note, render_result
+from bot.slack.interactions import SlackDeps, refresh_card
+from bot.slack.settings import card_channel, parse_conversation
+
+log = logging.getLogger(__name__)
+
+RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
+                 CallState.refused, CallState.cancelled}
+NOTE_STATES = {CallState.denied, CallState.expired}
+#: how long a poster task that died while posting a call's result keeps others from posting it (a live one renews
+#: it at every attempt and gives it up when done)
+OUTCOME_HOLD_SECONDS = 60
+OUTCOME_POLL_SECONDS = 0.05
+
+
+class Outcomes:
+    def __init__(self, deps: SlackDeps) -> None:
+        self.deps = deps
+
+    async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True, owner: str = "",
+                                event_state: str | None = None, record: CallRecord | None = None) -> None:
+        """A call moved (progress: approved, running, stop requested) or ended (completions): post its result
+        or note once, then bring its card up to date. ``owner`` names this attempt (replica and stream entry).
+
+        ``event_state``: the state a progress entry announced. When the call has moved on since, a later entry
+        (progress or completion: every state change writes one) shows the newer state, so this one does not
+        update the card: a poster that is behind (a burst, a restart) updates each card once, not once per
+        transition it missed. ``record``: the call as the poster read it with its batch of entries (one round
+        trip for the batch), or None to read it here."""
+        if record is None:
+            try:
+                record = await self.deps.store.get(call_id)
+            except CallNotFound:
+                return
+        if parse_conversation(record.conversation) is None:
+            return  # another front end's call
+        if not final and event_state and record.state.value != event_state:
+            return
+        if final and record.terminal and not record.meta.get("slack_result_ts"):
+            record = await self.post_outcome(record, retry=retry, owner=owner)
+        await self.show_latest(record)
+        if not final and record.state == CallState.running:  # the assistant thread says what runs now
+            await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
+
+    async def post_outcome(self, record: CallRecord, *, retry: bool, owner: str) -> CallRecord:
+        """Post an ended call's result (or note) once, whichever replica and whichever path gets there first: its
+        completion entry, or a reply that must not overtake it (``results_first``). The first holds
+        ``outcome:<call>`` while it posts; the others wait until the post is recorded (or the hold of a poster
+        that died lapses), and one that takes over after an earlier attempt looks in the thread before posting."""
+        state, owner = self.deps.state, owner or uuid.uuid4().hex
+        while True:
+            held, tried_before = await state.take_outcome(record.id, owner, OUTCOME_HOLD_SECONDS)
+            if held:
+                break
+            await asyncio.sleep(OUTCOME_POLL_SECONDS)
+            record = await self.deps.store.get(record.id)
+            if record.meta.get("slack_result_ts"):
+                return record
+        posted = False
+        try:
+            if tried_before:  # someone held it before us and may have posted it: the record we have may be older
+                record = await self.deps.store.get(record.id)
+            if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
+                return record
+            # the record is terminal and we hold its outcome: only our own meta writes change it now, so it is
+            # kept up to date here instead of being read again after each of them
+            record = await self._link_card(record)
+            if record.state in RESULT_STATES and record.started_at is not None:
+                record = await self.post_result(record, retry=retry or tried_before)
+            elif record.state in RESULT_STATES or record.state in NOTE_STATES:
+                record = await self.post_note(record, retry=retry or tried_before)
+            posted = True
+        finally:
+            await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
+        return record
+
+    async def results_first(self, conversation: str, owner: str) -> None:
+        """A reply is written from the results of the thread's calls, so it goes after them. One replica keeps
+        that order by handling a thread's entries in turn; with several, another replica may still be posting a
+        result the agent has already answered from. Post it here first (once: ``post_outcome``)."""
+        for call_id in await self.deps.state.awaiting_outcome(conversation):
+            record = await self.deps.store.find(call_id)
+            if record is None:
+                await self.deps.state.outcome_posted(conversation, call_id)
+                continue
+            if not record.terminal or record.meta.get("slack_result_ts"):
+                continue
+            try:
+                record = await self.post_outcome(record, retry=True, owner=owner)
+            except SlackApiError as exc:
+                if api.is_transient(exc):
+                    raise
+                log.error("poster: the result of %s could not be posted (%s); the reply goes on", call_id,
+                          api.error_code(exc))
+                continue
+            await self.show_latest(record)
+
+    async def show_latest(self, record: CallRecord) -> None:
+        """Update the card (``refresh_card`` reads the call again after updating, so an older state is never
+        the last one shown)."""
+        await refresh_card(self.deps, record)
+
+    async def _link_card(self, record: CallRecord) -> CallRecord:
+        """The card's permalink, so the result can link to it: in the returned record's meta, stored with the
+        result's own ts and link (``_link_result``, one write for both)."""
+        channel, ts = card_channel(record.conversation, record.meta), record.meta.get("slack_ts")
+        if channel and ts and not record.meta.get("slack_card_link"):
+            where = parse_conversation(record.conversation)
+            link = await api.permalink(self.deps.client, channel, ts, where[1] if where else None)
+            if link:
+                return record.model_copy(update={"meta": {**record.meta, "slack_card_link": link}})
+        return record
+
+    async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> CallRecord:
+        where = parse_conversation(record.conversation)
+        link = await api.permalink(self.deps.client, where[0], str(posted["ts"]), where[1]) if where else None
+        meta = {"slack_result_ts": str(posted["ts"])}
+        if link:
+            meta["slack_result_link"] = link
+        if record.meta.get("slack_card_link"):
+            meta["slack_card_link"] = record.meta["slack_card_link"]
+        return await self._set_meta(record, **meta)
+
+    async def _set_meta(self, record: CallRecord, **meta: str) -> CallRecord:
+        """Store ``meta`` on the call and return the record as it is now stored (no read back)."""
+        await self.deps.store.set_meta(record.id, **meta)
+        return record.model_copy(update={"meta": {**record.meta, **meta}})
+
+    async def post_result(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
+        """Post the call's result in its thread once; returns the record with the result's ts and link."""
+        where = parse_conversation(record.conversation)
+        if where is None or record.meta.get("slack_result_ts"):
+            return record
+        text, blocks, attach = render_result(record, self.deps.store.redact_patterns)
+        if attach and not record.meta.get("slack_file"):
+            output = str((record.result or {}).get("output") or "")
+            await self.deps.client.files_upload_v2(
+                channel=where[0], thread_ts=where[1], content=output,
+                filename=f"{record.tool}-{record.id}.txt", title=f"{record.tool} output",
+            )  # fmt: skip
+            record = await self._set_meta(record, slack_file="1")
+        posted = await api.post_once(self.deps.client, where, text, blocks, f"result:{record.id}", retry)
+        return await self._link_result(record, posted)
+
+    async def post_note(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
+        where = parse_conversation(record.conversation)
+        if where is None or record.meta.get("slack_result_ts"):
+            return record
+        text, blocks = render_decision_note(record, self.deps.store.redact_patterns)
+        posted = await api.post_once(self.deps.client, where, text, blocks, f"note:{record.id}", retry)
+        return await self._link_result(record, posted)
