@@ -202,9 +202,10 @@ class Poster:
         """Handle the entry in its own task, after the previous entry of the same thread (per-thread order)."""
         thread = fields.get("conversation") or f"{stream}/{entry_id}"
         previous = self._tails.get(thread)
-        if ready is not None and (stream in self._progress or previous is not None and not _settled(ready.record)):
+        if ready is not None and (stream in self._progress or not _settled(ready.record)):
             # the call is read again when the entry's turn comes: it may move on while the entry waits (a progress
-            # entry's state passed: an older state must not be shown over a newer one; its card posted)
+            # entry's state passed: an older state must not be shown over a newer one; its card posted, or
+            # refused with its "result" in the same write, by an earlier entry of the thread)
             ready = Prepared(None, ready.done, ready.retry)
         task = asyncio.create_task(self._process(stream, entry_id, fields, previous, ready, stop_event))
         self._tails[thread] = task
@@ -286,8 +287,9 @@ class Poster:
 
 def _settled(record: CallRecord | None) -> bool:
     """An ended call whose card is posted: what its completion entry shows no longer changes while the entry waits
-    for its turn (its result's ts and links are written only by whoever holds its outcome, which reads the call
-    again when someone held it before: ``Outcomes.post_outcome``)."""
+    for its turn, whatever ran before it (its result's ts and links are written only by whoever holds its outcome,
+    which reads the call again when someone held it before: ``Outcomes.post_outcome``; a refused card is written
+    with its ts and its "result" together)."""
     return record is not None and record.terminal and bool(record.meta.get("slack_ts"))
 
 
