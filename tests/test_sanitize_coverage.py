@@ -39,6 +39,8 @@ CASES = [
      "Xk9mQ2vL8pR4tN7bW1cF5hJ3"),
     ("db:\n  password: |\n    Bl0ck-Scalar-Pw\n  user: app\n", "Bl0ck-Scalar-Pw"),
     ("curl -u :T0kenOnly https://ci.example.com/api", "T0kenOnly"),
+    ("< set-cookie: sessionid=q8Xy1pZ3vB7nM2kL9wE4rT6y; Path=/; HttpOnly", "q8Xy1pZ3vB7nM2kL9wE4rT6y"),
+    ("> Cookie: lang=en; PHPSESSID=8f2c1d9e7b3a4f6e0d2c8b1a9f", "8f2c1d9e7b3a4f6e0d2c8b1a9f"),
 ]
 
 

@@ -345,7 +345,9 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following)
+    spaced = text[match.start(f"b{index}_sep") - 1 : match.start(f"b{index}_sep")] in (b" ", b"\t")
+    verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
+                                       spaced=spaced)
     if verdict is None or separator == "=":
         return verdict, True
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
@@ -357,7 +359,7 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
     sentence = rest[:1].isalpha() and not quoted  # more words follow: prose
     return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
-                                    following=following), False
+                                    following=following, spaced=spaced), False
 
 
 def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:

@@ -258,6 +258,13 @@ CONTEXT: tuple[Detector, ...] = (
         check="quoted_pair",
         finder=rf"\\?[\"']{_FINDER_NAME}\\?[\"'][ \t]{{0,4}}(?:=>|,|:)[ \t]{{0,4}}\\?[\"'][^\"'\\\n]",
     ),
+    _token(
+        "session_cookie",
+        # A session cookie is a credential: Cookie: / Set-Cookie: sessionid=..., PHPSESSID=..., remember_me=...
+        r"(?:(?i:cookie:)[ \t]{0,4}|;[ \t]{1,4})(?i:[a-z0-9_.-]{0,32}(?:sess|sid|remember)[a-z0-9_.-]{0,32})="
+        r"(?P<v>[^;\s\"']{1,256})",
+        check="generated",
+    ),
     Detector(
         "password",  # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value)
         r"(?i:\blogin\b)[^\n]{0,128}?\s-p[ \t]{1,4}(?P<v>[^\s\"'-][^\s\"']{0,255})",

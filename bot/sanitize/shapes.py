@@ -150,7 +150,8 @@ def generated(value: str) -> bool:
     if len(bare) < 8 or trivial(bare) or " " in bare:
         return False
     has_alpha = any(c.isalpha() for c in bare)
-    if has_alpha and any(c.isdigit() or not c.isalnum() and c not in "-_." for c in bare):
+    # "/" joins words as "-" does (a secret's name: orders/payment-gateway); base64 with "/" has digits or mixed case
+    if has_alpha and any(c.isdigit() or not c.isalnum() and c not in "-_./" for c in bare):
         return True
     mixed = any(c.isupper() for c in bare) and any(c.islower() for c in bare)
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
@@ -209,6 +210,7 @@ def accept_assignment(
     quoted: bool = False,
     following: str = "",
     code: bool = True,
+    spaced: bool = True,
 ) -> str | None:
     """The kind of a ``name = value`` candidate when it is a secret, else None.
 
@@ -217,8 +219,10 @@ def accept_assignment(
     follow the value on its line ("Password: see the team vault"), the value must look generated too.
     An unquoted value that is an expression of code (``code_reference``) is no secret; a quoted one is a literal,
     and a quoted literal of 8 characters or more assigned with ``=`` to a secret's name is one (code, .env, ini:
-    ``secret = "a-literal-secret-value"``), generated-looking or not. ``value`` is without its quotes. ``code``
-    False: where no expression can stand (an environment listing, a .env file), every value is a literal."""
+    ``secret = "a-literal-secret-value"``; ``spaced``: a blank before the ``=``, as code and ini files write
+    it, where logfmt and Prometheus labels name a secret with ``secret="db-credentials"``), generated-looking
+    or not. ``value`` is without its quotes. ``code`` False: where no expression can stand (an environment
+    listing, a .env file), every value is a literal."""
     found = name_kind(name)
     if found is None or trivial(value):
         return None
@@ -231,7 +235,7 @@ def accept_assignment(
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):
         return kind
-    if quoted and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
+    if quoted and spaced and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
         return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
