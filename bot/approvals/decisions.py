@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # signing needs cryptography, imported where a key is loaded:
 _DOMAIN = b"fisk-chatops decision v1\n"
 #: The verdicts a token may carry; nothing else lets a call run.
 VERDICTS = frozenset({"approved", "auto_approved"})
+#: Tokens verified ahead and not yet checked that a runner keeps (its claims in flight, at most its concurrency).
+VERIFIED_AHEAD_LIMIT = 256
 PRIVATE_KEY_FILE = "decision-signing.key"
 PUBLIC_KEY_FILE = "decision-signing.pub"
 
@@ -206,6 +208,7 @@ class DecisionVerifier:
         self._expiry: list[tuple[float, str]] = []  # heap of (expires_at, call id): forgetting is O(log n)
         self._lock = threading.Lock()
         self._memory = self._load(Path(memory)) if memory is not None else None
+        self._ahead: dict[str, DecisionClaims] = {}  # token -> its verified claims (verify_ahead), until checked
 
     def _load(self, path: Path) -> IO[str]:
         """Read the executed calls whose decisions are still valid, rewrite the file with only those, and keep
@@ -230,11 +233,35 @@ class DecisionVerifier:
         fresh.replace(path)
         return open(path, "a", encoding="utf-8")  # noqa: SIM115  (kept open for the verifier's life)
 
+    def verify_ahead(self, token: str) -> None:
+        """Verify ``token``'s signature before the record it belongs to is at hand: a runner does it while its
+        claim is in Redis, so the Ed25519 verification is off the way to the child's start. ``check`` of a record
+        that carries this exact token then skips the signature (the same bytes under the same keys verify the
+        same way), never the rest: the claims are still matched against the record, the expiry and the replay
+        memory still apply. A token that does not verify is not remembered (``check`` says why)."""
+        if not token or token in self._ahead:
+            return
+        try:
+            claims = self._verified_claims(token)
+        except DecisionRefused:
+            return
+        self._ahead[token] = claims
+        while len(self._ahead) > VERIFIED_AHEAD_LIMIT:  # tokens whose claim lost or never came: oldest first
+            self._ahead.pop(next(iter(self._ahead)))
+
     def check(self, record: CallRecord) -> DecisionClaims:
         """The verified claims of ``record``'s decision, or ``DecisionRefused`` saying why not."""
         token = record.signed_decision
         if not token:
             raise DecisionRefused("no signed decision")
+        claims = self._ahead.pop(token, None) or self._verified_claims(token)
+        _match(claims, record)
+        if self._clock() > claims.expires_at:
+            raise DecisionRefused("decision expired before execution")
+        return claims
+
+    def _verified_claims(self, token: str) -> DecisionClaims:
+        """The claims of a token whose signature verifies under one of this runner's keys."""
         head, sep, tail = token.partition(".")
         try:
             if not sep:
@@ -250,9 +277,6 @@ class DecisionVerifier:
             key.verify(signature, _DOMAIN + payload)
         except InvalidSignature:
             raise DecisionRefused("decision signature does not verify") from None
-        _match(claims, record)
-        if self._clock() > claims.expires_at:
-            raise DecisionRefused("decision expired before execution")
         return claims
 
     def consume(self, record: CallRecord) -> DecisionClaims:

@@ -92,8 +92,10 @@ local function move(key, id, from, to, actor, reason)
     redis.call('ZREM', base .. 'running', id)
   end
   if to == 'approved' or to == 'auto_approved' then
+    -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
+    -- verify_ahead; the claimed record must carry the same token, and is checked against it)
     redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
-               'app', redis.call('HGET', key, 'app'))
+               'app', redis.call('HGET', key, 'app'), 'decision', redis.call('HGET', key, 'signed_decision') or '')
   end
   audit(id, from, to, actor, reason)
   if PROGRESS[to] then
@@ -303,12 +305,16 @@ return {'ok', record(id)}
 
 # KEYS[1] = call; ARGV[5] id, 6 runner id, 7 final state, 8 result JSON, 9 reason; optional: 10 the run stream's
 # consumer group and 11 the run entry that brought the call (acknowledged here, whatever the answer: the call was
-# claimed, so the entry has done its work; one round trip fewer per call), 12 '1' to answer without the record
+# claimed, so the entry has done its work; one round trip fewer per call; and deleted, with the decision token it
+# carries), 12 '1' to answer without the record
 # (a caller that does not read it: the runner worker).
 FINISH = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
-if ARGV[10] and ARGV[10] ~= '' then redis.call('XACK', base .. 'run', ARGV[10], ARGV[11]) end
+if ARGV[10] and ARGV[10] ~= '' then
+  redis.call('XACK', base .. 'run', ARGV[10], ARGV[11])
+  redis.call('XDEL', base .. 'run', ARGV[11])  -- done with: its decision token is not kept for the retention
+end
 local function answer(status)
   if ARGV[12] == '1' then return {status} end
   return {status, record(id)}

@@ -46,7 +46,11 @@ from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
 
+
 Executor = Callable[[CallRecord], Awaitable[dict[str, Any]]]
+#: Work on a run entry's fields that can be done while its claim is in Redis (the runner verifies the decision's
+#: signature ahead: ``DecisionVerifier.verify_ahead``). Never a check by itself: the claimed record is checked.
+Prepare = Callable[[dict[str, str]], None]
 T = TypeVar("T")
 _TRANSIENT = (RedisConnectionError, RedisTimeoutError, OSError)
 
@@ -73,11 +77,13 @@ class RunnerWorker:
         block_seconds: float = 1.0,
         sweep: bool = True,
         reader: Redis | None = None,
+        prepare: Prepare | None = None,
     ) -> None:
         self.redis = redis
         self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
         self.store = store
         self.executor = executor
+        self.prepare = prepare
         self.runner_id = runner_id
         self.group = group
         self.heartbeat_interval = heartbeat_interval
@@ -165,7 +171,9 @@ class RunnerWorker:
                 self._spawn(shard, entry_id, fields)
             if entries:
                 # let the new entries' handlers send their claims before this loop sends its next read: the claim
-                # is on the way to the child's start, the next read is not (it would only wait in Redis)
+                # is on the way to the child's start, the next read is not (it would only wait in Redis). Twice:
+                # a handler starts its claim as a task of its own (_claim_ahead), which runs one turn later.
+                await asyncio.sleep(0)
                 await asyncio.sleep(0)
 
     async def _wait_for_capacity(self) -> None:
@@ -193,7 +201,7 @@ class RunnerWorker:
                 if self._stopping:
                     return  # not claimed: stays pending for another replica
                 try:
-                    record = await self._claim_durably(call_id)
+                    record = await self._claim_ahead(call_id, decoded)
                 except NotDurable as exc:
                     # given back unstarted; the entry stays pending and a runner takes it over after
                     # reclaim_after (by then the replica may have caught up, or auto mode sees none)
@@ -211,6 +219,23 @@ class RunnerWorker:
         finally:
             self._inflight.pop(entry_id, None)
             self._freed.set()
+
+    async def _claim_ahead(self, call_id: str, fields: dict[str, str]) -> CallRecord | None:
+        """Claim, and while the claim is in Redis run ``prepare`` on the entry's fields (CPU work that is then
+        off the way to the child's start)."""
+        if self.prepare is None:
+            return await self._claim_durably(call_id)
+        claiming = asyncio.create_task(self._claim_durably(call_id))
+        try:
+            await asyncio.sleep(0)  # the claim task sends the claim
+            try:
+                self.prepare(fields)
+            except Exception:  # never fatal: the claimed record is checked in full anyway
+                log.exception("runner %s: preparing %s failed", self.runner_id, call_id)
+            return await claiming
+        except BaseException:
+            claiming.cancel()  # not left claiming on its own (a claim that went through lapses: interrupted)
+            raise
 
     async def _claim_durably(self, call_id: str) -> CallRecord | None:
         """Claim; a claim no replica confirmed was given back unstarted (``NotDurable``): try again after each of

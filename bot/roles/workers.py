@@ -41,9 +41,18 @@ def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]
 
 def runner_worker(core: Core) -> RunnerWorker:
     limits = {tool.app: tool.settings.max_concurrency for tool in core.catalog}
+    executor = make_executor(core)
+    verifier = core.verifier
+    if verifier is None:  # make_executor has refused already; this says so to the type checker too
+        raise StartupError("the runner role needs decision public keys (decisions.public_key_files)")
+
+    def verify_ahead(fields: dict[str, str]) -> None:
+        verifier.verify_ahead(fields.get("decision", ""))
+
     return RunnerWorker(
-        core.redis.client, core.store, make_executor(core), runner_id=instance_name("runner"),
+        core.redis.client, core.store, executor, runner_id=instance_name("runner"),
         per_app_limits=limits, grace_period=core.config.shutdown_grace_seconds, reader=core.redis.reader,
+        prepare=verify_ahead,
     )
 
 

@@ -25,6 +25,7 @@ from bot.approvals.decisions import (
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
+from bot.streams import ensure_group
 from tests.approvals.conftest import proposal
 from tests.support import decision_keys
 
@@ -177,3 +178,73 @@ async def test_the_replay_memory_survives_a_runner_restart(
     restarted.consume(other)  # another call is fine
     later = DecisionVerifier([decision_keys.TEST_KEY.public_key()], memory=memory, clock=lambda: 1e12)
     assert later._used == {} and memory.read_text() == ""  # expired entries are dropped when it starts
+
+
+async def test_a_decision_verified_ahead_is_still_checked_against_its_record(
+        store: CallStore, policy: ApprovalPolicy) -> None:
+    """verify_ahead takes only the signature off the way (while the runner's claim is in Redis): the claimed
+    record is still matched against the claims, expiry and replay still apply, a bad token is not remembered."""
+    record = await approved(store, policy)
+    other = await approved(store, policy)
+    verifier = decision_keys.verifier()
+    verifier.verify_ahead(record.signed_decision)
+    with pytest.raises(DecisionRefused, match="command line differs"):
+        verifier.check(record.model_copy(update={"argv": [*record.argv, "--force"]}))
+    verifier.verify_ahead(other.signed_decision)
+    with pytest.raises(DecisionRefused, match="another call"):
+        verifier.check(record.model_copy(update={"signed_decision": other.signed_decision}))
+    forged = record.signed_decision[:-4] + ("AAAA" if not record.signed_decision.endswith("AAAA") else "BBBB")
+    verifier.verify_ahead(forged)
+    verifier.verify_ahead("garbage")
+    verifier.verify_ahead("")
+    for token in (forged, "garbage"):
+        with pytest.raises(DecisionRefused):
+            verifier.check(record.model_copy(update={"signed_decision": token}))
+    later = DecisionVerifier([decision_keys.TEST_KEY.public_key()], clock=lambda: 1e12)
+    later.verify_ahead(record.signed_decision)
+    with pytest.raises(DecisionRefused, match="expired"):
+        later.check(record)
+    verifier.verify_ahead(record.signed_decision)
+    verifier.keys.clear()  # the signature was verified ahead: check of the same token does not verify it again
+    assert verifier.consume(record).call_id == record.id
+    with pytest.raises(DecisionRefused):  # once checked it is forgotten: the next check verifies (no key: refused)
+        verifier.check(record)
+    verifier.verify_ahead(record.signed_decision)  # no key any more: not verified, so not remembered
+    with pytest.raises(DecisionRefused, match="unknown key"):
+        verifier.check(record)
+
+
+async def test_tokens_verified_ahead_are_bounded(store: CallStore, policy: ApprovalPolicy) -> None:
+    from bot.approvals.decisions import VERIFIED_AHEAD_LIMIT
+
+    record = await approved(store, policy)
+    signer = decision_keys.signer()
+    verifier = decision_keys.verifier()
+
+    def token(approver: str) -> str:
+        return signer.sign(call_id=record.id, tool=record.tool, app=record.app, argv_hash=record.argv_hash,
+                           binary_digest=record.binary_digest, model_hash=record.model_hash, approvers=[approver],
+                           verdict="approved", now=1.0)
+
+    first = token("UAPP")
+    verifier.verify_ahead(first)
+    for i in range(VERIFIED_AHEAD_LIMIT):  # claims that never came (lost to another runner)
+        verifier.verify_ahead(token(f"U{i}"))
+    assert len(verifier._ahead) == VERIFIED_AHEAD_LIMIT and first not in verifier._ahead  # the oldest went
+
+
+async def test_the_run_entry_carries_the_decision_and_the_finish_deletes_it(
+        store: CallStore, policy: ApprovalPolicy, redis: Redis) -> None:
+    stream = store.keys.run_stream(0)
+    clicked = await approved(store, policy)
+    [auto] = await store.propose("conv", [signed_proposal()], ApprovalPolicy(auto_approve={"tools": ["_status$"]}),
+                                 "UREQ")
+    entries = {fields[b"call_id"].decode(): (entry_id, fields) for entry_id, fields in await redis.xrange(stream)}
+    for record in (clicked, auto):
+        assert entries[record.id][1][b"decision"].decode() == record.signed_decision != ""
+    await ensure_group(redis, stream, "runners")
+    await redis.xreadgroup("runners", "c1", {stream: ">"}, count=10)
+    await store.claim(clicked.id, "r1")
+    entry_id = entries[clicked.id][0].decode()
+    await store.record_result(clicked.id, "r1", {"status": "finished", "exit_code": 0}, run_entry=("runners", entry_id))
+    assert [e for e, _ in await redis.xrange(stream)] == [entries[auto.id][0]]  # the token is not kept

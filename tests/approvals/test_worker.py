@@ -256,12 +256,14 @@ async def test_worker_sweeps_expired_calls(redis: Redis, sweep: bool):
 
 async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: str, tmp_path: Path):
     """The claim is on the way to the child's start; the worker's next XREADGROUP is not, so it goes second
-    (Redis's MONITOR shows the order the server received them). The run entry is acknowledged by the script that
-    stores the result, not by an XACK of its own."""
+    (Redis's MONITOR shows the order the server received them), also with work prepared while the claim is in
+    Redis (the runner verifies the decision ahead). The run entry is acknowledged by the script that stores the
+    result, not by an XACK of its own."""
     client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
     store = CallStore(client)
+    prepared: list[dict[str, str]] = []
     worker = RunnerWorker(client, store, marker_executor(tmp_path / "marker"), runner_id="w-order",  # type: ignore[arg-type]
-                          reader=reader, **{**FAST, "block_seconds": 5.0})
+                          reader=reader, prepare=prepared.append, **{**FAST, "block_seconds": 5.0})
     seen: list[str] = []
     async with watcher.monitor() as monitor, running(worker):
         async def watch() -> None:
@@ -286,6 +288,27 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
     last_approve = len(seen) - 1 - seen[::-1].index("approve")
     assert seen[last_approve + 1:last_approve + 3] == ["claim", "read"], seen
     assert "xack" not in seen
+    assert [fields["call_id"] for fields in prepared] == executions(tmp_path / "marker")
+    assert all("decision" in fields for fields in prepared)  # the run entry's (empty: this store signs nothing)
     assert (await client.xpending(store.keys.run_stream(0), "runners"))["pending"] == 0
     for c in (client, reader, watcher):
         await c.aclose()
+
+
+async def test_a_failing_prepare_does_not_stop_the_call(redis_url: str, tmp_path: Path):
+    """Work done ahead is never a check by itself: if it fails, the call is claimed and run as it would be."""
+    client = Redis.from_url(redis_url)
+    store = CallStore(client)
+
+    def broken(fields: dict[str, str]) -> None:
+        raise RuntimeError("prepare failed")
+
+    marker = tmp_path / "marker"
+    worker = RunnerWorker(client, store, marker_executor(marker), runner_id="w-prep", prepare=broken,  # type: ignore[arg-type]
+                          **FAST)
+    async with running(worker):
+        ids = await approved_calls(store, 3)
+        await wait_until(lambda: all_terminal(store, ids))
+    assert sorted(executions(marker)) == sorted(ids)
+    assert [(await store.get(i)).state for i in ids] == [CallState.finished] * 3
+    await client.aclose()
