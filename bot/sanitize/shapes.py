@@ -60,6 +60,8 @@ _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 # A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
 # not password-like a path is one only when it says so, or has no capital (a key in base64 would).
 _FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
+# Kubernetes' generateName: a lowercase name, "-", five characters of its own alphabet (no vowels, no 0 1 3).
+_KUBERNETES_GENERATED_NAME = re.compile(r"[a-z][a-z0-9-]{0,200}-[bcdfghjklmnpqrstvwxz2456789]{5}")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
 _PLACEHOLDER = re.compile(
     r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
@@ -235,6 +237,8 @@ def accept_assignment(
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):
         return kind
+    if not password_like and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
+        return None  # a name Kubernetes generated (Mountable secrets: default-token-x2k4p), not a token
     if quoted and spaced and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
