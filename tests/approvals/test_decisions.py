@@ -248,3 +248,19 @@ async def test_the_run_entry_carries_the_decision_and_the_finish_deletes_it(
     entry_id = entries[clicked.id][0].decode()
     await store.record_result(clicked.id, "r1", {"status": "finished", "exit_code": 0}, run_entry=("runners", entry_id))
     assert [e for e, _ in await redis.xrange(stream)] == [entries[auto.id][0]]  # the token is not kept
+
+
+def test_claims_encode_to_the_same_canonical_bytes_as_every_field_of_the_dataclass() -> None:
+    """Signed bytes never change: a missing or renamed field would change every token (and the check below)."""
+    import dataclasses
+    import json
+
+    from bot.approvals.decisions import DecisionClaims
+
+    claims = DecisionClaims(call_id="0-abc", tool="opsctl_status", app="opsctl", argv_hash="ab" * 32,
+                            binary_digest="cd" * 32, model_hash="ef" * 32, approvers=("U1", "Ü\u202e2"),
+                            verdict="approved", signed_at=1.5, expires_at=3601.5, key_id="0123456789abcdef")
+    every_field = {f.name: getattr(claims, f.name) for f in dataclasses.fields(claims)}
+    every_field["approvers"] = list(claims.approvers)
+    assert claims.encode() == json.dumps(every_field, sort_keys=True, separators=(",", ":")).encode()
+    assert DecisionClaims.decode(claims.encode()) == claims
