@@ -345,7 +345,10 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    spaced = text[match.start(f"b{index}_sep") - 1 : match.start(f"b{index}_sep")] in (b" ", b"\t")
+    sep_start = match.start(f"b{index}_sep")
+    spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t")
+    if separator == "=" and not spaced and text[sep_start + 1 : sep_start + 2] in (b" ", b"\t"):
+        separator = ":"  # "password= and token= ..." is prose; a blank after "=" only, judged as after ":"
     verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
                                        spaced=spaced)
     if verdict is None or separator == "=":
