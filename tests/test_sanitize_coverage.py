@@ -41,6 +41,10 @@ CASES = [
     ("curl -u :T0kenOnly https://ci.example.com/api", "T0kenOnly"),
     ("< set-cookie: sessionid=q8Xy1pZ3vB7nM2kL9wE4rT6y; Path=/; HttpOnly", "q8Xy1pZ3vB7nM2kL9wE4rT6y"),
     ("> Cookie: lang=en; PHPSESSID=8f2c1d9e7b3a4f6e0d2c8b1a9f", "8f2c1d9e7b3a4f6e0d2c8b1a9f"),
+    ("set -gx DB_PASSWORD F1sh-Pw-9\n", "F1sh-Pw-9"),
+    ("FROM alpine:3.20\nENV DB_PASSWORD D0ckerSpace-Pw\n", "D0ckerSpace-Pw"),
+    ("DB_PASSWORD ?= M4ke-Pw-1\nAPI_KEY := 9f8e7d6c5b4a39281706\n", "M4ke-Pw-1"),
+    ('"env": [{"name": "DB_PASSWORD", "value": "Js0n-Env-Pw"}]', "Js0n-Env-Pw"),
 ]
 
 
@@ -70,6 +74,10 @@ def test_a_long_quoted_environment_value_is_redacted_to_its_closing_quote() -> N
         "redis-cli -h cache.prod -p 6379 info",
         '  - "LOG_LEVEL=info"',
         "password    expired",
+        "ENV PASSWORD_FILE /run/secrets/db_password",
+        "    if password != confirm_password:",
+        '    password := os.Getenv("DB_PASSWORD")',
+        '{"name": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password"}}}',
         "Token       refreshed",
         "db-password          Opaque                                2      3d",
         "    'secret' => env('APP_SECRET'),",

@@ -336,7 +336,7 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
                                         following=following), False
     if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
-    separator = match.group(f"b{index}_sep").decode()
+    separator = "=" if match.group(f"b{index}_sep").endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
     if separator == ":" and text[match.start(f"b{index}_sep") + 1 : match.start(f"b{index}_sep") + 2] == b":":

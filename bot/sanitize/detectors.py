@@ -162,11 +162,12 @@ _DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)"
 _QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)"
 _XML_CANDIDATE = _candidate_value(r"[^<\s]")
 _ENV_HEAD = (
-    rf"(?m:^)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})[\"']?,?"
-    r"[ \t]{0,4}\n[ \t]{0,64}\"?value\"?[ \t]{0,4}:[ \t]{0,4}"
+    r"(?:(?m:^)[ \t]{0,64}(?:-[ \t]{1,4})?|[{,][ \t]{0,4})"
+    rf"\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})"
+    r"[\"']?,?[ \t]{0,4}(?:\n[ \t]{0,64})?\"?value\"?[ \t]{0,4}:[ \t]{0,4}"  # also one line: {"name": .., "value": ..}
 )
 _ASSIGNMENT_HEAD = (
-    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[:=])[ \t]{{0,4}}"
+    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
     r"(?:[|>][-+]?[ \t]{0,4}\n[ \t]{1,16}|\n[ \t]{1,16})?"  # the value on the next line (YAML block: its first line)
 )
 # What RE2 searches for: the same head with the name's characters around its sensitive word unbounded. Counting
@@ -199,6 +200,7 @@ _FLAG_HEAD = rf"(?:^|[ \t])(?P<name>-{{1,2}}{_NAME})[ \t]{{1,4}}"
 _FLAG_VALUE = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}"
 _FLAG_CANDIDATE = _candidate_value(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
 _FLAG_START = _candidate_start(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
+_ENV_WORD_HEAD = r"(?m:^)[ \t]{0,16}(?:ENV|setenv|set[ \t]{1,4}-[a-zA-Z]{1,4})[ \t]{1,4}"
 _KV_WORD = r"(?i:pass|pwd|secret|token|key|credential)"
 _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 
@@ -264,6 +266,13 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?:(?i:cookie:)[ \t]{0,4}|;[ \t]{1,4})(?i:[a-z0-9_.-]{0,32}(?:sess|sid|remember)[a-z0-9_.-]{0,32})="
         r"(?P<v>[^;\s\"']{1,256})",
         check="generated",
+    ),
+    Detector(
+        "env_word",
+        # NAME and value as words: a Dockerfile's ENV NAME value, fish's set -gx NAME value, csh's setenv NAME value
+        _ENV_WORD_HEAD + rf"(?P<name>{_NAME})[ \t]{{1,4}}(?P<v>[^\s\"'=][^\n]{{0,255}})",
+        check="env_string",
+        finder=_ENV_WORD_HEAD + rf"{_FINDER_NAME}[ \t]{{1,4}}[^\s\"'=]",
     ),
     Detector(
         "password",  # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value)
