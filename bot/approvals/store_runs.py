@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.approvals import scripts
 from bot.approvals.errors import CallNotFound, InvalidTransition
 from bot.approvals.records import RESULT_STATUSES, CallRecord, CallState
 from bot.approvals.replies import check_reply, require_acknowledged, unwrap_reply
@@ -148,8 +149,19 @@ class RunTransitions(StoreBase):
         """Attach front-end data (e.g. Slack channel and ts of the approval card) to an existing call."""
         if not meta:
             return
-        args: list[str] = []
-        for k, v in meta.items():
-            args += [f"meta:{k}", v]
-        if not await self._set_meta(keys=[self.keys.call(call_id)], args=args):
+        if not await self._set_meta(keys=[self.keys.call(call_id)], args=_meta_args(meta)):
             raise CallNotFound(call_id)
+
+    def queue_set_meta(self, pipe: Any, call_id: str, **meta: str) -> None:
+        """``set_meta`` queued on a pipeline the caller runs with writes of its own, in one round trip (the Slack
+        poster records a posted result and releases its hold on posting it together). The pipeline's reply for
+        it is 0 when the call does not exist. Sent as EVAL: a pipeline's EVALSHA would first cost a SCRIPT
+        EXISTS round trip, and this script is a few lines."""
+        pipe.eval(scripts.SET_META, 1, self.keys.call(call_id), *_meta_args(meta))
+
+
+def _meta_args(meta: dict[str, str]) -> list[str]:
+    args: list[str] = []
+    for k, v in meta.items():
+        args += [f"meta:{k}", v]
+    return args

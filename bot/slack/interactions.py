@@ -291,16 +291,23 @@ def card_style(deps: SlackDeps, record: CallRecord) -> CardStyle:
                      redact_patterns=deps.store.redact_patterns)
 
 
-async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "") -> bool:
+async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", ts: str = "", *,
+                       newest: bool = False) -> bool:
     """Re-render a call's card in place from the record; False when the card is unknown.
 
     Several writers update one card (a click's handler, the poster's progress and completion entries, on any
     replica), each from the record it read. So after its update each writer reads the call again and, if it
     moved on meanwhile, shows the newer state: whichever update lands last, its writer then shows a state at
-    least as new as the store's, so a late "approved" never stays over "finished"."""
+    least as new as the store's, so a late "approved" never stays over "finished".
+
+    ``newest``: the caller made the call's last change itself -- the poster that held an ended call's outcome
+    and recorded its result -- so there is nothing newer to read back (any other writer still reads back after
+    its own update, so a later update of an older state is still corrected)."""
     for _ in range(4):
         if not await _update_card(deps, record, channel, ts):
             return False
+        if newest:
+            return True
         try:
             latest = await deps.store.get(record.id)
         except CallNotFound:

@@ -59,9 +59,10 @@ class Outcomes:
             return  # another front end's call
         if not final and event_state and record.state.value != event_state:
             return
+        newest = False
         if final and record.terminal and not record.meta.get("slack_result_ts"):
-            record = await self.post_outcome(record, retry=retry, owner=owner)
-        await self.show_latest(record)
+            record, newest = await self._post_outcome(record, retry=retry, owner=owner)
+        await refresh_card(self.deps, record, newest=newest)
         if not final and record.state == CallState.running:  # the assistant thread says what runs now
             await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
 
@@ -70,6 +71,10 @@ class Outcomes:
         completion entry, or a reply that must not overtake it (``results_first``). The first holds
         ``outcome:<call>`` while it posts; the others wait until the post is recorded (or the hold of a poster
         that died lapses), and one that takes over after an earlier attempt looks in the thread before posting."""
+        return (await self._post_outcome(record, retry=retry, owner=owner))[0]
+
+    async def _post_outcome(self, record: CallRecord, *, retry: bool, owner: str) -> tuple[CallRecord, bool]:
+        """``post_outcome``, and whether this attempt posted it (its record is then the newest there is)."""
         state, owner = self.deps.state, owner or uuid.uuid4().hex
         while True:
             held, tried_before = await state.take_outcome(record.id, owner, OUTCOME_HOLD_SECONDS)
@@ -78,24 +83,39 @@ class Outcomes:
             await asyncio.sleep(OUTCOME_POLL_SECONDS)
             record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):
-                return record
-        posted = False
+                return record, False
+        posted, recorded = False, False
         try:
             if tried_before:  # someone held it before us and may have posted it: the record we have may be older
                 record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):  # posted by the holder we waited for
-                return record
+                return record, False
             # the record is terminal and we hold its outcome: only our own meta writes change it now, so it is
             # kept up to date here instead of being read again after each of them
+            written = dict(record.meta)  # as stored: what differs at the end is written with the release
             record = await self._link_card(record)
             if record.state in RESULT_STATES and record.started_at is not None:
-                record = await self.post_result(record, retry=retry or tried_before)
+                record = await self.post_result(record, retry=retry or tried_before, record_it=False)
             elif record.state in RESULT_STATES or record.state in NOTE_STATES:
-                record = await self.post_note(record, retry=retry or tried_before)
+                record = await self.post_note(record, retry=retry or tried_before, record_it=False)
             posted = True
+            # the post's ts and links are recorded and the hold released in one round trip, in that order
+            meta = {k: v for k, v in record.meta.items() if written.get(k) != v}
+            await self._record_and_give_back(record, owner, meta)
+            recorded = True
         finally:
-            await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
-        return record
+            if not recorded:
+                await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
+        return record, True
+
+    async def _record_and_give_back(self, record: CallRecord, owner: str, meta: dict[str, str]) -> None:
+        async with self.deps.redis.pipeline(transaction=False) as pipe:
+            if meta:
+                self.deps.store.queue_set_meta(pipe, record.id, **meta)
+            self.deps.state.queue_give_outcome_back(pipe, record.conversation, record.id, owner, posted=True)
+            replies = await pipe.execute()
+        if meta and not replies[0]:
+            raise CallNotFound(record.id)
 
     async def results_first(self, conversation: str, owner: str) -> None:
         """A reply is written from the results of the thread's calls, so it goes after them. One replica keeps
@@ -134,7 +154,9 @@ class Outcomes:
                 return record.model_copy(update={"meta": {**record.meta, "slack_card_link": link}})
         return record
 
-    async def _link_result(self, record: CallRecord, posted: dict[str, Any]) -> CallRecord:
+    async def _link_result(self, record: CallRecord, posted: dict[str, Any], record_it: bool) -> CallRecord:
+        """The record with the posted result's ts and link (and the card's link), stored unless ``record_it`` is
+        False (the caller stores them with writes of its own)."""
         where = parse_conversation(record.conversation)
         link = await api.permalink(self.deps.client, where[0], str(posted["ts"]), where[1]) if where else None
         meta = {"slack_result_ts": str(posted["ts"])}
@@ -142,6 +164,8 @@ class Outcomes:
             meta["slack_result_link"] = link
         if record.meta.get("slack_card_link"):
             meta["slack_card_link"] = record.meta["slack_card_link"]
+        if not record_it:
+            return record.model_copy(update={"meta": {**record.meta, **meta}})
         return await self._set_meta(record, **meta)
 
     async def _set_meta(self, record: CallRecord, **meta: str) -> CallRecord:
@@ -149,8 +173,9 @@ class Outcomes:
         await self.deps.store.set_meta(record.id, **meta)
         return record.model_copy(update={"meta": {**record.meta, **meta}})
 
-    async def post_result(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
-        """Post the call's result in its thread once; returns the record with the result's ts and link."""
+    async def post_result(self, record: CallRecord, *, retry: bool = False, record_it: bool = True) -> CallRecord:
+        """Post the call's result in its thread once; returns the record with the result's ts and link (stored on
+        the call unless ``record_it`` is False)."""
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return record
@@ -163,12 +188,12 @@ class Outcomes:
             )  # fmt: skip
             record = await self._set_meta(record, slack_file="1")
         posted = await api.post_once(self.deps.client, where, text, blocks, f"result:{record.id}", retry)
-        return await self._link_result(record, posted)
+        return await self._link_result(record, posted, record_it)
 
-    async def post_note(self, record: CallRecord, *, retry: bool = False) -> CallRecord:
+    async def post_note(self, record: CallRecord, *, retry: bool = False, record_it: bool = True) -> CallRecord:
         where = parse_conversation(record.conversation)
         if where is None or record.meta.get("slack_result_ts"):
             return record
         text, blocks = render_decision_note(record, self.deps.store.redact_patterns)
         posted = await api.post_once(self.deps.client, where, text, blocks, f"note:{record.id}", retry)
-        return await self._link_result(record, posted)
+        return await self._link_result(record, posted, record_it)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 
@@ -158,10 +159,15 @@ class SlackState:
         """Release the hold of ``take_outcome`` (if ``owner`` still has it); ``posted``: the result is in the
         thread, nothing of the call is left for a reply to wait for."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            if posted:
-                pipe.srem(f"{self.prefix}:cards:{conversation}", call_id)
-            pipe.eval(_RELEASE, 1, f"{self.prefix}:outcome:{call_id}", owner)
+            self.queue_give_outcome_back(pipe, conversation, call_id, owner, posted=posted)
             await pipe.execute()
+
+    def queue_give_outcome_back(self, pipe: Any, conversation: str, call_id: str, owner: str, *,
+                                posted: bool) -> None:
+        """``give_outcome_back`` queued on the caller's pipeline, after the write that records the post."""
+        if posted:
+            pipe.srem(f"{self.prefix}:cards:{conversation}", call_id)
+        pipe.eval(_RELEASE, 1, f"{self.prefix}:outcome:{call_id}", owner)
 
     async def awaiting_outcome(self, conversation: str) -> list[str]:
         """The thread's carded calls whose result or note is not posted yet (terminal or not)."""

@@ -446,3 +446,15 @@ async def test_find_many_reads_each_call_in_order(store: CallStore, policy: Appr
     assert found[0] == await store.get(second) and found[0].meta["slack_ts"] == "1.2"  # type: ignore[union-attr]
     assert found[3] == await store.get(first)
     assert await store.find_many([]) == []
+
+
+async def test_set_meta_queued_on_a_callers_pipeline(store: CallStore, policy: ApprovalPolicy, redis: Redis) -> None:
+    call_id = await awaiting(store, policy)
+    async with redis.pipeline(transaction=False) as pipe:
+        store.queue_set_meta(pipe, call_id, slack_result_ts="1.5", slack_result_link="https://x/p15")
+        store.queue_set_meta(pipe, call_id[:-4] + "ffff", slack_result_ts="1.6")  # no such call
+        pipe.set("fc:test:after", "1")  # the caller's own write, in the same round trip
+        replies = await pipe.execute()
+    assert replies == [1, 0, True]
+    meta = (await store.get(call_id)).meta
+    assert meta["slack_result_ts"] == "1.5" and meta["slack_result_link"] == "https://x/p15"
