@@ -49,9 +49,6 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # run of name characters up to the separator, since a boundary precedes it and the separator follows it).
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
 # An assignment's unquoted value on the separator's line, as the assignment detector reads it (detectors._BARE_VALUE).
-# What every expression shapes.code_reference accepts contains (its bracket, separator, "$", two words), or a
-# type's name (password: str); a plain word (the secret itself, often) skips the check.
-_EXPRESSION_HINT = re.compile(rb"[.(\[$:>_&*]|[a-z][A-Z]|(?i:^(?:str|string|bytes|int|any|object|char|byte)$)")
 _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 UNANCHORED = re2._Anchor.UNANCHORED
@@ -430,7 +427,7 @@ def _code_expression(data: bytes, head: re.Match[bytes]) -> bool:
     dismissed without the full parse. Source code (``grep -rn password src/``, ``git diff``) is made of these:
     judged in full, a thousand lines of it spent the density budget and lost chunks to the dense marker."""
     value = _CODE_VALUE.match(data, head.end())
-    if value is None or _EXPRESSION_HINT.search(value.group(1)) is None:
+    if value is None or shapes.EXPRESSION_HINT.search(value.group(1).decode("utf-8", "replace")) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
     return shapes.code_reference(value.group(1).decode("utf-8", "replace"), following)

@@ -84,6 +84,9 @@ _REFERENCE = re.compile(
 )
 # An identifier with two runs of digits (Xk9mQ2): how generated passwords look, not how people name things.
 _TWO_DIGIT_RUNS = re.compile(r"[0-9][A-Za-z_$]+[0-9]")
+# What every value code_reference accepts contains (a bracket, a separator, "$", "_", a camel hump) or is (a type):
+# a plain word (x123, hunter2: the secret itself, often) is decided without it.
+EXPRESSION_HINT = re.compile(r"[.(\[$:>_&*]|[a-z][A-Z]|(?i:^(?:str|string|bytes|int|any|object|char|byte)$)")
 # Where code keeps its settings: a dotted reference that starts here is an expression whatever it ends with.
 _CODE_ROOTS = _word_set(
     "self this cls os process settings config conf cfg c opts options args params props env environ var local "
@@ -230,7 +233,7 @@ def accept_assignment(
         return None
     kind, password_like = found
     bare = value.strip("\"'")
-    if code and not quoted and code_reference(bare, following):
+    if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
     if _PATH.fullmatch(bare) and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
