@@ -344,15 +344,17 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
     separator = "=" if match.group(f"b{index}_sep").endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
+    sep_start = match.start(f"b{index}_sep")
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
-    if separator == ":" and text[match.start(f"b{index}_sep") + 1 : match.start(f"b{index}_sep") + 2] == b":":
+    if separator == ":" and text[sep_start + 1 : sep_start + 3] == b"//":
+        return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
+    if separator == ":" and text[sep_start + 1 : sep_start + 2] == b":":
         return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
     # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    sep_start = match.start(f"b{index}_sep")
     spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t")
     if separator == "=" and not spaced and text[sep_start + 1 : sep_start + 2] in (b" ", b"\t"):
         separator = ":"  # "password= and token= ..." is prose; a blank after "=" only, judged as after ":"
