@@ -75,6 +75,8 @@ LITERALS = [
     ("DB_PASSWORD=Xk9mQ2(vL8)", "Xk9mQ2(vL8"),
     ("password = dbpassword", "dbpassword"),
     ("token = $ecret-Tok3n-v4lue", "$ecret-Tok3n-v4lue"),
+    ("db:\n  password: admin.password\n", "admin.password"),  # YAML: a literal, no code delimiter after it
+    ("x password= Sup3r", "Sup3r"),  # a blank after "=" alone, no words after: still a password
 ]
 
 

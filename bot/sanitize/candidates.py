@@ -357,7 +357,13 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
     spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t")
     if separator == "=" and not spaced and text[sep_start + 1 : sep_start + 2] in (b" ", b"\t"):
-        separator = ":"  # "password= and token= ..." is prose; a blank after "=" only, judged as after ":"
+        # "password= and token= ...": a blank after "=" only and words after the value is prose, judged as a
+        # sentence (a generated value only); "password= hunter2" alone stays a password. Reads past the
+        # candidate, so not memoized.
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        if rest[:1].isalpha() and not quoted:
+            return shapes.accept_assignment(name, ":", shown, False, True, quoted=quoted, following=following,
+                                            spaced=spaced), False
     verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
                                        spaced=spaced)
     if verdict is None or separator == "=":
@@ -442,7 +448,7 @@ def _code_expression(data: bytes, head: re.Match[bytes]) -> bool:
     if value is None or shapes.EXPRESSION_HINT.search(value.group(1).decode("utf-8", "replace")) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
-    return shapes.code_reference(value.group(1).decode("utf-8", "replace"), following)
+    return shapes.code_reference(value.group(1).decode("utf-8", "replace"), following, head.group(0).endswith(b":"))
 
 
 def _dense_end(data: bytes, start: int) -> int:

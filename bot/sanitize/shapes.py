@@ -43,7 +43,7 @@ _LOOKUP_KEY_WORDS = _word_set(
 )
 # A token with one of these words is a listing's position or a request's identity, not a credential.
 _PAGING_WORDS = _word_set(
-    "next page paging pagination continuation continue sync cursor resume idempotency idempotence"
+    "next page paging pagination continuation continue cursor idempotency idempotence"
 )
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw")
 _KEY_WORDS = (
@@ -163,13 +163,15 @@ def generated(value: str) -> bool:
 
 
 @functools.lru_cache(maxsize=64)  # one candidate asks up to three times (the cheap dismissal, then each context)
-def code_reference(value: str, following: str = "") -> bool:
+def code_reference(value: str, following: str = "", colon: bool = False) -> bool:
     """Whether an unquoted value is an expression of source code rather than a literal: a call or subscript
     (``get_token()``, ``os.environ["X"]``), a reference to a setting or a field (``settings.SECRET_KEY``,
     ``cfg.Password``, ``var.db_password``, ``.Values.db.password``), a variable named like a secret
     (``db_password``, ``apiKey``) or a type (``password: str``).
 
-    ``following`` is the text right after the value (a value stops at ``)`` ``]`` ``,`` and quotes, so
+    ``colon``: the value follows a ``:`` (YAML, JSON, a struct or object literal), where a dotted value that ends
+    in a secret's name is a reference only with code's delimiter after it. ``following`` is the text right after
+    the value (a value stops at ``)`` ``]`` ``,`` and quotes, so
     ``get_token(`` is followed by ``)``). What counts is chosen so that passwords people pick stay secrets:
     a dotted value must start at a known settings object or end in a secret's name or an accessor
     (``correct.horse.battery`` and ``Winter2024.Secure`` do not), a call's name mixes at most one run of digits
@@ -197,12 +199,11 @@ def code_reference(value: str, following: str = "") -> bool:
             return False  # one word (x1234, hunter2): a variable or the password itself
         words = _words(root)
         return len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
-    return (
-        reference.group("dot") is not None
-        or root.lower() in _CODE_ROOTS
-        or last.lower() in _ACCESSOR_WORDS
-        or name_kind(last) is not None
-    )
+    if reference.group("dot") is not None or root.lower() in _CODE_ROOTS:
+        return True
+    if colon and following not in (",", ")", "}", ";"):
+        return False  # YAML's "password: admin.secret" is a literal; code's "Password: cfg.Password," has its comma
+    return last.lower() in _ACCESSOR_WORDS or name_kind(last) is not None
 
 
 def accept_assignment(
@@ -233,7 +234,7 @@ def accept_assignment(
         return None
     kind, password_like = found
     bare = value.strip("\"'")
-    if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following):
+    if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
     if _PATH.fullmatch(bare) and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
