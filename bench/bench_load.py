@@ -405,6 +405,10 @@ class Bench:
         expected = self.calls_of("load")
         print(f"load: {a.conversations} conversations x {per} calls, {a.runners} runner(s), clicks held until every"
               " card is posted", flush=True)
+        whole = CpuMeter({**{r.name: r.process.pid for r in self.roles}, "bench": os.getpid()}, store.client)
+        profilers = start_profilers({f"serve --role {r.name}": (r.process.pid, output) for r in self.roles
+                                     if (output := {"slack": a.profile_slack, "agent": a.profile_agent}.get(r.name))})
+        whole.start()
         t0 = time.time()
         with ThreadPoolExecutor(max_workers=32) as pool:
             statuses = list(pool.map(lambda i: start_conversation(events_url, slack, i), numbers))
@@ -424,17 +428,16 @@ class Bench:
         # this process too: the fake Slack, the fake model and the clickers share the 2 cores with the roles
         meter = CpuMeter({**{r.name: r.process.pid for r in self.roles}, "bench": os.getpid()}, store.client)
         ended_before = store.client.xlen(KEYS.completions_stream(0))  # one entry per call that ended
-        profilers = start_profilers({f"serve --role {r.name}": (r.process.pid, output) for r in self.roles
-                                     if (output := {"slack": a.profile_slack, "agent": a.profile_agent}.get(r.name))})
         meter.start()
         clicker.gate.set()
         wait_until(lambda: store.client.xlen(KEYS.completions_stream(0)) >= ended_before + len(expected)
                    or self.check_roles(), a.timeout, "every call finished", 0.02)
         cpu_to_finished = meter.stop()
-        stop_profilers(profilers)
         wait_until(lambda: (all(c in watch.results for c in expected)
                             and all(cid_of(i) in watch.answers for i in numbers)) or self.check_roles(),
                    a.timeout, "every result and answer in Slack", 0.2)
+        cpu_whole = whole.stop()
+        stop_profilers(profilers)
         done, _runs, _last = finished_times(store.client)
         t_done = max(done.get(c, 0.0) for c in expected)
         t_answers = max(watch.answers[cid_of(i)] for i in numbers)
@@ -462,6 +465,10 @@ class Bench:
              + " (the slack role posts the earlier results meanwhile; one asyncio loop each: 1000/ms = calls/s"
                " on one free core)"),
             ("load: click -> result posted", summary_ms(to_posted)),
+            ("load: CPU per call, all of it", "first /fisk -> last answer posted (every card, click, run, result and"
+                                              " answer; the 2 s settle included): " + ", ".join(
+                f"{name} {1000 * seconds / n_calls:.2f} ms" for name, seconds in cpu_whole.items())
+             + f"; total {1000 * sum(cpu_whole.values()) / n_calls:.2f} ms"),
             ("load: RSS before -> after (MiB)", ", ".join(
                 f"{k} {(rss_before[k] or 0) / 1024:.0f}->{(rss_after[k] or 0) / 1024:.0f}" for k in rss_before)),
         ]
@@ -597,9 +604,9 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=600, help="deadline of each load phase wait")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (logs, config)")
     parser.add_argument("--profile-slack", metavar="FILE",
-                        help="record the slack role with py-spy during the approve burst (collapsed stacks)")
+                        help="py-spy of the slack role, first /fisk to last answer (collapsed stacks)")
     parser.add_argument("--profile-agent", metavar="FILE",
-                        help="record the agent role with py-spy during the approve burst (collapsed stacks)")
+                        help="py-spy of the agent role, first /fisk to last answer (collapsed stacks)")
     parser.add_argument("--burst", type=int, default=0, help="run the burst of N /fisk requests instead")
     parser.add_argument("--burst-in-flight", type=int, default=50, help="burst requests in flight at once")
     parser.add_argument("--burst-pool", type=int, default=4, help="redis.max_connections during the burst")

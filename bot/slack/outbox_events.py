@@ -76,8 +76,10 @@ class OutboxEvents:
         if "slack_mention" not in record.meta:  # the approvers are pinged by the thread's first card only
             first = await self.deps.state.first_time("mentioned", record.conversation,
                                                      self.deps.settings.thread_retention_seconds)
-            await self.deps.store.set_meta(call_id, slack_mention="1" if first else "0")
-            record = await self.deps.store.get(call_id)
+            mention = "1" if first else "0"
+            await self.deps.store.set_meta(call_id, slack_mention=mention)
+            # the card is rendered from this copy (a state that moves meanwhile is caught after posting, below)
+            record = record.model_copy(update={"meta": {**record.meta, "slack_mention": mention}})
         text, blocks = render_card(record, self.deps.policy, style=card_style(self.deps, record))
         problem = size_problem(blocks)
         if problem:

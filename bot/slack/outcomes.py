@@ -20,7 +20,7 @@ from slack_sdk.errors import SlackApiError
 from bot.approvals.errors import CallNotFound
 from bot.approvals.records import CallRecord, CallState
 from bot.slack import client as api
-from bot.slack.assistant import set_status, status_of_calls
+from bot.slack.assistant import in_assistant_thread, set_status, status_of_calls
 from bot.slack.cards import render_decision_note, render_result
 from bot.slack.interactions import SlackDeps, refresh_card
 from bot.slack.settings import card_channel, parse_conversation
@@ -63,7 +63,8 @@ class Outcomes:
         if final and record.terminal and not record.meta.get("slack_result_ts"):
             record, newest = await self._post_outcome(record, retry=retry, owner=owner)
         await refresh_card(self.deps, record, newest=newest)
-        if not final and record.state == CallState.running:  # the assistant thread says what runs now
+        if (not final and record.state == CallState.running  # the assistant thread says what runs now
+                and in_assistant_thread(self.deps, record.conversation) is not None):
             await set_status(self.deps, record.conversation, await status_of_calls(self.deps, record.conversation))
 
     async def post_outcome(self, record: CallRecord, *, retry: bool, owner: str) -> CallRecord:
