@@ -5,6 +5,7 @@ The argv that runs and its hash are never changed: only what is displayed is.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -28,6 +29,7 @@ _SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
 _DETECTED_KIND = re.compile(r"\[REDACTED:([a-z0-9_]+)")
 _MYSQL_PASSWORD = re.compile(r"-p[^\s]+")
 _USER_FLAGS = frozenset({"-u", "--user", "--proxy-user"})
+DISPLAYS_REMEMBERED = 256  # command lines whose card display is kept (the calls being shown now)
 
 
 def _marker(kind: str, secret: str, fingerprints: bool) -> str:
@@ -84,5 +86,13 @@ def display_command_line(argv: Sequence[str], patterns: Iterable[str] = ()) -> t
     different secrets are different, without seeing either. Nothing is stripped: every invisible or control
     character is written as an escape instead (``reveal_invisible``), so what is read is what runs. Only the
     display changes; the argv that runs and its hash are untouched."""
+    return _display_command_line(tuple(argv), tuple(patterns))
+
+
+@functools.lru_cache(maxsize=DISPLAYS_REMEMBERED)
+def _display_command_line(argv: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[str, bool]:
+    """``display_command_line`` remembered per command line and patterns (it depends on nothing else): a call's
+    card is rendered at each of its transitions and its result names it again, and redacting the command line
+    was the largest part of rendering them in the slack role."""
     shown = _shown_items(argv, (), patterns, fingerprints=True, strip=False)
     return reveal_invisible(shlex.join(shown))

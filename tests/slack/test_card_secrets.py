@@ -113,3 +113,17 @@ async def test_card_applies_the_operators_redact_patterns(harness: Harness, post
     assert secret not in text
     assert re.search(r"\[REDACTED:custom#[0-9a-f]{6}\]", text)
     assert "--label nightly" in text
+
+
+def test_the_display_is_remembered_per_command_line_and_patterns() -> None:
+    """The display is kept per (argv, patterns): an operator pattern still applies to a command line shown
+    before without it, and a list passed again (mutated in between) is not confused with the one shown before."""
+    argv = ["opsctl", "deploy", "--ticket", "INC-4711-internal"]
+    plain, _ = display_command_line(argv)
+    assert "INC-4711-internal" in plain
+    patterns = [r"INC-\d+-internal"]
+    hidden, _ = display_command_line(argv, patterns)
+    assert "INC-4711-internal" not in hidden and "[REDACTED" in hidden
+    assert display_command_line(argv, patterns) == (hidden, False) and display_command_line(argv)[0] == plain
+    argv[3] = f"--token={SLACK_TOKEN}"
+    assert SLACK_TOKEN not in display_command_line(argv)[0]
