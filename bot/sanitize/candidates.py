@@ -347,6 +347,8 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     sep_start = match.start(f"b{index}_sep")
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
+    if text[max(0, name_start - 9) : name_start] == b"checksum/":
+        return None, False  # a chart's annotation: checksum/secret is the digest of the rendered Secret
     if separator == ":" and text[sep_start + 1 : sep_start + 3] == b"//":
         return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
     if separator == ":" and text[sep_start + 1 : sep_start + 2] == b":":

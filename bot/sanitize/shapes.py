@@ -33,7 +33,7 @@ _DESCRIBING_WORDS = _word_set(
     "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin budget "
     "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
     "hostname server servers region regions namespace namespaces domain domains user users username email owner "
-    "manager "
+    "manager digest digests checksum checksums sha256 sha1 md5 "
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
     "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
     "xml properties lock log tpl j2 erb"
