@@ -391,6 +391,16 @@ def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, 
     return start, end
 
 
+def _line_stop(data: bytes, end: int, *quotes: bytes) -> int:
+    """The first of ``quotes`` from ``end`` on within its line, else the line's end: each search stops at the
+    newline (a quote searched for past it could lie a megabyte on, and be searched for again by the next
+    candidate: quadratic on lines without that quote)."""
+    newline = data.find(b"\n", end)
+    line_end = len(data) if newline < 0 else newline
+    found = [i for i in (data.find(quote, end, line_end) for quote in quotes) if i >= 0]
+    return min(found) if found else line_end
+
+
 def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
     """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
     since the next search starts after it)."""
@@ -399,8 +409,7 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
     if quote in (b'"', b"'"):
         if end - start < VALUE_BOUND or data[end : end + 1] == quote:
             return end
-        stops = [i for i in (data.find(quote, end), data.find(b"\n", end)) if i >= 0]
-        return min(stops) if stops else len(data)
+        return _line_stop(data, end, quote)
     if detector.check == "env_line":
         if match.end(f"b{index}_v") - value_start < VALUE_BOUND:
             return end
@@ -414,8 +423,7 @@ def _extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Det
     if detector.check == "env_string":  # to the closing quote (or the line's end), never past it
         if end - start < VALUE_BOUND:
             return end
-        stops = [i for i in (data.find(b'"', end), data.find(b"'", end), data.find(b"\n", end)) if i >= 0]
-        return min(stops) if stops else len(data)
+        return _line_stop(data, end, b'"', b"'")
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
         return end
     return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
