@@ -347,9 +347,10 @@ async def test_the_same_argv_is_shown_per_secrets_and_patterns(opsctl: Path) -> 
     value = "plain-value-no-detector-knows-4242"
     argv = [str(opsctl), "login", value, "ticket ACME-87654321"]
     plain = await _run(argv)
-    assert plain.argv_display == argv
+    assert plain.argv_display == argv and value in plain.output
     with_secret = await _run(argv, secret_values=[value])
     assert with_secret.argv_display == [str(opsctl), "login", "[REDACTED:secret_value]", "ticket ACME-87654321"]
+    assert value not in with_secret.output and "[REDACTED:secret_value]" in with_secret.output  # same for output
     with_pattern = await _run(argv, redact_patterns=[r"ACME-\d{8}"])
     assert with_pattern.argv_display == [str(opsctl), "login", value, "ticket [REDACTED:custom]"]
     assert (await _run(argv)).argv_display == argv

@@ -42,6 +42,7 @@ from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
 from bot.sanitize.cap import SanitizedOutput
 from bot.sanitize.offload import INLINE_LIMIT
+from bot.sanitize.redact import Redactor
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
 DRAIN_GRACE = 1.0
@@ -64,6 +65,13 @@ def _argv_display(argv: tuple[str, ...], secrets: tuple[str, ...], patterns: tup
     """``redact_argv`` remembered per argv: a runner starts the same few command lines again and again, and
     redacting one (every item through every detector) cost more than the rest of the start."""
     return tuple(redact_argv(argv, secrets, patterns))
+
+
+@functools.lru_cache(maxsize=32)
+def _redactor_for(secrets: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
+    """``build_redactor`` for a runner's credential values as they come (it sorts and filters them on every call
+    before finding its own memo: the same few values every call)."""
+    return build_redactor(secrets, patterns)
 
 
 class _Child:
@@ -264,7 +272,7 @@ async def run_argv(
         process.wait()
         raise
     # Work the result needs but the start does not is done while the tool runs, not before it starts.
-    redactor = build_redactor(secrets, patterns)
+    redactor = _redactor_for(secrets, patterns)
     display = list(_argv_display(tuple(argv), secrets, patterns))
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
