@@ -45,6 +45,8 @@ CASES = [
     ("FROM alpine:3.20\nENV DB_PASSWORD D0ckerSpace-Pw\n", "D0ckerSpace-Pw"),
     ("DB_PASSWORD ?= M4ke-Pw-1\nAPI_KEY := 9f8e7d6c5b4a39281706\n", "M4ke-Pw-1"),
     ('"env": [{"name": "DB_PASSWORD", "value": "Js0n-Env-Pw"}]', "Js0n-Env-Pw"),
+    ("+ sshpass -p 'Ssh pass 9' ssh deploy@10.0.0.5 uptime", "Ssh pass 9"),
+    ("+ sshpass -pSshGlued9 scp dump.sql backup@10.0.0.6:", "SshGlued9"),
 ]
 
 
@@ -74,6 +76,8 @@ def test_a_long_quoted_environment_value_is_redacted_to_its_closing_quote() -> N
         "redis-cli -h cache.prod -p 6379 info",
         '  - "LOG_LEVEL=info"',
         "password    expired",
+        "ssh login@bastion.example.com -p 2222 uptime",
+        "psql -h db.prod -U login -p 5432 orders",
         "ENV PASSWORD_FILE /run/secrets/db_password",
         "    if password != confirm_password:",
         '    password := os.Getenv("DB_PASSWORD")',

@@ -275,9 +275,14 @@ CONTEXT: tuple[Detector, ...] = (
         finder=_ENV_WORD_HEAD + rf"{_FINDER_NAME}[ \t]{{1,4}}[^\s\"'=]",
     ),
     Detector(
-        "password",  # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value)
-        r"(?i:\blogin\b)[^\n]{0,128}?\s-p[ \t]{1,4}(?P<v>[^\s\"'-][^\s\"']{0,255})",
-        finder=r"(?i:\blogin\b)[^\n]{0,128}?\s-p[ \t]{1,4}[^\s\"'-]",
+        # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value), sshpass -p PW
+        "password",
+        r"(?i:\b(?:login|sshpass)\b)[^\n]{0,128}?\s-p[ \t]{0,4}"
+        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        # a port is no password ("ssh login@host -p 2222", "psql -U login -p 5432"); a rejection is remembered
+        # only on a span holding the value (candidates.run_pass), never on this short finder's
+        check="not_placeholder",
+        finder=r"(?i:\b(?:login|sshpass)\b)[^\n]{0,128}?\s-p[ \t]{0,4}[^\s-]",
     ),
     Detector(
         "sensitive_value",
