@@ -169,6 +169,13 @@ OPS_LEAKS: tuple[Leak, ...] = (
         (AZURE_KEY, AZURE_KEY[:30]),
     ),
     Leak(
+        "ps_java_grafana_node",
+        "app   3188  1.2  4.1 java -Xmx2g -Djavax.net.ssl.trustStorePassword=changeit -Dspring.datasource.password=J4va-Pr0p -jar app.jar\n"
+        "grafana 3190 0.4 0.8 grafana server --config=/etc/grafana/grafana.ini cfg:default.security.admin_password=Graf4na-Pw\n"
+        "app   3199  0.3  0.6 node dist/server.js --jwt-secret-file /run/secrets/jwt --session-secret 9f8e7d6c5b4a39281706\n",
+        ("J4va-Pr0p", "Graf4na-Pw", "9f8e7d6c5b4a39281706"),
+    ),
+    Leak(
         "pgpass_and_htpasswd",
         "$ cat ~/.pgpass\n# hostname:port:database:username:password\npg.prod:5432:orders:orders:Pg-pass-f1le\n"
         "$ cat /etc/nginx/.htpasswd\nops:$2y$05$" + "Zk3v8Qy1pW5nB0cD7eF9gOiJ2kL4mN6pQ8rS0tU2vW4xY6zA8bC0e\n",
