@@ -1,6 +1,7 @@
 """Small helpers for Redis streams shared by every role: decoding replies and creating consumer groups.
 
-It imports nothing of the bot, so every package may use it without breaking the package order.
+It imports nothing of the bot but the leaf ``bot/cancelling.py``, so every package may use it without breaking the
+package order.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 
+from bot.cancelling import cancel_and_wait
+
 
 def text(value: Any) -> str:
     """A Redis reply value as str (clients here run with ``decode_responses=False``)."""
@@ -22,17 +25,13 @@ async def stop_consumer(loops: Iterable[asyncio.Task[Any]], handlers: Iterable[a
                         grace: float = 10.0) -> None:
     """Stop a stream consumer: its read and reclaim loops at once, then its entry handlers once they had ``grace``
     seconds to finish their step. Whatever is cut short was not acknowledged, so it stays pending in its stream
-    and is read again by a restart or taken over by a peer."""
-    stopped = list(loops)
-    for task in stopped:
-        task.cancel()
-    await asyncio.gather(*stopped, return_exceptions=True)
+    and is read again by a restart or taken over by a peer. Each task is cancelled until it has ended, not once
+    (``bot/cancelling.py``: Python 3.11 can lose a cancellation and the loop would read on for ever)."""
+    await cancel_and_wait(loops)  # not a single cancel(): Python 3.11 can lose one (see bot/cancelling.py)
     running = list(handlers)
     if running and grace > 0:
         await asyncio.wait(running, timeout=grace)
-    for task in running:
-        task.cancel()
-    await asyncio.gather(*running, return_exceptions=True)
+    await cancel_and_wait(running)
 
 
 def next_read_id(last_id: str, entries: list[Any]) -> str:

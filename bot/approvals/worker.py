@@ -39,6 +39,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.cancelling import cancel_and_wait
 from bot.logcontext import log_context
 from bot.runner.execute import STOP_REQUEST
 from bot.streams import ensure_group, next_read_id
@@ -118,9 +119,7 @@ class RunnerWorker:
             await stop_event.wait()
         finally:
             self._stopping = True
-            for task in loops:
-                task.cancel()
-            await asyncio.gather(*loops, return_exceptions=True)
+            await cancel_and_wait(loops)  # not a single cancel(): Python 3.11 can lose one (see bot/cancelling.py)
             await self._drain()
 
     async def _drain(self) -> None:

@@ -1,0 +1,90 @@
+"""Stopping loops that Python 3.11 may not stop with one cancellation (bot/cancelling.py): a consumer loop that
+sends Redis commands back to back loses about one cancellation in three there (asyncio.wait_for around redis-py's
+send, CPython gh-86296). Real Redis, the real client with its default socket timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from redis.asyncio import Redis
+
+from bot.cancelling import cancel_and_wait
+from bot.streams import stop_consumer
+
+LOOPS = 40
+
+
+async def _commands_back_to_back(redis: Redis, counter: list[int]) -> None:
+    while True:
+        await redis.ping()
+        counter[0] += 1
+
+
+async def test_loops_sending_redis_commands_all_end(redis: Redis) -> None:
+    counters = [[0] for _ in range(LOOPS)]
+    loops = [asyncio.create_task(_commands_back_to_back(redis, c)) for c in counters]
+    await asyncio.sleep(0.05)
+    started = time.monotonic()
+    await asyncio.wait_for(cancel_and_wait(loops, again_after=0.1), 30)  # one cancel() leaves some reading for ever
+    assert all(task.done() for task in loops)
+    sent = [c[0] for c in counters]
+    await asyncio.sleep(0.1)
+    assert [c[0] for c in counters] == sent  # none goes on after it was said to have ended
+    assert time.monotonic() - started < 30
+
+
+async def test_a_task_gets_its_time_to_clean_up_before_it_is_cancelled_again(redis: Redis) -> None:
+    flushed: list[str] = []
+
+    async def flushes_on_the_way_out() -> None:  # like the poster's acknowledger: a last write when stopped
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.2)
+            await redis.set("flushed", "1")
+            flushed.append("done")
+
+    task = asyncio.create_task(flushes_on_the_way_out())
+    await asyncio.sleep(0.01)
+    await cancel_and_wait([task], again_after=2.0)
+    assert flushed == ["done"] and await redis.get("flushed") == b"1"
+
+
+async def test_a_loop_that_swallows_its_first_cancellation_ends() -> None:
+    swallowed: list[bool] = []
+
+    async def swallows_once() -> None:  # what a lost cancellation looks like from outside
+        while True:
+            try:
+                await asyncio.sleep(0.01)
+            except asyncio.CancelledError:
+                if swallowed:
+                    raise
+                swallowed.append(True)
+
+    task = asyncio.create_task(swallows_once())
+    await asyncio.sleep(0.02)
+    await asyncio.wait_for(cancel_and_wait([task], again_after=0.05), 5)
+    assert swallowed == [True] and task.cancelled()
+
+
+async def test_stop_consumer_ends_loops_and_handlers_that_lost_a_cancellation(redis: Redis) -> None:
+    counters = [[0] for _ in range(LOOPS + 3)]
+    loops = [asyncio.create_task(_commands_back_to_back(redis, c)) for c in counters[:LOOPS]]
+    handlers = [asyncio.create_task(_commands_back_to_back(redis, c)) for c in counters[LOOPS:]]
+    await asyncio.sleep(0.05)
+    await asyncio.wait_for(stop_consumer(loops, handlers, grace=0.05), 30)
+    assert all(task.done() for task in loops + handlers)
+
+
+async def test_tasks_already_ended_and_failed_ones_are_fine() -> None:
+    async def fails() -> None:
+        raise RuntimeError("boom")
+
+    failed = asyncio.create_task(fails())
+    finished = asyncio.create_task(asyncio.sleep(0))
+    await asyncio.sleep(0.01)
+    await cancel_and_wait([failed, finished])  # exceptions retrieved: no "never retrieved" warning
+    await cancel_and_wait([])
+    assert failed.done() and finished.done()
