@@ -71,14 +71,17 @@ from tests.support.fake_slack import FakeSlack  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
 #: What a runner process imports, in an order where each step adds its own part (``bot.cli`` last: the rest).
-RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic",
-                  "cryptography.hazmat.primitives.asymmetric.ed25519", "re2", "bot.sanitize", "bot.approvals.store",
-                  "bot.config", "bot.roles", "bot.cli")
-#: What the agent and slack roles import on top of a runner's (the combined process holds all of it).
-OTHER_ROLE_IMPORTS = ("anthropic", "bot.agent", "slack_bolt", "aiohttp", "bot.slack")
+RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic", "re2", "prometheus_client",
+                  "bot.sanitize", "bot.approvals.store", "bot.config", "bot.roles", "bot.cli")
+#: What the agent and slack roles import on top of a runner's (the combined process holds all of it): they sign
+#: decisions with cryptography, which a runner, verifying with the interpreter's libcrypto, never loads.
+OTHER_ROLE_IMPORTS = ("cryptography.hazmat.primitives.asymmetric.ed25519", "anthropic", "bot.agent", "slack_bolt",
+                      "aiohttp", "bot.slack")
 IMPORT_PROBE = """
-import importlib, sys
-from bot.memory import return_free_heap
+import ctypes, gc, importlib, sys
+def return_free_heap():  # as bot.memory does, without importing what bot.memory imports
+    gc.collect()
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
 def rss():
     with open('/proc/self/status') as f:
         return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
@@ -238,7 +241,8 @@ def runner_after_work(redis_url: str, work: Path, calls: int, idle: float) -> No
     rng = random.Random(13)
     print(f"a runner after work (serve --role runner; {calls} calls of each kind, 64 KiB of new output each):")
     with started("runner", "runner-work", config, env, work) as process:
-        print(f"  ready {status_mib(process, 'VmRSS'):6.1f} MiB ({mapped_split(process)})")
+        print(f"  ready {status_mib(process, 'VmRSS'):6.1f} MiB, peak so far {status_mib(process, 'VmHWM'):6.1f} MiB"
+              f" ({mapped_split(process)})")
         for kind, output in (("log lines", lambda n: fresh_log_lines(n, 64 << 10)),
                              ("random base64 and token-like words", lambda n: varied_output(rng, 64 << 10))):
             asyncio.run(work_calls(redis_url, work, binary, payload, calls, output))
