@@ -67,7 +67,15 @@ class IntakeWorker:
 
     async def _read_loop(self, stop_event: asyncio.Event) -> None:
         stream, last_id = self.intake.stream, "0"  # our own pending entries first (a restart), then new ones
+        clock = asyncio.get_running_loop().time
+        recheck_at = clock() + self._recheck_seconds()
         while not stop_event.is_set():
+            if last_id == ">" and clock() >= recheck_at:
+                # Our own pending entries once more: a read whose reply was lost (Redis killed or the connection
+                # cut after it delivered; redis-py then sends the read again and gets only newer entries) left
+                # entries delivered to us that no task works on, which would otherwise wait for the reclaim delay.
+                # Those being worked on are skipped by _spawn; what is done was acknowledged and is not returned.
+                last_id, recheck_at = "0", clock() + self._recheck_seconds()
             try:
                 reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
@@ -82,6 +90,7 @@ class IntakeWorker:
             except TRANSIENT_REDIS as exc:
                 log.warning("slack intake: reading failed (%s); retrying", exc)
                 await pause(stop_event, 0.5)
+                last_id = "0"  # the failed read may have been delivered: ours again first (see above)
                 continue
             entries = reply[0][1] if reply else []
             fresh = last_id == ">"  # delivered for the first time (not our pending ones re-read after a restart)
@@ -89,10 +98,14 @@ class IntakeWorker:
             for entry_id, fields in entries:
                 await self._spawn(_text(entry_id), fields, stop_event, fresh=fresh)
 
+    def _recheck_seconds(self) -> float:
+        """How often the read loop looks at its own pending entries again: as often as the reclaim loop runs."""
+        return min(max(0.05, self.deps.settings.reclaim_idle_seconds / 2), 5.0)
+
     async def _reclaim_loop(self, stop_event: asyncio.Event) -> None:
         while not stop_event.is_set():
             idle = self.deps.settings.reclaim_idle_seconds
-            await pause(stop_event, min(max(0.05, idle / 2), 5.0))
+            await pause(stop_event, self._recheck_seconds())
             try:
                 if self._tasks:  # ours, still being worked on (a Slack outage): not for another replica to take
                     await self.redis.xclaim(self.intake.stream, GROUP, self.consumer, 0, list(self._tasks),

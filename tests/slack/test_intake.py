@@ -291,3 +291,31 @@ async def test_a_record_retried_by_redis_py_after_a_lost_reply_is_recorded_not_a
     assert entry[0].decode() == recorded.entry_id
     replay = await Intake(redis, settings).record("command", {"text": "hi"}, signature="v0=lost-reply")
     assert replay.outcome == "replay"  # a real replay is still refused
+
+
+async def test_an_entry_whose_delivery_reply_was_lost_is_handled_without_waiting_for_the_reclaim(
+    slack: FakeSlack, redis_url: str, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """Redis delivered an entry to our consumer (it is pending for us) but the reply never arrived: redis-py sends
+    the read again on a new connection and gets only newer entries. The worker still handles it within its
+    recheck period (5 s), long before another replica's reclaim delay (60 s) would."""
+    assert settings.reclaim_idle_seconds == 60
+    intake = Intake(redis, settings)
+    body = {"command": "/fisk", "text": "why is db-3 slow?", "user_id": "UREQ", "channel_id": CHANNEL,
+            "response_url": slack.response_url("lost")}
+    await ensure_group(redis, intake.stream, "intake")
+    await redis.xadd(intake.stream, {"kind": "command", "body": json.dumps(body)})
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    async with ReplyDroppingProxy(host, int(port), b"\r\n$1\r\n>\r\n") as proxy:  # the first read of new entries
+        reader = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
+        try:
+            front = make_front(slack, redis, store, policy, catalog, settings, reader=reader.client)
+            async with serving(front, slack, store, redis):
+                (message,) = await wait_for(lambda: inbox(redis), timeout=20)
+                assert proxy.dropped == 1  # the delivery's reply was lost indeed
+                assert message.data["text"] == "why is db-3 slow?"
+                assert await wait_for(lambda: _all_acked(redis, intake.stream))
+                assert len(asked_posts(slack)) == 1
+        finally:
+            await reader.close()
