@@ -33,6 +33,27 @@ _KAT_SIGNATURE = bytes.fromhex(
 )
 
 
+# The points of order 1, 2, 4 and 8 (and the encodings y = p, p + 1 of two of them), by their y coordinate: the
+# sign bit (bit 255) is ignored when comparing. Verification is cofactorless (RFC 8032 5.1.7, as OpenSSL does it),
+# so under such a key the signature (R = identity, S = 0) verifies for every message whose hash is a multiple of
+# the point's order: one in 1 (identity) to one in 8 messages, a forgery at will. Both backends accept it; a key
+# made by a key generator is never one of them, so one of them is a broken or planted key file.
+_SMALL_ORDER_Y = frozenset(bytes.fromhex(y) for y in (
+    "00" * 32,  # order 4
+    "01" + "00" * 31,  # the identity, order 1
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+    "ec" + "ff" * 30 + "7f",  # y = p - 1: order 2
+    "ed" + "ff" * 30 + "7f",  # y = p, i.e. 0: order 4 (not canonical)
+    "ee" + "ff" * 30 + "7f",  # y = p + 1, i.e. 1: the identity (not canonical)
+))
+
+
+def is_small_order(raw: bytes) -> bool:
+    """True for an encoding of a point of small order (see ``_SMALL_ORDER_Y``), whichever its sign bit."""
+    return raw[:31] + bytes([raw[31] & 0x7F]) in _SMALL_ORDER_Y if len(raw) == KEY_BYTES else False
+
+
 class InvalidSignature(Exception):
     """The signature is not the key holder's signature of these bytes."""
 
@@ -59,6 +80,8 @@ class PublicKey:
     def __init__(self, raw: bytes) -> None:
         if len(raw) != KEY_BYTES:
             raise KeyFormatError(f"an Ed25519 public key is {KEY_BYTES} bytes, not {len(raw)}")
+        if is_small_order(raw):  # a signature "by" such a key can be forged without any private key
+            raise KeyFormatError("a point of small order, under which anyone can forge signatures: not a key")
         self.raw = bytes(raw)
 
     @classmethod

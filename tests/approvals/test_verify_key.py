@@ -5,6 +5,7 @@ same PEM, leaves no OpenSSL error behind, and a runner verifying a decision neve
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import os
 import subprocess
@@ -79,7 +80,7 @@ def test_wrong_lengths_and_a_key_off_the_curve_are_refused_not_crashed() -> None
             key.verify(bad, b"m")
     with pytest.raises(ValueError, match="32 bytes"):
         PublicKey(b"\x01" * 31)
-    not_a_point = PublicKey(bytes.fromhex("ee" + "ff" * 30 + "7f"))  # y = p + 1: not a canonical encoding
+    not_a_point = PublicKey(bytes.fromhex("02" + "00" * 31))  # y = 2: x^2 = (y^2 - 1) / (d y^2 + 1) has no root
     with pytest.raises(InvalidSignature):
         not_a_point.verify(signature, b"m")
 
@@ -148,3 +149,55 @@ def test_a_process_that_only_verifies_never_loads_cryptography_openssl(tmp_path:
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["libcrypto"]
+
+
+# Every encoding of a point of order 1, 2, 4 or 8, both sign bits (the y = p and y = p + 1 spellings included)
+SMALL_ORDER = [
+    bytes.fromhex(y[:-2]) + bytes([int(y[-2:], 16) | sign]) for sign in (0, 0x80) for y in (
+        "00" * 32, "01" + "00" * 31, "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a", "ec" + "ff" * 30 + "7f",
+        "ed" + "ff" * 30 + "7f", "ee" + "ff" * 30 + "7f")
+]
+FORGED = bytes.fromhex("01" + "00" * 31) + bytes(32)  # R = the identity, S = 0: made without any private key
+
+
+@pytest.mark.parametrize("raw", SMALL_ORDER, ids=lambda raw: raw.hex()[:4] + ".." + raw.hex()[-2:])
+def test_a_small_order_key_is_refused_both_backends_would_verify_forgeries_under_it(raw: bytes, tmp_path: Path) -> None:
+    """Verification is cofactorless: under a small-order "key" the forged signature verifies for one message in
+    8 or more, on both backends (shown here, 200 messages: missing every one is a 1e-11 chance). Such a key is no
+    key at all: it is refused when it is built and when a key file holds it."""
+    messages = [os.urandom(8) for _ in range(200)]
+    for name, verify in BACKENDS.items():
+        assert verify is not None
+        assert any(verify(raw, FORGED, m) for m in messages), name
+    with pytest.raises(ValueError, match="small order"):
+        PublicKey(raw)
+    with pytest.raises(ValueError, match="small order"):
+        as_public_key(Ed25519PublicKey.from_public_bytes(raw))
+    planted = tmp_path / "planted.pub"
+    spki = bytes.fromhex("302a300506032b6570032100") + raw  # RFC 8410 SubjectPublicKeyInfo
+    planted.write_bytes(b"-----BEGIN PUBLIC KEY-----\n" + base64.b64encode(spki) + b"\n-----END PUBLIC KEY-----\n")
+    with pytest.raises(DecisionKeyError, match="planted.pub: .*small order"):
+        load_public_keys([planted])
+    assert verify_key.is_small_order(raw)
+
+
+def test_a_decision_forged_without_a_private_key_never_runs(tmp_path: Path) -> None:
+    """The attack end to end: someone who can write a runner's key file (or its Secret) plants the identity point;
+    every decision token "signed" (R = identity, S = 0) then verified for every call. The runner now refuses the
+    key at start instead."""
+    from bot.approvals.decisions import DecisionClaims, DecisionVerifier, key_id_of
+
+    identity = bytes.fromhex("01" + "00" * 31)
+    claims = DecisionClaims(call_id="c1", tool="t", app="a", argv_hash="h", binary_digest="b", model_hash="m",
+                            approvers=("U1",), verdict="approved", signed_at=0.0, expires_at=1e12,
+                            key_id=key_id_of(Ed25519PublicKey.from_public_bytes(identity)))
+    payload = claims.encode()
+    token = (base64.urlsafe_b64encode(payload).rstrip(b"=") + b"." + base64.urlsafe_b64encode(FORGED).rstrip(b"="))
+    assert BACKENDS["cryptography"](identity, FORGED, b"fisk-chatops decision v1\n" + payload)  # type: ignore[misc]
+    with pytest.raises(ValueError, match="small order"):  # it accepted the token for any call before
+        DecisionVerifier([Ed25519PublicKey.from_public_bytes(identity)]).verify_ahead(token.decode())
+    for _ in range(100):  # no generated key is refused
+        key = Ed25519PrivateKey.generate().public_key()
+        assert not verify_key.is_small_order(key.public_bytes_raw())
+        assert PublicKey(key.public_bytes_raw()).raw == key.public_bytes_raw()
