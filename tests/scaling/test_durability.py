@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+import redis
 from redis.asyncio import Redis
 
 from bot.approvals.audit import read_audit
@@ -261,23 +262,45 @@ async def test_cluster_approval_after_a_failover_the_client_has_not_seen_waits_o
 
 def _manual_failover(servers: RedisClusterServers, replica: _Node, key: str) -> None:
     """Make ``replica`` the primary of ``key``'s slot, nothing lost. A manual failover the old primary does not
-    complete within its timeout is dropped silently (e.g. right after a replica was stopped), so it is asked again,
-    and the last time without the old primary's agreement (TAKEOVER)."""
-    servers.wait_healthy()
+    complete within its timeout (5 s) is dropped silently (e.g. right after a replica was stopped), so it is asked
+    again, the last times without the old primary's agreement (TAKEOVER).
+
+    Done means the replica says it is a primary (ROLE) and the cluster's slot table names it: on a loaded machine
+    gossip takes seconds to tell the others, and a promotion can even be undone by a concurrent vote, so each
+    attempt waits for both, and a node that is a primary already is not asked for a failover (an error)."""
+    servers.wait_healthy(60)
     with servers.primary_of_key(key).client(servers.password) as primary:
-        _wait(lambda: _replicas_synced(primary), 20, "the replica in sync before the failover")
-    for attempt in range(4):
+        _wait(lambda: _replicas_synced(primary), 30, "the replica in sync before the failover")
+    attempts = 5
+    for attempt in range(attempts):
+        if _serves(servers, replica, key):
+            break
         with replica.client(servers.password) as client:
-            client.execute_command("CLUSTER FAILOVER", *(["TAKEOVER"] if attempt == 3 else []))
+            if not _is_primary(client):
+                client.execute_command("CLUSTER FAILOVER", *(["TAKEOVER"] if attempt >= attempts - 2 else []))
         try:
-            _wait(lambda: servers.primary_of_key(key).port == replica.port, 5, "the replica to take over")
+            _wait(lambda: _serves(servers, replica, key), 6, "the replica to take over, and the cluster to agree")
             break
         except RuntimeError:
-            if attempt == 3:
+            if attempt == attempts - 1:
                 raise
     with replica.client(servers.password) as client:
-        _wait(lambda: _replicas_synced(client), 20, "the old primary to follow the new one")
-    servers.wait_healthy()
+        _wait(lambda: _replicas_synced(client), 30, "the old primary to follow the new one")
+    servers.wait_healthy(60)
+
+
+def _serves(servers: RedisClusterServers, node: _Node, key: str) -> bool:
+    return _took_over(servers, node) and servers.primary_of_key(key).port == node.port
+
+
+def _took_over(servers: RedisClusterServers, node: _Node) -> bool:
+    with node.client(servers.password) as client:
+        return _is_primary(client)
+
+
+def _is_primary(client: redis.Redis) -> bool:
+    role = client.execute_command("ROLE")
+    return bool(role) and (role[0].decode() if isinstance(role[0], bytes) else str(role[0])) == "master"
 
 
 async def test_a_claim_held_up_by_a_briefly_stalled_replica_is_claimed_again_soon(
