@@ -47,7 +47,8 @@ async def test_deny_reason_reaches_the_model_and_the_card(
         await poster()
         try:
             await harness.command("is web ok?")
-            (asked,) = await wait_for(lambda: harness.slack.calls_to("chat.postMessage"))
+            # the "asked" post is the first; the card may follow before this looks
+            asked = (await wait_for(lambda: harness.slack.calls_to("chat.postMessage")))[0]
             thread_ts = asked.response["ts"]
             record = await _card(harness, f"slack:{CHANNEL}:{thread_ts}")
 
