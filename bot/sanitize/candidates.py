@@ -308,7 +308,7 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
         code = text[match.start(f"b{index}") : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
             rb"[-a-z]", text[match.start(f"b{index}") : name_start]
         )
-        verdict = shapes.accept_assignment(name, "=", shown, True, code=code)
+        verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         first = _FIRST_WORD.match(shown)
         if verdict is None and first is not None and first.end() < len(shown) and not (
             code and shapes.code_reference(shown)
@@ -317,9 +317,9 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
             verdict = shapes.accept_assignment(name, "=", first.group(), True, following=following, code=code)
         return verdict, True
     if check in ("env_pair", "xml_pair"):
-        return shapes.accept_assignment(name, "=", shown, True, quoted=quoted), True
+        return shapes.accept_assignment(name, "=", shown, True, quoted=quoted, environment=check == "env_pair"), True
     if check == "env_string":  # "NAME=value" in quotes: an environment entry, its value a literal
-        return shapes.accept_assignment(name, "=", shown, True, code=False), False
+        return shapes.accept_assignment(name, "=", shown, True, code=False, environment=True), False
     if check == "key_value_line":  # "password    Va-ult-Pw9": no separator, so only a generated value counts
         verdict = shapes.accept_assignment(name, ":", shown, False, True, code=False)
         return verdict, False
@@ -544,6 +544,17 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
             end = start + len(data[start:end].rstrip())
         kind, context_free = _judge(detector, match, index, data[start:end])  # judged on the bounded value
+        if kind is None and detector.check != "assignment" and assignment_parse is not None:
+            # Another branch won the tie at this start and rejected (only where both may start at one byte: the
+            # text's start, '"password": "x"' opening an output, where quoted_pair leaves plain JSON to the
+            # assignment). The assignment cannot start again inside the name, so it is judged here or never.
+            fallback = assignment_parse(data, candidate_start)
+            if fallback is not None:
+                match, context_free = fallback, False  # not memoized: two parses read this span
+                index = int(match.lastgroup[1:])  # type: ignore[index]
+                detector = pass_.detectors[index]
+                start, end = _quoted_span(data, match, index)
+                kind, _ = _judge(detector, match, index, data[start:end])
         if kind is not None:
             spent += ACCEPT_UNITS
             end = _extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed

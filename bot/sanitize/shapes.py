@@ -141,6 +141,13 @@ def name_kind(name: str) -> tuple[str, bool] | None:
     return None
 
 
+def _ends_in_secret_word(name: str) -> bool:
+    """Whether the name's last word is itself the secret's word (``JWT_SECRET``, ``API_KEY``), not a word before it
+    (``SECRET_BACKEND=vault``, ``TOKEN_AUDIENCE=...`` name a setting about a secret)."""
+    last = _words(name)[-1:]
+    return bool(last) and (last[0] in ("key", "keys") or name_kind(last[0]) is not None)
+
+
 def trivial(value: str) -> bool:
     """A value no one would call a secret: empty, a boolean, a small number or duration, a placeholder."""
     bare = value.strip().strip("\"'").strip()
@@ -219,6 +226,7 @@ def accept_assignment(
     following: str = "",
     code: bool = True,
     spaced: bool = True,
+    environment: bool = False,
 ) -> str | None:
     """The kind of a ``name = value`` candidate when it is a secret, else None.
 
@@ -230,7 +238,11 @@ def accept_assignment(
     ``secret = "a-literal-secret-value"``; ``spaced``: a blank before the ``=``, as code and ini files write
     it, where logfmt and Prometheus labels name a secret with ``secret="db-credentials"``), generated-looking
     or not. ``value`` is without its quotes. ``code`` False: where no expression can stand (an environment
-    listing, a .env file), every value is a literal."""
+    listing, a .env file), every value is a literal. ``environment``: an environment variable's definition (an
+    ``env`` or .env line, docker's ``"NAME=value"``, a container's ``name:``/``value:`` pair), where a name that
+    ends in its secret's word (``JWT_SECRET``, ``API_KEY``, ``GITHUB_TOKEN``) holds that secret whatever it looks
+    like, when it is one word: people pick ``JWT_SECRET=supersecret``, and that weak value is exactly the one that
+    must not be shown (words with blanks, ``API_TOKEN=not a token``, still need a generated one)."""
     found = name_kind(name)
     if found is None or trivial(value):
         return None
@@ -245,6 +257,8 @@ def accept_assignment(
         return kind
     if not password_like and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
         return None  # a name Kubernetes generated (Mountable secrets: default-token-x2k4p), not a token
+    if environment and separator == "=" and kind != "auth" and " " not in bare and _ends_in_secret_word(name):
+        return kind
     if quoted and spaced and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
     if not code and any(generated(word) for word in bare.split() if "=" not in word):

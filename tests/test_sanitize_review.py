@@ -1,0 +1,54 @@
+"""Found by a fresh-context review of the sanitizer (issue #11): leaks and false alarms in output an on-call
+engineer's tools print, each fixed where it was found; the lines around them that must stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import redact
+
+SECRETS = [
+    # A JSON or Python pair opening the text: quoted_pair and the assignment both start at byte 0; quoted_pair
+    # leaves a plain pair to the assignment, which then never got its turn (mid-text the assignment starts a byte
+    # earlier, at the boundary, and wins).
+    ('"password": "Kq8sLp2mXv9",\n  "user": "app"\n', "Kq8sLp2mXv9"),
+    ("'password': 'Kq8sLp2mXv9'\n", "Kq8sLp2mXv9"),
+    ('"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",\n', "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    # Weak human secrets in an environment variable named for its secret: env, .env, export, docker's Env,
+    # a container's name/value pair, a Dockerfile's ENV. The weak value is the one people pick, and must not show.
+    ("JWT_SECRET=supersecret\n", "supersecret"),
+    ("APP_SECRET=mysecretvalue\n", "mysecretvalue"),
+    ("SESSION_SECRET=keyboardcat\n", "keyboardcat"),
+    ("API_KEY=foobarbaz\n", "foobarbaz"),
+    ("export GITHUB_TOKEN=mytoken\n", "mytoken"),
+    ("VAULT_TOKEN=myroot\n", "myroot"),
+    ('        "Env": [\n            "JWT_SECRET=supersecret"\n        ],\n', "supersecret"),
+    ("        - name: JWT_SECRET\n          value: supersecret\n", "supersecret"),
+    ("ENV APP_SECRET mysecretvalue\n", "mysecretvalue"),
+]
+
+# What stays: settings about a secret (its last word is not the secret's), words in prose, placeholders.
+BENIGN = [
+    "SECRET_BACKEND=vault\n",
+    "AUTH=ldap\n",
+    "TOKEN_AUDIENCE=api\n",
+    "SECRETS_NAMESPACE=prod\n",
+    "JWT_SECRET_FILE=/run/secrets/jwt\n",
+    "API_TOKEN=not a token\n",
+    "API_KEY=changeme\n",
+    "JWT_SECRET=${JWT_SECRET}\n",
+    "PWD=/home/alice/src/app\n",
+    '"token_type": "bearer",\n',
+    "GITHUB_TOKEN=\n",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SECRETS, ids=[str(i) for i in range(len(SECRETS))])
+def test_secret_forms_found_by_review_are_redacted(text: str, secret: str) -> None:
+    cleaned, count = redact(text)
+    assert secret not in cleaned and count >= 1, cleaned
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_lines_around_them_stay(line: str) -> None:
+    assert redact(line) == (line, 0)
