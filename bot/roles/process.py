@@ -60,14 +60,16 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             log.info("slack connected as %s", info.get("user_id"))
             health.checks["slack"] = slack_readiness(front)
         oncall = on_call_front_end(core) if front is not None else None
-        # Every port is bound before any role starts work, so a busy port stops start-up with one line.
-        await health.start()
+        # Every port is bound before any role starts work, so a busy port stops start-up with one line. The
+        # health port last: /readyz must not answer (and a Service send requests here) while the Slack endpoint
+        # is not listening yet.
         if oncall is not None and config.incidents.enabled and config.incidents.listen == "own":
             await oncall.listen()
         if front is not None and front.settings.mode == "http":
             if oncall is not None and config.incidents.enabled and config.incidents.listen == "slack":
                 oncall.mount(front.http_app())
             await front.listen_http()
+        await health.start()
         if front is not None:
             tasks.append(asyncio.create_task(front.run(stop)))
             tasks.append(asyncio.create_task(oncall.run(stop)))  # type: ignore[union-attr]

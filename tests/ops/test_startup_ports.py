@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -99,3 +100,34 @@ def test_busy_slack_http_port(tmp_path: Path, opsctl: Path, busy_port: int, slac
         result, tmp_path, f"cannot listen on 127.0.0.1:{busy_port} for Slack HTTP requests: the address is already"
     )
     assert "slack.http_port" in result.stderr
+
+
+def test_readyz_answers_only_once_the_slack_endpoint_listens(tmp_path: Path, opsctl: Path, slack: FakeSlack,
+                                                             model: FakeAnthropic) -> None:
+    """A Service sends requests to a pod as soon as its readiness probe passes: the health port must not answer
+    before the Slack HTTP port is bound (it used to be bound first; under load requests were refused)."""
+    from tests.support.redis_server import free_port
+
+    slack_port, health_port = free_port(), free_port()
+    config = write_config(tmp_path, opsctl, slack_port)
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    env.update(SLACK_BOT_TOKEN="xoxb-ports", SLACK_SIGNING_SECRET="s", SLACK_API_URL=slack.api_url,
+               ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=model.base_url)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bot.cli", "serve", "--config", str(config),
+         "--health-host", "127.0.0.1", "--health-port", str(health_port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=ROOT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not _accepts(health_port):  # as often as we can: the moment the health port answers
+            assert process.poll() is None and time.monotonic() < deadline
+        assert _accepts(slack_port), "the health port answered before the Slack endpoint was listening"
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def _accepts(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
