@@ -106,3 +106,31 @@ def test_names_dismissed_in_the_scan_still_spend_the_budget_and_hide_nothing() -
     dense = "".join(f"x_token_id=a{i:04x} " for i in range(20000)) + "\nnext DB_PASSWORD=hunter2x\n"
     out = sanitize_output(dense.encode(), output_limit=1 << 30).text
     assert DENSE in out and "hunter2x" not in out and "[REDACTED:password]" in out
+
+
+def test_code_expressions_dismissed_in_the_scan_keep_every_literal_redacted() -> None:
+    # A secret's name whose value is an expression of code is dismissed inside the scan (run_pass.dismiss) and
+    # the verdict remembered on the head, the value and the byte after it: the same name and value followed by
+    # another byte is judged again ("password: admin.secret," is code's field, "password: admin.secret" alone
+    # a YAML literal).
+    lines = []
+    for i in range(150):  # a new expression costs what the loop charged (4 units), a remembered one 1
+        lines += [f"src/billing/settings.py:{i}:    password = settings.DB_{i:x}_PASSWORD\n"]
+        lines += ["src/billing/config.go:88:\tpassword: admin.secret,\n"] * 5
+    lines[301] = "\tpassword: admin.secret\n"
+    lines[555] = "    password = hunter2-Prod!\n"
+    lines[700] = "    password = settings.DB_PASSWORD hunter2x\n"
+    out = sanitize_output("".join(lines).encode(), output_limit=1 << 30).text
+    assert DENSE not in out
+    assert out.splitlines(keepends=True)[301] == "\tpassword: [REDACTED:password]\n"
+    assert "hunter2-Prod!" not in out and "[REDACTED:password]" in out.splitlines()[555]
+    others = [line for n, line in enumerate(out.splitlines(keepends=True)) if n not in (301, 555, 700)]
+    assert others == [line for n, line in enumerate(lines) if n not in (301, 555, 700)]
+
+
+def test_code_expressions_dismissed_in_the_scan_still_spend_the_budget() -> None:
+    # Each new expression costs what the loop charged for it (more than the bytes of a short line earn), so a
+    # long run of short, different ones reaches the budget and is cut, and a secret after it is still found.
+    text = "".join(f"pass=cfg.v{i}\n" for i in range(20000)) + "next DB_PASSWORD=hunter2x\n"
+    out = sanitize_output(text.encode(), output_limit=1 << 30).text
+    assert DENSE in out and "hunter2x" not in out

@@ -50,6 +50,9 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
 # An assignment's unquoted value on the separator's line, as the assignment detector reads it (detectors._BARE_VALUE).
 _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
+# shapes.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says False
+# (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
+_EXPRESSION_HINT = re.compile(shapes.EXPRESSION_HINT.pattern.encode())
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 UNANCHORED = re2._Anchor.UNANCHORED
 
@@ -68,6 +71,9 @@ _MEMO_KEY_BYTES = 192
 _MEMO_ENTRIES = 4096
 # Assignment names already judged by shapes.name_kind: True when the name holds no secret.
 _HARMLESS_NAMES: dict[bytes, bool] = {}
+# Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
+# keys of up to ``_MEMO_KEY_BYTES`` bytes.
+_CODE_EXPRESSIONS: set[bytes] = set()
 
 
 # Each automaton's memory budget: its program, then its forward and reverse DFA state caches. RE2 keeps every
@@ -435,7 +441,9 @@ def _remember(rejected: dict[tuple[bytes, bool, bool], int], key: tuple[bytes, b
     rejected[key] = resume
 
 
-def _assignment_head(data: bytes, start: int, leftmost: Leftmost, automaton: int) -> re.Match[bytes] | None:
+def _assignment_head(
+    data: bytes, start: int, leftmost: Leftmost, automaton: int, scanned: re.Match[bytes] | None = None
+) -> re.Match[bytes] | None:
     """The head (its group 1: the name) of the assignment candidate at ``start``, None when the candidate may be
     another detector's.
 
@@ -446,19 +454,35 @@ def _assignment_head(data: bytes, start: int, leftmost: Leftmost, automaton: int
     at each candidate (an RE2 call: about a third of a dismissed candidate's cost)."""
     if leftmost.source != automaton or leftmost.ambiguous:
         return None
+    if scanned is not None and scanned.start() == start:  # read by the scan's dismissal already (``scanned``)
+        return scanned
     return _ASSIGNMENT_HEAD.match(data, start)
 
 
-def _code_expression(data: bytes, head: re.Match[bytes]) -> bool:
+def _code_expression(data: bytes, head: re.Match[bytes], value: re.Match[bytes] | None = None) -> bool:
     """Whether the assignment with this head has an unquoted value on its own line that is an expression of code
     (``password = settings.DB_PASSWORD``): every context rejects it (``shapes.accept_assignment``), so it is
     dismissed without the full parse. Source code (``grep -rn password src/``, ``git diff``) is made of these:
-    judged in full, a thousand lines of it spent the density budget and lost chunks to the dense marker."""
-    value = _CODE_VALUE.match(data, head.end())
-    if value is None or shapes.EXPRESSION_HINT.search(value.group(1).decode("utf-8", "replace")) is None:
+    judged in full, a thousand lines of it spent the density budget and lost chunks to the dense marker.
+    ``value``: ``_CODE_VALUE`` matched at the head's end already."""
+    if value is None:
+        value = _CODE_VALUE.match(data, head.end())
+    if value is None:
+        return False
+    shown = value.group(1).decode("utf-8", "replace")
+    if shapes.EXPRESSION_HINT.search(shown) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
-    return shapes.code_reference(value.group(1).decode("utf-8", "replace"), following, head.group(0).endswith(b":"))
+    return shapes.code_reference(shown, following, head.group(0).endswith(b":"))
+
+
+def _judge_name(name: bytes) -> bool:
+    """Whether an assignment's name holds no secret (``shapes.name_kind``), remembered in ``_HARMLESS_NAMES``."""
+    harmless = shapes.name_kind(name.decode("utf-8", "replace")) is None
+    if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
+        _HARMLESS_NAMES.clear()
+    _HARMLESS_NAMES[name] = harmless
+    return harmless
 
 
 def _dense_end(data: bytes, start: int) -> int:
@@ -473,20 +497,61 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     pieces: list[bytes] = []
     last = pos = count = spent = 0
     assignment = pass_.assignment_automaton
+    # What ``dismiss`` read at the last start it did not dismiss, for the loop not to read it again: the head, and
+    # the start whose value it found to be no expression of code.
+    scanned_head: re.Match[bytes] | None = None
+    not_expression_at = -1
 
     def dismiss(start: int) -> bool:
-        """An assignment whose name is known to hold no secret (``token_type=``, ``secretName:``), dismissed in
-        the scan while the budget lasts, for one unit, as a remembered verdict: it costs less than one (no
-        anchored finder match, no memo key, no round of this loop: about half of what the loop's dismissal of the
-        same name cost). Another detector's candidate at the same start is still reported by its own automaton,
-        and wins there as it does in the one alternation."""
-        nonlocal spent
-        if spent + 1 > FREE_UNITS + start // BYTES_PER_UNIT:
+        """An assignment the loop below would only dismiss, dismissed in the scan while the budget lasts: a name
+        that holds no secret (``token_type=``, ``secretName:``; one unit when the name was judged before, as a
+        remembered verdict, else what the loop charges for judging it), or a secret's name whose value is an
+        expression of code (``password = settings.DB_PASSWORD``: what the loop charges for that dismissal). Either
+        costs less here (no anchored finder match, no memo key, no round of the loop: that saved about half of a
+        dismissed line of source code). Another detector's candidate at the same start is still reported by its
+        own automaton, and wins there as it does in the one alternation (the loop too judges the assignment only
+        where no other automaton hits)."""
+        nonlocal spent, scanned_head, not_expression_at
+        budget = FREE_UNITS + start // BYTES_PER_UNIT
+        if spent + 1 > budget:
             return False  # over budget: reported, so that the loop cuts the run there
-        head = _ASSIGNMENT_HEAD.match(data, start)
-        if head is None or not _HARMLESS_NAMES.get(head.group(1), False):
+        head = scanned_head = _ASSIGNMENT_HEAD.match(data, start)
+        if head is None:
             return False
-        spent += 1
+        name = head.group(1)
+        harmless = _HARMLESS_NAMES.get(name)
+        cost = 1  # what the loop charges a remembered verdict
+        if harmless is None:  # judged here, charged as the loop charges it (it will not judge it again)
+            if spent + 1 + HEAD_UNITS + NAME_UNITS > budget:
+                return False
+            spent += NAME_UNITS
+            harmless = _judge_name(name)
+            cost += HEAD_UNITS
+        if harmless:
+            spent += cost
+            return True
+        if b'"' in head.group(0) or b"'" in head.group(0):
+            return False
+        value = _CODE_VALUE.match(data, head.end())
+        if value is None or _EXPRESSION_HINT.search(value.group(1)) is None:
+            not_expression_at = start  # as _code_expression decides (the loop need not ask again)
+            return False
+        # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
+        key = data[start : value.end() + 1] if value.end() - start < _MEMO_KEY_BYTES else b""
+        if key and key in _CODE_EXPRESSIONS:  # a remembered verdict (``grep`` prints the same call on many lines)
+            spent += 1
+            return True
+        cost = 1 + HEAD_UNITS + EXPRESSION_UNITS
+        if spent + cost > budget:
+            return False
+        if not _code_expression(data, head, value):
+            not_expression_at = start  # the loop need not ask again
+            return False
+        if key:
+            if len(_CODE_EXPRESSIONS) >= _MEMO_ENTRIES:
+                _CODE_EXPRESSIONS.clear()
+            _CODE_EXPRESSIONS.add(key)
+        spent += cost
         return True
 
     leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment)
@@ -511,22 +576,20 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + resume
                 continue
         spent += HEAD_UNITS
-        head = _assignment_head(data, candidate_start, leftmost, assignment) if assignment >= 0 else None
+        head = _assignment_head(data, candidate_start, leftmost, assignment, scanned_head) if assignment >= 0 else None
         if head is not None:
             name = head.group(1)
             harmless = _HARMLESS_NAMES.get(name)
             if harmless is None:  # a name not seen yet: splitting it into words costs about a judgement
                 spent += NAME_UNITS
-                harmless = shapes.name_kind(name.decode("utf-8", "replace")) is None
-                if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
-                    _HARMLESS_NAMES.clear()
-                _HARMLESS_NAMES[name] = harmless
+                harmless = _judge_name(name)
             if harmless:
                 pos = candidate_start + 1  # where a rejected assignment resumes: its name's start
                 if key is not None:
                     _remember(rejected, key, 1)
                 continue
-            if b'"' not in head.group(0) and b"'" not in head.group(0) and _code_expression(data, head):
+            if (b'"' not in head.group(0) and b"'" not in head.group(0) and not_expression_at != candidate_start
+                    and _code_expression(data, head)):
                 spent += EXPRESSION_UNITS
                 resume = max(1, head.start(1) - candidate_start)  # as a rejected assignment: at its name
                 if key is not None:
