@@ -25,6 +25,27 @@ SECRETS = [
     ('        "Env": [\n            "JWT_SECRET=supersecret"\n        ],\n', "supersecret"),
     ("        - name: JWT_SECRET\n          value: supersecret\n", "supersecret"),
     ("ENV APP_SECRET mysecretvalue\n", "mysecretvalue"),
+    # Tokens that name themselves, missing from the families
+    ("TWINE_PASSWORD is unset; using pypi-AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNkLWVmMDEyMzQ1Njc4OQACKlsz\n",
+     "AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNk"),
+    ("$ gcloud auth print-access-token\nya29.a0AfH6SMBx3kq8sLp2mXv9abcdEFGHijklmnop\n", "a0AfH6SMBx3kq8sLp2mXv9abcdEFGH"),
+    ("X-Shopify-Access-Token: shpat_0123456789abcdef0123456789abcdef\n", "0123456789abcdef0123456789abcdef"),
+    ("stripe listen: Ready! Your webhook signing secret is whsec_abcdefghijklmnopqrstuvwxyz012345\n",
+     "abcdefghijklmnopqrstuvwxyz012345"),
+    ("gitlab-runner register --registration-token GR1348941abcdefghij0123456789\n", "GR1348941abcdefghij0123456789"),
+    ("brevo key xkeysib-" + "0123456789abcdef" * 4 + "-AbCdEfGhIjKlMnOp\n", "0123456789abcdef0123456789abcdef"),
+    ("twilio api:core:keys:create -> sid SK0123456789abcdef0123456789abcdef\n", "0123456789abcdef0123456789abcdef"),
+    # SQL that sets a password, as PostgreSQL's statement log and MySQL's general log print it
+    ("2026-12-01 10:00:00 UTC [123] LOG:  statement: ALTER ROLE app WITH ENCRYPTED PASSWORD 'Kq8sLp2mXv9';\n",
+     "Kq8sLp2mXv9"),
+    ("CREATE USER app WITH PASSWORD 'hunter 2';\n", "hunter 2"),
+    ("ALTER ROLE app PASSWORD 'Kq8sLp2mXv9';\n", "Kq8sLp2mXv9"),
+    ("2026-12-01T10:00:00Z 12 Query ALTER USER 'app'@'%' IDENTIFIED BY 'Kq8sLp2mXv9'\n", "Kq8sLp2mXv9"),
+    ("CREATE USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY 'Kq8sLp2mXv9';\n", "Kq8sLp2mXv9"),
+    # Password names in German and French
+    ("PASSWORT=Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ("MOT_DE_PASSE=Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ("  db_passwort: geheim123\n", "geheim123"),
 ]
 
 # What stays: settings about a secret (its last word is not the secret's), words in prose, placeholders.
@@ -40,6 +61,12 @@ BENIGN = [
     "PWD=/home/alice/src/app\n",
     '"token_type": "bearer",\n',
     "GITHUB_TOKEN=\n",
+    # an access log whose query ends in a word before the protocol: no bearer token
+    '10.0.0.12 - - [01/Dec/2026:10:00:00 +0000] "GET /login?next=/d&token_type=bearer HTTP/1.1" 200 512 "-" "curl/8"\n',
+    "ALTER ROLE app PASSWORD NULL;\n",
+    "The password 'expired' message means it is time to rotate.\n",
+    "IMPASSE=resolved\n",
+    "ACxxxxxxxx SKIP=0123456789abcdef0123456789abcdef0\n",
 ]
 
 

@@ -94,6 +94,15 @@ TOKENS: tuple[Detector, ...] = (
     _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
     _token("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
     Detector("digitalocean_token", _B + r"(?P<v>do[opr]_v1_[a-f0-9]{64})"),
+    # PyPI upload tokens: a macaroon whose base64 starts with its location (pypi.org, test.pypi.org)
+    _token("pypi_token", _ANY + r"(?P<v>pypi-(?:AgEIcHlwaS5vcmc|AgENdGVzdC5weXBpLm9yZw)[A-Za-z0-9_-]{16,256})"),
+    _token("google_oauth_token", _B + r"(?P<v>ya29\.[A-Za-z0-9_-]{20,256})"),  # gcloud auth print-access-token
+    Detector("shopify_token", _B + r"(?P<v>shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32})(?:[^A-Za-z0-9]|$)"),
+    _token("stripe_key", _B + r"(?P<v>whsec_[A-Za-z0-9]{24,256})"),  # a webhook's signing secret
+    _token("gitlab_token", _B + r"(?P<v>GR1348941[A-Za-z0-9_-]{20,256})"),  # a runner registration token
+    Detector("brevo_key", _B + r"(?P<v>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})"),
+    # Twilio API key secrets are SK + 32 lowercase hex (the account SID, AC..., is an identifier)
+    Detector("twilio_key", r"(?:^|[^A-Za-z0-9_])(?P<v>SK[0-9a-f]{32})(?:[^A-Za-z0-9_]|$)"),
     Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),
     Detector("aws_access_key_id", r"(?:^|[^A-Z0-9])(?P<v>(?:" + _AWS_ID + r")[A-Z0-9]{16})(?:[^A-Z0-9]|$)"),
     Detector(
@@ -204,6 +213,13 @@ _ENV_WORD_HEAD = r"(?m:^)[ \t]{0,16}(?:ENV|setenv|set[ \t]{1,4}-[a-zA-Z]{1,4})[ 
 _KV_WORD = r"(?i:pass|pwd|secret|token|key|credential)"
 _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 
+# The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
+# "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
+_SQL_PASSWORD_HEAD = (
+    r"(?i:\b(?:(?:with|(?:user|role)[ \t]{1,4}[^\s;]{1,128})(?:[ \t]{1,4}encrypted)?[ \t]{1,4}password"
+    r"|identified(?:[ \t]{1,4}with[ \t]{1,4}[a-z0-9_]{1,64})?[ \t]{1,4}by))[ \t]{1,4}"
+)
+
 CONTEXT: tuple[Detector, ...] = (
     Detector(
         "aws_secret_key",
@@ -245,6 +261,14 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
         # accepted without a check, so the span need not hold the value (only rejections are memoized)
         finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s-]",
+    ),
+    Detector(
+        "password",
+        # SQL that sets a password, as database logs and psql/mysql history print it: CREATE/ALTER USER|ROLE ...
+        # [WITH] [ENCRYPTED] PASSWORD 'pw', MySQL's IDENTIFIED BY 'pw' (also IDENTIFIED WITH plugin BY 'pw').
+        _SQL_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'?)",
+        check="not_placeholder",
+        finder=_SQL_PASSWORD_HEAD + r"'[^'\n]",
     ),
     Detector(
         "password",  # .netrc on one line: machine HOST login USER password PW

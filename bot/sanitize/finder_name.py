@@ -20,7 +20,10 @@ from __future__ import annotations
 _AFTER_LOWER = r"(?:(?:[_.-]|[A-Z])[A-Za-z0-9_.-]*)?"  # the rest of the name after a word ending lower case
 _AFTER_UPPER = r"(?:[_.-][A-Za-z0-9_.-]*)?"
 # Words that end a word (name_kind: endswith, or the whole word: auth), split before their last letter.
-_ENDING = ("pass", "password", "passwd", "passphrase", "pwd", "secret", "token", "tokens", "signature", "key", "auth")
+_ENDING = (
+    "pass", "password", "passwd", "passphrase", "passwort", "passe", "pwd",
+    "secret", "token", "tokens", "signature", "key", "auth",
+)  # fmt: skip
 
 
 def _ending(case: str) -> str:

@@ -47,7 +47,8 @@ _LOOKUP_KEY_WORDS = _word_set(
 _PAGING_WORDS = _word_set(
     "next page paging pagination continuation continue cursor idempotency idempotence"
 )
-_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw")
+# ... and in German and French (PASSWORT, MOT_DE_PASSE), which contain "pass" as the patterns require
+_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw", "passwort", "passe")
 _KEY_WORDS = (
     "apikey", "accesskey", "privatekey", "secretkey", "masterkey", "signingkey", "encryptionkey", "appkey",
     "accountkey", "sharedaccesskey", "clientkey", "authkey", "licensekey", "sessionkey", "hmackey", "key",
@@ -64,6 +65,8 @@ _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 _FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
 # Kubernetes' generateName: a lowercase name, "-", five characters of its own alphabet (no vowels, no 0 1 3).
 _KUBERNETES_GENERATED_NAME = re.compile(r"[a-z][a-z0-9-]{0,200}-[bcdfghjklmnpqrstvwxz2456789]{5}")
+# An access log's protocol after a query ending in a word ("GET /?token_type=bearer HTTP/1.1"): no bearer token.
+_PROTOCOL_VERSION = re.compile(r"(?i:https?)/[0-9.]{1,4}")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
 _PLACEHOLDER = re.compile(
     r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
@@ -116,7 +119,7 @@ def name_kind(name: str) -> tuple[str, bool] | None:
     if len(words) == 1 and words[0] in ("oldpwd", "key", "keys"):
         return None  # the shell's previous directory, and "key" alone (prose: "key=value pairs")
     for word in reversed(words):
-        if word.endswith(_PASSWORD_WORDS) and not word.endswith(("bypass", "compass", "oldpwd")):
+        if word.endswith(_PASSWORD_WORDS) and not word.endswith(("bypass", "compass", "oldpwd", "impasse")):
             return "password", True
         if word.startswith("credential"):
             return "credential", True
@@ -161,7 +164,7 @@ def trivial(value: str) -> bool:
 def generated(value: str) -> bool:
     """Looks machine-generated (a key, a token, a strong password) rather than a word or an identifier."""
     bare = value.strip("\"'")
-    if len(bare) < 8 or trivial(bare) or " " in bare:
+    if len(bare) < 8 or trivial(bare) or " " in bare or _PROTOCOL_VERSION.fullmatch(bare):
         return False
     has_alpha = any(c.isalpha() for c in bare)
     # "/" joins words as "-" does (a secret's name: orders/payment-gateway); base64 with "/" has digits or mixed case
