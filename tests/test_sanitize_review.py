@@ -28,7 +28,8 @@ SECRETS = [
     # Tokens that name themselves, missing from the families
     ("TWINE_PASSWORD is unset; using pypi-AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNkLWVmMDEyMzQ1Njc4OQACKlsz\n",
      "AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNk"),
-    ("$ gcloud auth print-access-token\nya29.a0AfH6SMBx3kq8sLp2mXv9abcdEFGHijklmnop\n", "a0AfH6SMBx3kq8sLp2mXv9abcdEFGH"),
+    ("$ gcloud auth print-access-token\nya29.a0AfH6SMBx3kq8sLp2mXv9abcdEFGHijklmnop\n",
+     "a0AfH6SMBx3kq8sLp2mXv9abcdEFGH"),
     ("X-Shopify-Access-Token: shpat_0123456789abcdef0123456789abcdef\n", "0123456789abcdef0123456789abcdef"),
     ("stripe listen: Ready! Your webhook signing secret is whsec_abcdefghijklmnopqrstuvwxyz012345\n",
      "abcdefghijklmnopqrstuvwxyz012345"),
