@@ -23,6 +23,11 @@ _COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
 _COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
 # The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
 _OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\Z')
+# What an uncut text must hold for a value to be redacted here (a one-line object's "Secret", or a key "kind"
+# whose value is Secret, as _KEY and _SECRET_KIND read it): one search instead of the pass over every line, which
+# cost a fifth of cleaning source code that mentions "Secret" ("X-Api-Secret") on a few lines. A superset (any
+# blank after the colon): never skips a text the pass would change.
+_SECRET_SIGN = re.compile(rb'"Secret"|kind"?[ \t]*:\s*["\']?Secret')
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
@@ -78,6 +83,8 @@ def redact_secret_manifests(
     off are redacted when their object turns out to be a Secret."""
     if b"Secret" not in data and not (cut_end and b"apiVersion" in data) and not (cut_start and _starts_inside(data)):
         return data, 0
+    if not cut_start and not cut_end and _SECRET_SIGN.search(data) is None:
+        return data, 0  # "Secret" only in other words (grep output, prose): no object here is a Secret
     lines = data.split(b"\n")
     count = 0
 
