@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from bot.approvals import verify_key
 from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.worker import RunnerWorker
@@ -20,6 +22,9 @@ if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a ru
     from bot.agent.worker import AgentWorker
     from bot.incidents.service import OnCall
     from bot.slack.app import SlackFrontEnd
+
+log = logging.getLogger(__name__)
+
 
 def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]]]:
     """The runner's executor: verify the decision, run against the current catalog, observe the duration."""
@@ -45,6 +50,10 @@ def runner_worker(core: Core) -> RunnerWorker:
     verifier = core.verifier
     if verifier is None:  # make_executor has refused already; this says so to the type checker too
         raise StartupError("the runner role needs decision public keys (decisions.public_key_files)")
+
+    # chosen now, not on the first call's way: the known-answer self-test runs at start, and the operator reads
+    # which library verifies (libcrypto, or cryptography's own OpenSSL and its 7.4 MiB: README, signed decisions)
+    log.info("runner: decision signatures verified with %s", verify_key.backend())
 
     def verify_ahead(fields: dict[str, str]) -> None:
         verifier.verify_ahead(fields.get("decision", ""))

@@ -186,6 +186,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     runner_lines = [json.loads(line) for log in logs.glob("runner-*.log") for line in log.read_text().splitlines()
                     if line.startswith("{")]
     assert any(e.get("call_id") == call_id and e.get("conversation") == record["conversation"] for e in runner_lines)
+    assert any(e.get("message") == "runner: decision signatures verified with libcrypto" for e in runner_lines)
     families = {f.name: f for f in text_string_to_metric_families(metrics)}
     assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
     modules = {line.split("|")[-1].strip() for log in logs.glob("runner-*.log")
