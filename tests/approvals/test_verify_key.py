@@ -201,3 +201,24 @@ def test_a_decision_forged_without_a_private_key_never_runs(tmp_path: Path) -> N
         key = Ed25519PrivateKey.generate().public_key()
         assert not verify_key.is_small_order(key.public_bytes_raw())
         assert PublicKey(key.public_bytes_raw()).raw == key.public_bytes_raw()
+
+
+ORDER_L = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
+
+
+@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_a_non_canonical_s_is_refused_so_a_decision_has_one_signature(name: str) -> None:
+    """S + L verifies the same equation; a backend that accepted it would let a replayed decision carry a second
+    signature, and the replay memory (keyed by the decoded signature, decisions.py) would not know it."""
+    verify = BACKENDS[name]
+    assert verify is not None
+    private = Ed25519PrivateKey.generate()
+    raw = private.public_key().public_bytes_raw()
+    for n in range(50):
+        message = b"decision %d" % n
+        signature = private.sign(message)
+        s = int.from_bytes(signature[32:], "little")
+        assert verify(raw, signature, message)
+        for bigger in (s + ORDER_L, s + 2 * ORDER_L, s + 3 * ORDER_L):  # every 32-byte spelling of the same S
+            if bigger < 2**256:
+                assert not verify(raw, signature[:32] + bigger.to_bytes(32, "little"), message)
