@@ -47,6 +47,29 @@ SECRETS = [
     ("PASSWORT=Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
     ("MOT_DE_PASSE=Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
     ("  db_passwort: geheim123\n", "geheim123"),
+    # aws ssm get-parameter --with-decryption (JSON and YAML), secretsmanager's plain SecretString
+    ('{"Parameter": {"Name": "/prod/db/password", "Type": "SecureString", "Value": "hunter2x", "Version": 3}}\n',
+     "hunter2x"),
+    ("Parameter:\n  Name: /prod/db/password\n  Type: SecureString\n  Value: hunter2 x\n  Version: 3\n", "hunter2 x"),
+    ('    "SecretString": "hunter2",\n', "hunter2"),
+    # clients' password flags: mongosh -p, sqlcmd -P, ldapsearch -w, openssl pass:
+    ("mongosh -u admin -p Kq8sLp2mXv9 --authenticationDatabase admin\n", "Kq8sLp2mXv9"),
+    ("mongodump --uri x -u admin -p 'Kq8s Lp2m'\n", "Kq8s Lp2m"),
+    ("sqlcmd -S db -U sa -P Kq8sLp2mXv9 -Q 'select 1'\n", "Kq8sLp2mXv9"),
+    ("ldapsearch -x -H ldap://ldap -D cn=admin,dc=ex -w Kq8sLp2mXv9 -b dc=ex\n", "Kq8sLp2mXv9"),
+    ("openssl rsa -in k.pem -passin pass:hunter2 -out k2.pem\n", "hunter2"),
+    # a container's args as list items (kubectl get pod -o yaml / -o json)
+    ('        - "--db-password"\n        - "Kq8sLp2mXv9"\n', "Kq8sLp2mXv9"),
+    ("        - --token\n        - abcdefgh\n", "abcdefgh"),
+    ('    "args": ["--token", "Kq8sLp2mXv9abcdef", "--port", "80"]\n', "Kq8sLp2mXv9abcdef"),
+    # more self-naming tokens; an Okta SSWS authorization; a Telegram bot token in a logged URL
+    ("glsa_Kq8sLp2mXv9abcdefghijklmnopqrstu_0123abcd\n", "Kq8sLp2mXv9abcdefghijklmnopqrstu"),
+    ("ATATT3xFfGF0Kq8sLp2mXv9abcdefghijklmnopqrstuvwxyz0123456789=ABCDEF12\n", "Kq8sLp2mXv9abcdefghijklmnop"),
+    ("NRAK-ABCDEFGHIJKLMNOPQRSTUVWXYZ0\n", "ABCDEFGHIJKLMNOPQRSTUVWXYZ0"),
+    ("AGE-SECRET-KEY-1" + "Q" * 58 + "\n", "Q" * 30),
+    ("Authorization: SSWS 00QCjAl4MlV-WPXM-ABCDEFGHIJKLMNOPQRS\n", "00QCjAl4MlV-WPXM-ABCDEFGHIJKLMNOPQRS"),
+    ("POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx/sendMessage 200\n",
+     "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx"),
 ]
 
 # What stays: settings about a secret (its last word is not the secret's), words in prose, placeholders.
@@ -68,6 +91,12 @@ BENIGN = [
     "The password 'expired' message means it is time to rotate.\n",
     "IMPASSE=resolved\n",
     "ACxxxxxxxx SKIP=0123456789abcdef0123456789abcdef0\n",
+    '{"Parameter": {"Name": "/prod/db/host", "Type": "String", "Value": "db.internal", "Version": 3}}\n',
+    '    "SecretStringVersion": "3",\n',
+    "mongosh --host db -p 27017\n",
+    "openssl rsa -in k.pem -passin env:KEY_PASS -passout file:/run/pass\n",
+    "        - --token-file\n        - /run/secrets/token\n",
+    "        - --secret-name\n        - db-credentials\n",
 ]
 
 
@@ -75,6 +104,11 @@ BENIGN = [
 def test_secret_forms_found_by_review_are_redacted(text: str, secret: str) -> None:
     cleaned, count = redact(text)
     assert secret not in cleaned and count >= 1, cleaned
+
+
+def test_a_self_naming_token_in_a_url_path_keeps_the_path_after_it() -> None:
+    line = "POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx/sendMessage 200\n"
+    assert redact(line)[0] == "POST https://api.telegram.org/bot123456789:[REDACTED:telegram_token]/sendMessage 200\n"
 
 
 @pytest.mark.parametrize("line", BENIGN)

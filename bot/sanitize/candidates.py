@@ -42,7 +42,8 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
 _LINE_START = re.compile(rb"[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
-    {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key"}
+    {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
+     "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole

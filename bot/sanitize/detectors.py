@@ -101,6 +101,12 @@ TOKENS: tuple[Detector, ...] = (
     _token("stripe_key", _B + r"(?P<v>whsec_[A-Za-z0-9]{24,256})"),  # a webhook's signing secret
     _token("gitlab_token", _B + r"(?P<v>GR1348941[A-Za-z0-9_-]{20,256})"),  # a runner registration token
     Detector("brevo_key", _B + r"(?P<v>xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16})"),
+    _token("grafana_token", _ANY + r"(?P<v>glsa_[A-Za-z0-9_]{32,256})"),  # a service account's token
+    _token("atlassian_token", _B + r"(?P<v>ATATT3[A-Za-z0-9_=-]{32,256})"),
+    Detector("newrelic_key", _B + r"(?P<v>NRAK-[A-Z0-9]{27})(?:[^A-Za-z0-9]|$)"),
+    Detector("age_key", r"(?P<v>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})"),
+    # A Telegram bot's token, often in a logged URL (https://api.telegram.org/bot<id>:<secret>/sendMessage)
+    Detector("telegram_token", r"(?:^|[^0-9])[0-9]{6,12}:(?P<v>AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)"),
     # Twilio API key secrets are SK + 32 lowercase hex (the account SID, AC..., is an identifier)
     Detector("twilio_key", r"(?:^|[^A-Za-z0-9_])(?P<v>SK[0-9a-f]{32})(?:[^A-Za-z0-9_]|$)"),
     Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),
@@ -220,6 +226,21 @@ _SQL_PASSWORD_HEAD = (
     r"|identified(?:[ \t]{1,4}with[ \t]{1,4}[a-z0-9_]{1,64})?[ \t]{1,4}by))[ \t]{1,4}"
 )
 
+_CLIENT_PASSWORD_HEAD = (
+    r"(?:(?:\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles)\b"
+    r"[^\n]{0,256}?\s-p|\b(?:sqlcmd|bcp)\b[^\n]{0,256}?\s-P"
+    r"|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,256}?\s-w)[ \t]{1,4}"
+    r"|(?:^|\s)-pass(?:in|out|word)?[ \t]{1,4}pass:)"
+)
+_SECURE_STRING_HEAD = (
+    r"\"?Type\"?[ \t]{0,4}:[ \t]{0,4}\"?SecureString\"?,?\s{0,64}\"?Value\"?[ \t]{0,4}:[ \t]{0,4}"
+)
+_FLAG_ITEM_HEAD = (
+    r"(?:(?m:^)[ \t]{0,64}-[ \t]{1,4}[\"']?|\")"
+    rf"(?P<name>-{{1,2}}{_NAME})"
+    r"(?:[\"']?[ \t]{0,4}\n[ \t]{0,64}-[ \t]{1,4}|\",[ \t]{0,4}\n?[ \t]{0,64})"
+)
+
 CONTEXT: tuple[Detector, ...] = (
     Detector(
         "aws_secret_key",
@@ -230,7 +251,7 @@ CONTEXT: tuple[Detector, ...] = (
     _token(
         "authorization",
         r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"'`]?"
-        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
+        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|ssws|apikey)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
         check="not_placeholder",
     ),
     Detector(
@@ -269,6 +290,30 @@ CONTEXT: tuple[Detector, ...] = (
         _SQL_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'?)",
         check="not_placeholder",
         finder=_SQL_PASSWORD_HEAD + r"'[^'\n]",
+    ),
+    Detector(
+        # The password flag of a few clients, its value the next word: mongosh/mongodump -p PW, sqlcmd/bcp -P PW,
+        # ldapsearch/ldapmodify -w PW; and OpenSSL's -passin/-passout/-pass pass:PW
+        "password",
+        _CLIENT_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        check="not_placeholder",
+        finder=_CLIENT_PASSWORD_HEAD + r"[^\s-]",
+    ),
+    Detector(
+        # aws ssm get-parameter(s) --with-decryption: "Type": "SecureString" then "Value": the decrypted value
+        # (JSON, or YAML with --output yaml)
+        "secure_string",
+        _SECURE_STRING_HEAD + r"(?P<v>\"[^\"\n]{1,256}\"?|[^\s,}\"][^\n,}]{0,255})",
+        check="not_placeholder",
+        finder=_SECURE_STRING_HEAD + r"[^\s,}]",
+    ),
+    Detector(
+        # A container's args as a list, the flag then its value as the next item (kubectl get pod -o yaml/json):
+        # "- --db-password" / "- VALUE", or "--token", "VALUE"
+        "flag_value",
+        _FLAG_ITEM_HEAD + r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\n]{0,255})",
+        check="env_string",
+        finder=_FLAG_ITEM_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s-]",
     ),
     Detector(
         "password",  # .netrc on one line: machine HOST login USER password PW

@@ -118,6 +118,8 @@ def name_kind(name: str) -> tuple[str, bool] | None:
         return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
     if len(words) == 1 and words[0] in ("oldpwd", "key", "keys"):
         return None  # the shell's previous directory, and "key" alone (prose: "key=value pairs")
+    if words[-2:] == ["secret", "string"]:
+        return "secret", True  # Secrets Manager's SecretString holds the secret itself, whatever people chose
     for word in reversed(words):
         if word.endswith(_PASSWORD_WORDS) and not word.endswith(("bypass", "compass", "oldpwd", "impasse")):
             return "password", True
