@@ -25,6 +25,10 @@ SECRETS = [
     ('        "Env": [\n            "JWT_SECRET=supersecret"\n        ],\n', "supersecret"),
     ("        - name: JWT_SECRET\n          value: supersecret\n", "supersecret"),
     ("ENV APP_SECRET mysecretvalue\n", "mysecretvalue"),
+    # ... and where an environment variable's name shows it is one: compose's environment map, systemd, ps
+    ("    environment:\n      JWT_SECRET: supersecret\n      LOG_LEVEL: info\n", "supersecret"),
+    ("Environment=APP_SECRET=mysecretvalue\n", "mysecretvalue"),
+    ("root  12  0.0  0.1 env JWT_SECRET=supersecret ./app\n", "supersecret"),
     # Tokens that name themselves, missing from the families
     ("TWINE_PASSWORD is unset; using pypi-AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNkLWVmMDEyMzQ1Njc4OQACKlsz\n",
      "AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDUtNjc4OS1hYmNk"),
@@ -80,6 +84,9 @@ BENIGN = [
     "SECRETS_NAMESPACE=prod\n",
     "JWT_SECRET_FILE=/run/secrets/jwt\n",
     "API_TOKEN=not a token\n",
+    "run with API_TOKEN=abc then exit\n",
+    "      SECRET_BACKEND: vault\n      TOKEN_TYPE: bearer\n",
+    "The JWT_SECRET: supersecret value is weak, rotate it\n",
     "API_KEY=changeme\n",
     "JWT_SECRET=${JWT_SECRET}\n",
     "PWD=/home/alice/src/app\n",

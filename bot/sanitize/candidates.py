@@ -40,6 +40,8 @@ Marker = Callable[[str, bytes], bytes]
 _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
+# How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LINE_START = re.compile(rb"[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
     {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
@@ -373,10 +375,19 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
         if rest[:1].isalpha() and not quoted:
             return shapes.accept_assignment(name, ":", shown, False, True, quoted=quoted, following=following,
                                             spaced=spaced), False
+    # An environment variable's name (JWT_SECRET=, compose's or a ConfigMap's JWT_SECRET: at a line's start) holds
+    # its secret whatever it looks like (shapes.accept_assignment's ``environment``); its context is read below.
+    env_name = _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
     verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
-                                       spaced=spaced)
-    if verdict is None or separator == "=":
+                                       spaced=spaced, environment=env_name)
+    if verdict is None or separator == "=" and not env_name:
         return verdict, True
+    if separator == "=":  # API_TOKEN=not a token: words after the value are prose, and its value needs a shape
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        if rest[:1].isalpha() and not quoted:
+            verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted,
+                                               following=following, spaced=spaced)
+        return verdict, False
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
     # line for every candidate on it, which is quadratic).
     lookback = max(0, name_start - _LOOK_AROUND)
@@ -386,7 +397,8 @@ def _judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes)
     rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
     sentence = rest[:1].isalpha() and not quoted  # more words follow: prose
     return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
-                                    following=following, spaced=spaced), False
+                                    following=following, spaced=spaced,
+                                    environment=env_name and at_line_start and not sentence), False
 
 
 def _quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
@@ -608,10 +620,11 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
             end = start + len(data[start:end].rstrip())
         kind, context_free = _judge(detector, match, index, data[start:end])  # judged on the bounded value
-        if kind is None and detector.check != "assignment" and assignment_parse is not None:
-            # Another branch won the tie at this start and rejected (only where both may start at one byte: the
-            # text's start, '"password": "x"' opening an output, where quoted_pair leaves plain JSON to the
-            # assignment). The assignment cannot start again inside the name, so it is judged here or never.
+        if kind is None and detector.check == "quoted_pair" and assignment_parse is not None:
+            # quoted_pair won the tie at this start and rejected: where both start at one byte (the text's start,
+            # '"password": "x"' opening an output) quoted_pair leaves plain JSON to the assignment, which cannot
+            # start again inside the name, so it is judged here or never. (An environment line's rejection is
+            # final: it judged the first word as the assignment would.)
             fallback = assignment_parse(data, candidate_start)
             if fallback is not None:
                 match, context_free = fallback, False  # not memoized: two parses read this span

@@ -244,7 +244,8 @@ def accept_assignment(
     it, where logfmt and Prometheus labels name a secret with ``secret="db-credentials"``), generated-looking
     or not. ``value`` is without its quotes. ``code`` False: where no expression can stand (an environment
     listing, a .env file), every value is a literal. ``environment``: an environment variable's definition (an
-    ``env`` or .env line, docker's ``"NAME=value"``, a container's ``name:``/``value:`` pair), where a name that
+    ``env`` or .env line, docker's ``"NAME=value"``, a container's ``name:``/``value:`` pair, an upper-case
+    ``NAME=value`` anywhere, ``NAME: value`` opening its line as compose's ``environment:`` map prints it), where a name that
     ends in its secret's word (``JWT_SECRET``, ``API_KEY``, ``GITHUB_TOKEN``) holds that secret whatever it looks
     like, when it is one word: people pick ``JWT_SECRET=supersecret``, and that weak value is exactly the one that
     must not be shown (words with blanks, ``API_TOKEN=not a token``, still need a generated one)."""
@@ -262,7 +263,7 @@ def accept_assignment(
         return kind
     if not password_like and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
         return None  # a name Kubernetes generated (Mountable secrets: default-token-x2k4p), not a token
-    if environment and separator == "=" and kind != "auth" and " " not in bare and _ends_in_secret_word(name):
+    if environment and kind != "auth" and " " not in bare and _ends_in_secret_word(name):
         return kind
     if quoted and spaced and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
