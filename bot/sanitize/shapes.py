@@ -245,10 +245,11 @@ def accept_assignment(
     or not. ``value`` is without its quotes. ``code`` False: where no expression can stand (an environment
     listing, a .env file), every value is a literal. ``environment``: an environment variable's definition (an
     ``env`` or .env line, docker's ``"NAME=value"``, a container's ``name:``/``value:`` pair, an upper-case
-    ``NAME=value`` anywhere, ``NAME: value`` opening its line as compose's ``environment:`` map prints it), where
-    a name that ends in its secret's word (``JWT_SECRET``, ``API_KEY``, ``GITHUB_TOKEN``) holds that secret whatever it looks
-    like, when it is one word: people pick ``JWT_SECRET=supersecret``, and that weak value is exactly the one that
-    must not be shown (words with blanks, ``API_TOKEN=not a token``, still need a generated one)."""
+    ``NAME=value`` anywhere, ``NAME: value`` opening its line as compose's ``environment:`` map prints it),
+    where a name that ends in its secret's word (``JWT_SECRET``, ``API_KEY``, ``GITHUB_TOKEN``) holds that
+    secret whatever it looks like, when it is one word: people pick ``JWT_SECRET=supersecret``, and that weak
+    value is exactly the one that must not be shown (words with blanks, ``API_TOKEN=not a token``, still need
+    a generated one)."""
     found = name_kind(name)
     if found is None or trivial(value):
         return None
