@@ -74,6 +74,22 @@ SECRETS = [
     ("Authorization: SSWS 00QCjAl4MlV-WPXM-ABCDEFGHIJKLMNOPQRS\n", "00QCjAl4MlV-WPXM-ABCDEFGHIJKLMNOPQRS"),
     ("POST https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx/sendMessage 200\n",
      "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawx"),
+    # config files' password lines: redis.conf quoted, slapd/nslcd/postfix LDAP binds; pgbouncer's userlist
+    ('requirepass "Kq8s Lp2m"\n', "Kq8s Lp2m"),
+    ("rootpw {SSHA}Kq8sLp2mXv9abcdefghij\n", "Kq8sLp2mXv9abcdefghij"),
+    ("bindpw Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ("bind_pw = Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ('"app" "md5d41d8cd98f00b204e9800998ecf8427e"\n', "d41d8cd98f00b204e9800998ecf8427e"),
+    ('"admin" "SCRAM-SHA-256$4096:abc=$def=:ghi="\n', "SCRAM-SHA-256$4096:abc=$def=:ghi="),
+    # Oracle's user/password@service; rabbitmqctl users; Redis ACL rules; a session cookie in a JSON log
+    ("jdbc:oracle:thin:scott/Kq8sLp2mXv9@db:1521/ORCL\n", "Kq8sLp2mXv9"),
+    ("sqlplus -s scott/Kq8sLp2mXv9@//db:1521/ORCL @script.sql\n", "Kq8sLp2mXv9"),
+    ("expdp system/Kq8sLp2mXv9@ORCL directory=d dumpfile=x.dmp\n", "Kq8sLp2mXv9"),
+    ("rabbitmqctl add_user app Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ("rabbitmqctl -n rabbit@host change_password app 'Kq8s Lp2m'\n", "Kq8s Lp2m"),
+    ("ACL SETUSER alice on >Kq8sLp2mXv9 ~* +@all\n", "Kq8sLp2mXv9"),
+    ("user alice on allcommands allkeys >Kq8sLp2mXv9\n", "Kq8sLp2mXv9"),
+    ('{"headers": {"cookie": "sessionid=Kq8sLp2mXv9abcdef; csrftoken=abc"}}\n', "Kq8sLp2mXv9abcdef"),
 ]
 
 # What stays: settings about a secret (its last word is not the secret's), words in prose, placeholders.
@@ -104,6 +120,12 @@ BENIGN = [
     "openssl rsa -in k.pem -passin env:KEY_PASS -passout file:/run/pass\n",
     "        - --token-file\n        - /run/secrets/token\n",
     "        - --secret-name\n        - db-credentials\n",
+    "sqlplus / as sysdba\n",
+    "rabbitmqctl list_users\n",
+    "user www-data;\n",
+    "user alice > /tmp/out\n",
+    "user default on nopass ~* &* +@all\n",
+    '"GET /" "200"\n',
 ]
 
 

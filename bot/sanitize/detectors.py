@@ -241,6 +241,11 @@ _FLAG_ITEM_HEAD = (
     r"(?:[\"']?[ \t]{0,4}\n[ \t]{0,64}-[ \t]{1,4}|\",[ \t]{0,4}\n?[ \t]{0,64})"
 )
 
+_RABBITMQ_USER_HEAD = (
+    r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
+    r"[ \t]{1,4}"
+)
+
 CONTEXT: tuple[Detector, ...] = (
     Detector(
         "aws_secret_key",
@@ -316,6 +321,33 @@ CONTEXT: tuple[Detector, ...] = (
         finder=_FLAG_ITEM_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s-]",
     ),
     Detector(
+        # Oracle's user/password@service: sqlplus, expdp/impdp, rman, a thin JDBC URL
+        "password",
+        r"(?i:\b(?:jdbc:oracle:(?:thin|oci):|(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman[ \t]{1,4}target=?)"
+        r"(?:[ \t]{1,4}-[a-zA-Z]{1,8}){0,4}[ \t]{1,4}))[\"']?[A-Za-z0-9_#.\\$]{1,64}/(?P<v>[^\s@/\"']{1,256})@",
+    ),
+    Detector(
+        # rabbitmqctl add_user USER PASSWORD / change_password USER PASSWORD
+        "password",
+        _RABBITMQ_USER_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        finder=_RABBITMQ_USER_HEAD + r"[^\s-]",
+    ),
+    Detector(
+        # Redis ACL rules: ACL SETUSER name ... >password, a users.acl line "user name on >password ~* +@all"
+        "password",
+        r"(?:(?i:\bacl[ \t]{1,4}setuser)|(?m:^)user)[ \t]{1,4}[^\s>]{1,128}(?:[ \t]{1,4}[^\s>]{1,40}){0,6}?[ \t]{1,4}>"
+        r"(?P<v>[^\s]{1,256})",
+        finder=r"(?:(?i:\bacl[ \t]{1,4}setuser)|(?m:^)user)[ \t]{1,4}[^\s>]{1,128}(?:[ \t]{1,4}[^\s>]{1,40}){0,6}?"
+        r"[ \t]{1,4}>[^\s]",
+    ),
+    Detector(
+        # pgbouncer's userlist.txt: "user" "password" (plain, md5... or SCRAM-SHA-256$...) alone on its line
+        "password",
+        r"(?m:^)\"[^\"\s]{1,64}\"[ \t]{1,8}\"(?P<v>[^\"\n]{1,256})\"[ \t]{0,8}(?m:$)",
+        check="not_placeholder",
+        finder=r"(?m:^)\"[^\"\s]{1,64}\"[ \t]{1,8}\"[^\"\n]",
+    ),
+    Detector(
         "password",  # .netrc on one line: machine HOST login USER password PW
         r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}(?P<v>[^\s]{1,256})",
         finder=r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}[^\s]",
@@ -332,7 +364,8 @@ CONTEXT: tuple[Detector, ...] = (
     _token(
         "session_cookie",
         # A session cookie is a credential: Cookie: / Set-Cookie: sessionid=..., PHPSESSID=..., remember_me=...
-        r"(?:(?i:cookie:)[ \t]{0,4}|;[ \t]{1,4})(?i:[a-z0-9_.-]{0,32}(?:sess|sid|remember)[a-z0-9_.-]{0,32})="
+        r"(?:(?i:cookie:)[ \t]{0,4}|(?i:cookie)\"[ \t]{0,4}:[ \t]{0,4}\"|;[ \t]{1,4})"  # "cookie": "..." in JSON logs
+        r"(?i:[a-z0-9_.-]{0,32}(?:sess|sid|remember)[a-z0-9_.-]{0,32})="
         r"(?P<v>[^;\s\"']{1,256})",
         check="generated",
     ),
@@ -421,9 +454,13 @@ CONTEXT: tuple[Detector, ...] = (
         finder=_FLAG_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:{_QUOTED_START}|{_FLAG_START})",
     ),
     Detector(
-        "password",  # redis.conf's requirepass / masterauth lines
-        r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}(?P<v>[^\s\"'#][^\s\"']{0,255})",
-        finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth)[ \t]{1,8}[^\s\"'#]",
+        # redis.conf's requirepass / masterauth lines (the value may be quoted, with blanks), and the same shape in
+        # LDAP servers' and clients' files: slapd.conf's rootpw, nslcd.conf's bindpw, postfix's bind_pw
+        "password",
+        r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
+        r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#=][^\s\"']{0,255})",
+        finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
+        r"[^\s#=]",
     ),
     Detector(
         "key_value_line",
