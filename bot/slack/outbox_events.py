@@ -9,6 +9,7 @@ in the thread instead of posting twice."""
 from __future__ import annotations
 
 import logging
+import uuid
 
 from bot.agent import bus
 from bot.approvals.errors import CallNotFound, InvalidTransition
@@ -95,18 +96,32 @@ class OutboxEvents:
 
     async def refuse_card(self, record: CallRecord, where: tuple[str, str], problem: str, retry: bool) -> None:
         """A card Slack could not take is never cut down to fit: the call is closed (denied, so the model hears
-        it was not run) and the thread says why, in a message small enough to post."""
+        it was not run) and the thread says why, in a message small enough to post.
+
+        That message is the call's outcome, so it is posted under the hold every outcome is posted under
+        (``Outcomes.hold``), taken before the close: the close writes a completion entry, and another replica's
+        poster reading it would otherwise post a "denied" note too, before this one is recorded."""
         reason = f"its approval card does not fit in a Slack message ({problem})"
         log.error("poster: card of call %s refused: %s", record.id, problem)
+        owner = f"card-refused:{record.id}:{uuid.uuid4().hex}"
+        tried_before = await self.outcomes.hold(record.id, owner)
+        recorded = False
         try:
-            record = await self.deps.store.cancel(record.id, "slack", reason)
-        except InvalidTransition:
-            record = await self.deps.store.get(record.id)
-        text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
-                f"{escape(reason)}. It was not run; the request is refused.")
-        posted = await api.post_once(self.deps.client, where, text, [section(text)], f"card:{record.id}", retry)
-        await self.deps.store.set_meta(record.id, slack_ts=str(posted["ts"]),
-                                       slack_result_ts=str(posted["ts"]), slack_card_refused="1")
+            try:
+                record = await self.deps.store.cancel(record.id, "slack", reason)
+            except InvalidTransition:
+                record = await self.deps.store.get(record.id)
+            text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
+                    f"{escape(reason)}. It was not run; the request is refused.")
+            posted = await api.post_once(self.deps.client, where, text, [section(text)], f"card:{record.id}",
+                                         retry or tried_before)
+            ts = str(posted["ts"])
+            await self.outcomes.record_and_give_back(
+                record, owner, {"slack_ts": ts, "slack_result_ts": ts, "slack_card_refused": "1"})
+            recorded = True
+        finally:
+            if not recorded:
+                await self.deps.state.give_outcome_back(record.conversation, record.id, owner, posted=False)
 
     async def working(self, conversation: str, on: bool) -> None:
         if not self.deps.settings.working_reaction:

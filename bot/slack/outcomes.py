@@ -102,14 +102,27 @@ class Outcomes:
             posted = True
             # the post's ts and links are recorded and the hold released in one round trip, in that order
             meta = {k: v for k, v in record.meta.items() if written.get(k) != v}
-            await self._record_and_give_back(record, owner, meta)
+            await self.record_and_give_back(record, owner, meta)
             recorded = True
         finally:
             if not recorded:
                 await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
         return record, True
 
-    async def _record_and_give_back(self, record: CallRecord, owner: str, meta: dict[str, str]) -> None:
+    async def hold(self, call_id: str, owner: str) -> bool:
+        """Take the hold on posting the call's outcome for ``owner``, waiting while another poster has it; True
+        when someone held it before (what they posted must be looked for first). For a poster that closes a call
+        itself and posts why (a card too big for Slack): holding it before the close writes the completion
+        entry keeps another replica's poster from posting a note of its own meanwhile."""
+        while True:
+            held, tried_before = await self.deps.state.take_outcome(call_id, owner, OUTCOME_HOLD_SECONDS)
+            if held:
+                return tried_before
+            await asyncio.sleep(OUTCOME_POLL_SECONDS)
+
+    async def record_and_give_back(self, record: CallRecord, owner: str, meta: dict[str, str]) -> None:
+        """Record the posted outcome's ``meta`` on the call and release ``owner``'s hold, in one round trip and
+        in that order (whoever waited then finds the post recorded)."""
         async with self.deps.redis.pipeline(transaction=False) as pipe:
             if meta:
                 self.deps.store.queue_set_meta(pipe, record.id, **meta)

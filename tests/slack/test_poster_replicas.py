@@ -169,3 +169,28 @@ async def test_a_request_a_live_replica_keeps_retrying_is_not_taken_over_and_sta
 
 def posted_asked(slack: FakeSlack) -> list[SlackCall]:
     return [c for c in slack.calls_to("chat.postMessage") if c.status == 200 and "asked:" in str(c.params.get("text"))]
+
+
+async def test_a_card_refused_for_its_size_is_the_calls_only_outcome_whichever_replica_reads_the_denial(
+    harness: Harness, other: SlackFrontEnd, slack: FakeSlack, store: CallStore) -> None:
+    """Replica A refuses a card too big for Slack (the call is closed as denied, the thread told why) while
+    replica B reads the completion entry that closing wrote: B must not post a "denied" note as well (the
+    refusal is the call's outcome, posted under the hold every outcome is posted under)."""
+    deps = harness.front.deps
+    deps.policy = deps.policy.model_copy(update={"approvers": deps.policy.approvers.model_copy(
+        update={"users": [f"U{i:010d}" for i in range(300)]})})
+    record = await harness.propose(CONV, ["opsctl", "status"])
+    slow_results(slack, 0.5, "card:")  # A's refusal is still on its way when B reads the completion
+    refusing = asyncio.create_task(harness.front.poster.handle(
+        bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}, id="1-0")))
+    await wait_for(lambda: store.find(record.id), timeout=5)
+
+    async def denied() -> bool:
+        return (await store.get(record.id)).terminal
+
+    await wait_for(denied, timeout=5)
+    await other.poster.handle_completion(record.id, owner="b:completions:1-0")
+    await refusing
+    assert posted_keys(slack) == [f"card:{record.id}"]
+    final = await store.get(record.id)
+    assert final.meta["slack_result_ts"] == final.meta["slack_ts"] and final.meta.get("slack_card_refused") == "1"
