@@ -134,3 +134,13 @@ def test_code_expressions_dismissed_in_the_scan_still_spend_the_budget() -> None
     text = "".join(f"pass=cfg.v{i}\n" for i in range(20000)) + "next DB_PASSWORD=hunter2x\n"
     out = sanitize_output(text.encode(), output_limit=1 << 30).text
     assert DENSE in out and "hunter2x" not in out
+
+
+def test_a_start_another_detector_shares_is_judged_by_that_detector_too() -> None:
+    # At a line's start "NAME=value" is an environment line as well as an assignment: the scan leaves such a
+    # start to the loop (run_pass.dismiss), whose full parse judges it as the environment line (a literal, even
+    # where it reads like code), while the same assignment indented in source code is an expression and stays.
+    text = "DB_PASSWORD=settings.DB_PASSWORD\n    password = settings.DB_PASSWORD\nAPI_TOKEN=cfg.token_value\n"
+    out = sanitize_output(text.encode(), output_limit=1 << 30).text
+    assert out == ("DB_PASSWORD=[REDACTED:password]\n    password = settings.DB_PASSWORD\n"
+                   "API_TOKEN=[REDACTED:token]\n")

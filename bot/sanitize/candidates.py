@@ -185,6 +185,7 @@ class Leftmost:
         ]
         self._data, self._length = data, len(data)
         self._hits: list[tuple[int, int]] = [(-1, -1)] * len(self._matches)
+        self.hits = self._hits  # read by ``dismiss`` while the last automaton is searched: the others' hits
         self._searched_from = -1
         self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
         # have chosen there is unknown, so the candidate's span is not a memo key
@@ -207,7 +208,7 @@ class Leftmost:
         if len(live) < len(hits):  # never searched again: none from here on
             self._matches = [self._matches[i] for i in live]
             self._sources = [self._sources[i] for i in live]
-            self._hits = hits = [hits[i] for i in live]
+            self._hits = self.hits = hits = [hits[i] for i in live]
             self.ambiguous = False
             if not hits:
                 return -1, -1
@@ -545,6 +546,9 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             return True
         if b'"' in head.group(0) or b"'" in head.group(0):
             return False
+        for hit in leftmost.hits:  # the other automata's are current (this one is searched last, ``Leftmost``)
+            if hit[0] == start:
+                return False  # shared: the loop parses it in full (password=x is an environment line too)
         value = _CODE_VALUE.match(data, head.end())
         if value is None or _EXPRESSION_HINT.search(value.group(1)) is None:
             not_expression_at = start  # as _code_expression decides (the loop need not ask again)
