@@ -7,7 +7,8 @@ So an acknowledged request is never lost: not by a Redis hiccup, a Slack outage 
 
 If the write cannot be made (Redis down, or no free connection within ``RECORD_TIMEOUT_SECONDS``) Slack gets a
 refusal it understands: events and clicks a 503 (Slack retries events; a click shows as failed), slash commands
-(which Slack never retries) a 200 with an ephemeral "could not start, please try again".
+(which Slack never retries) a 200 with an ephemeral "could not start, please try again"; a refused click's person
+also gets a note only they see, through the click's response_url, to click again (nothing was changed).
 
 Recording is ONE Lua script in one hash slot (``{intake}``): answer a re-sent attempt with its entry, refuse a
 replayed signature, drop a retried delivery of an event already recorded (``event_id``), then XADD. Keys (prefix
@@ -31,6 +32,7 @@ from typing import Any, Literal
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
+from slack_bolt.context.respond.async_respond import AsyncRespond
 from slack_bolt.response import BoltResponse
 
 from bot.redis_pool import ACK_TIMEOUT_SECONDS
@@ -53,6 +55,10 @@ STREAM_MAXLEN = 100_000
 COULD_NOT_START = (
     "I could not start on that: a temporary problem on my side kept me from recording your request. "
     "Nothing was started; please try again in a moment."
+)
+CLICK_NOT_RECORDED = (
+    "I could not record your click: a temporary problem on my side. Nothing was changed; please click again in a "
+    "moment."
 )
 
 _RECORD = r"""
@@ -132,11 +138,38 @@ class Intake:
             return True
 
 
-def _could_not_start(kind: RequestKind) -> BoltResponse:
+def _could_not_start(kind: RequestKind, body: dict[str, Any]) -> BoltResponse:
     if kind == "command":  # Slack never retries a slash command: tell the user, in a reply only they see
         return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": COULD_NOT_START}),
                             headers={"content-type": "application/json"})
+    if kind == "action":  # nor a click, and the 503 shows only as a failure mark on the button
+        _tell_clicker(body.get("response_url"))
     return BoltResponse(status=503, body="could not record the request; please retry")
+
+
+#: notes to refused clickers still being sent (a reference, so a task is not collected before it ends)
+_CLICKER_NOTES: set[asyncio.Task[None]] = set()
+CLICKER_NOTE_TIMEOUT_SECONDS = 10.0
+
+
+def _tell_clicker(response_url: Any) -> None:
+    """Tell the person whose click was refused, in a note only they see (the click's ``response_url``: Slack's
+    own, from a verified request; ``replace_original`` false, so the card stays), that nothing changed and to
+    click again. Sent after the 503, in its own task: the refusal is not delayed by it."""
+    if not isinstance(response_url, str) or not response_url:
+        return
+    task = asyncio.create_task(_send_clicker_note(response_url))
+    _CLICKER_NOTES.add(task)
+    task.add_done_callback(_CLICKER_NOTES.discard)
+
+
+async def _send_clicker_note(response_url: str) -> None:
+    try:
+        respond = AsyncRespond(response_url=response_url)
+        await asyncio.wait_for(respond(text=CLICK_NOT_RECORDED, response_type="ephemeral", replace_original=False),
+                               CLICKER_NOTE_TIMEOUT_SECONDS)
+    except Exception as exc:  # best effort; the URL itself is a credential for the message: never logged
+        log.warning("slack: could not tell a refused clicker to click again (%s)", type(exc).__name__)
 
 
 async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature: str,
@@ -150,7 +183,7 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
             context[COMMAND_ANSWER] = answer = await asyncio.wait_for(command_ack(deps, body), RECORD_TIMEOUT_SECONDS)
         except (RedisError, OSError, TimeoutError) as exc:  # the rate limiter lives in Redis
             log.error("slack: could not check a command before recording it (%s)", exc)
-            return _could_not_start(kind)
+            return _could_not_start(kind, body)
         work = answer is None
     else:
         work = kind in ("action", "view") or (kind == "event" and not event_ignored(deps, body))
@@ -163,7 +196,7 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
     try:
         recorded = await intake.record(kind, body, signature=signature, event_id=event_id)
     except IntakeUnavailable:
-        return _could_not_start(kind)
+        return _could_not_start(kind, body)
     if recorded.outcome == "replay":
         return BoltResponse(status=401, body="replayed request")
     if recorded.outcome == "duplicate":

@@ -17,10 +17,12 @@ from redis.asyncio import Redis
 
 from bot.agent import bus
 from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.redis_connection import connect_redis
 from bot.redis_pool import PoolSettings
-from bot.slack.intake import COULD_NOT_START, Intake
+from bot.slack.cards import APPROVE_ACTION
+from bot.slack.intake import CLICK_NOT_RECORDED, COULD_NOT_START, Intake
 from bot.slack.intake_worker import MAX_ATTEMPTS
 from bot.slack.settings import SlackSettings
 from bot.streams import ensure_group
@@ -67,6 +69,31 @@ async def test_a_request_that_cannot_be_recorded_is_refused_so_slack_or_the_user
             (message,) = await wait_for(lambda: inbox(redis))
             assert message.data["text"] == "check db-3"
             assert asked_posts(slack) == []
+    finally:
+        await handle.close()
+
+
+async def test_a_click_that_cannot_be_recorded_is_refused_and_the_clicker_told_to_click_again(
+    slack: FakeSlack, redis_url: str, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """Slack does not retry a click and shows a refused one only as a small failure mark on the button: the
+    person also gets a note only they see (through the click's response_url, never replacing the card) saying
+    nothing was changed and to click again."""
+    handle = await connect_redis(redis_url, state_dir=".", pool=PoolSettings(1, 10.0))
+    try:
+        front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
+        async with serving(front, slack, store, handle.client) as h:
+            record = await h.propose(f"slack:{CHANNEL}:1700.000001", ["opsctl", "status"])
+            holder = asyncio.create_task(handle.client.blpop(["nothing"], timeout=3))
+            await asyncio.sleep(0.1)
+            status, _text = await h.click(record, APPROVE_ACTION, "UAPPROVER")
+            assert status == 503
+            (note,) = await wait_for(lambda: slack.response_url_posts.get("click"), timeout=5)
+            assert note["response_type"] == "ephemeral" and note["replace_original"] is False
+            assert note["text"] == CLICK_NOT_RECORDED
+            await holder
+            assert (await store.get(record.id)).state is CallState.awaiting_approval  # nothing was changed
     finally:
         await handle.close()
 
