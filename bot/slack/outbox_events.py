@@ -116,12 +116,13 @@ class OutboxEvents:
             posted = await api.post_once(self.deps.client, where, text, [section(text)], f"card:{record.id}",
                                          retry or tried_before)
             ts = str(posted["ts"])
-            await self.outcomes.record_and_give_back(
-                record, owner, {"slack_ts": ts, "slack_result_ts": ts, "slack_card_refused": "1"})
+            # recorded, then released, in two round trips (refusals are rare): on a Redis Cluster one pipeline
+            # sends the two to their nodes at once, and a poster that took the hold before the record landed
+            # would look for a "note:" post, not this "card:" one, and post a note as well
+            await self.deps.store.set_meta(record.id, slack_ts=ts, slack_result_ts=ts, slack_card_refused="1")
             recorded = True
         finally:
-            if not recorded:
-                await self.deps.state.give_outcome_back(record.conversation, record.id, owner, posted=False)
+            await self.deps.state.give_outcome_back(record.conversation, record.id, owner, posted=recorded)
 
     async def working(self, conversation: str, on: bool) -> None:
         if not self.deps.settings.working_reaction:

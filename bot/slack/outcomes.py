@@ -102,7 +102,7 @@ class Outcomes:
             posted = True
             # the post's ts and links are recorded and the hold released in one round trip, in that order
             meta = {k: v for k, v in record.meta.items() if written.get(k) != v}
-            await self.record_and_give_back(record, owner, meta)
+            await self._record_and_give_back(record, owner, meta)
             recorded = True
         finally:
             if not recorded:
@@ -120,9 +120,11 @@ class Outcomes:
                 return tried_before
             await asyncio.sleep(OUTCOME_POLL_SECONDS)
 
-    async def record_and_give_back(self, record: CallRecord, owner: str, meta: dict[str, str]) -> None:
-        """Record the posted outcome's ``meta`` on the call and release ``owner``'s hold, in one round trip and
-        in that order (whoever waited then finds the post recorded)."""
+    async def _record_and_give_back(self, record: CallRecord, owner: str, meta: dict[str, str]) -> None:
+        """Record the posted outcome's ``meta`` on the call and release ``owner``'s hold, in one round trip. In
+        that order on one Redis; a Redis Cluster sends the two to their nodes at once, so a poster waiting for
+        the hold may take it before the record lands: it then finds the post by its key (``take_outcome``'s
+        "tried before"), the same key, since the record's state names it, and posts nothing twice."""
         async with self.deps.redis.pipeline(transaction=False) as pipe:
             if meta:
                 self.deps.store.queue_set_meta(pipe, record.id, **meta)
