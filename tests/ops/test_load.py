@@ -101,7 +101,7 @@ def answered(slack: FakeSlack) -> tuple[dict[str, str], Counter[str]]:
 def thread_texts(slack: FakeSlack) -> dict[str, str]:
     """Every thread's replies as one text, by thread ts."""
     texts: dict[str, list[str]] = {}
-    for (channel, _ts), message in list(slack.messages.items()):
+    for (channel, _ts), message in slack.all_messages().items():  # the server thread posts meanwhile
         if channel == CHANNEL and message.get("thread_ts"):
             texts.setdefault(str(message["thread_ts"]), []).append(json.dumps(message))
     return {ts: "\n".join(parts) for ts, parts in texts.items()}

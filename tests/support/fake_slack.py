@@ -110,7 +110,7 @@ class FakeSlack(LoopbackServer):
         self._handlers: dict[str, Handler] = {}
         self._ts = itertools.count(100)
         self._file_ids = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # thread() takes it, and conversations.replies calls thread() under it
 
 
     @property
@@ -165,11 +165,17 @@ class FakeSlack(LoopbackServer):
         """The current state of a message posted through chat.postMessage (after any chat.update)."""
         return self.messages[(channel, ts)]
 
+    def all_messages(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """A copy of every message by (channel, ts), taken under the lock: the server thread posts meanwhile, and
+        iterating the live dict can fail then ("dictionary changed size during iteration")."""
+        with self._lock:
+            return dict(self.messages)
+
     def thread(self, channel: str, thread_ts: str) -> list[dict[str, Any]]:
         """Messages in a thread (the parent, if posted here, and replies), oldest first."""
         return [
             m
-            for (ch, ts), m in sorted(self.messages.items(), key=lambda kv: float(kv[0][1]))
+            for (ch, ts), m in sorted(self.all_messages().items(), key=lambda kv: float(kv[0][1]))
             if ch == channel and (ts == thread_ts or m.get("thread_ts") == thread_ts)
         ]
 
