@@ -55,7 +55,7 @@ import redis  # noqa: E402
 from bench.cpu import CpuMeter  # noqa: E402
 from bench.profile import start_profilers, stop_profilers  # noqa: E402
 from bench.support import RedisProcess, Role, pct, wait_until  # noqa: E402
-from bot.approvals.decisions import ensure_key_pair  # noqa: E402
+from bot.approvals.decision_keys import ensure_key_pair  # noqa: E402
 from bot.approvals.keys import Keys  # noqa: E402
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply  # noqa: E402
 from tests.support.fake_slack import FakeSlack, SlackCall, sign_slack_request  # noqa: E402

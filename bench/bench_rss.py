@@ -64,7 +64,7 @@ from bench.support import (  # noqa: E402
     wait_until,
 )
 from bench.support import write_config as tool_config  # noqa: E402
-from bot.approvals.decisions import ensure_key_pair  # noqa: E402
+from bot.approvals.decision_keys import ensure_key_pair  # noqa: E402
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
 from tests.support.fake_slack import FakeSlack  # noqa: E402

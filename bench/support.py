@@ -27,7 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 import redis  # noqa: E402
 
-from bot.approvals.decisions import DecisionSigner, ensure_key_pair, load_private_key  # noqa: E402
+from bot.approvals.decision_keys import ensure_key_pair, load_private_key  # noqa: E402
+from bot.approvals.decisions import DecisionSigner  # noqa: E402
 from bot.approvals.records import Proposal  # noqa: E402
 from bot.fisk.introspect import introspect_with_digest  # noqa: E402
 from tests.support.redis_server import free_port, redis_server_binary  # noqa: E402

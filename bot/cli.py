@@ -200,7 +200,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    from bot.approvals.decisions import PRIVATE_KEY_FILE, ensure_key_pair, key_id_of, load_private_key
+    from bot.approvals.decision_keys import PRIVATE_KEY_FILE, ensure_key_pair, load_private_key
+    from bot.approvals.decisions import key_id_of
 
     directory = Path(args.directory)
     if (directory / PRIVATE_KEY_FILE).exists():

@@ -155,7 +155,7 @@ class RedisConfig(_Section):
 
 
 class DecisionKeysConfig(_Section):
-    """Where the decision keys are (see bot/approvals/decisions.py and the README threat model).
+    """Where the decision keys are (see bot/approvals/decision_keys.py and the README threat model).
 
     Both empty: ``serve`` with every role in one process (and ``console``) keep a generated key pair in
     ``<redis.state_dir>/keys/``; split roles must name the files.

@@ -11,6 +11,9 @@ argv does not match what the runner recomputes from the record.
 
 Token format: ``base64url(claims JSON) "." base64url(signature)``; the signature covers a fixed domain
 prefix plus the claims bytes, so a signature made for anything else never verifies as a decision.
+
+Making, writing and reading the key files is ``decision_keys.py``, read once at start; this module is on
+every call's way to its child.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from bot.approvals.records import CallRecord, hash_argv
-from bot.approvals.verify_key import InvalidSignature, KeyFormatError, PublicKey, RawPublicKey, as_public_key
+from bot.approvals.verify_key import InvalidSignature, PublicKey, RawPublicKey, as_public_key
 
 if TYPE_CHECKING:  # signing needs cryptography, imported where a key is loaded: a runner only verifies
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -39,8 +42,6 @@ _DOMAIN = b"fisk-chatops decision v1\n"
 VERDICTS = frozenset({"approved", "auto_approved"})
 #: Tokens verified ahead and not yet checked that a runner keeps (its claims in flight, at most its concurrency).
 VERIFIED_AHEAD_LIMIT = 256
-PRIVATE_KEY_FILE = "decision-signing.key"
-PUBLIC_KEY_FILE = "decision-signing.pub"
 
 
 class DecisionKeyError(ValueError):
@@ -321,117 +322,3 @@ def _match(claims: DecisionClaims, record: CallRecord) -> None:
         raise DecisionRefused("command line differs from the one approved")
     if not claims.binary_digest or claims.binary_digest != record.binary_digest:
         raise DecisionRefused("binary digest differs from the one approved")
-
-
-# ---------------------------------------------------------------- keys
-
-
-def generate_private_key() -> Ed25519PrivateKey:
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    return Ed25519PrivateKey.generate()
-
-
-def private_pem(key: Ed25519PrivateKey) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-
-
-def public_pem(key: RawPublicKey) -> bytes:
-    """The key as a PEM ``SubjectPublicKeyInfo`` block (what ``load_public_keys`` reads)."""
-    return as_public_key(key).to_pem()
-
-
-def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
-    """An Ed25519 private key from a PEM (PKCS#8) file."""
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    data = _read(path)
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except (ValueError, TypeError) as exc:
-        raise DecisionKeyError(f"{path}: not a PEM private key ({exc})") from None
-    if not isinstance(key, Ed25519PrivateKey):
-        raise DecisionKeyError(f"{path}: not an Ed25519 key")
-    return key
-
-
-def load_public_keys(paths: Iterable[str | os.PathLike[str]]) -> list[PublicKey]:
-    """Every Ed25519 public key in ``paths``: a file may hold several PEM blocks, a directory (a mounted
-    Kubernetes Secret) contributes each of its regular files."""
-    keys: list[PublicKey] = []
-    for path in paths:
-        p = Path(path)
-        files = sorted(f for f in p.iterdir() if f.is_file() and not f.name.startswith(".")) if p.is_dir() else [p]
-        for file in files:
-            keys += _public_keys_in(file)
-    return keys
-
-
-def _public_keys_in(file: Path) -> list[PublicKey]:
-    data = _read(file)
-    marker = b"-----BEGIN PUBLIC KEY-----"
-    blocks = [marker + part for part in data.split(marker)[1:]]
-    if not blocks:
-        raise DecisionKeyError(f"{file}: no PEM public key in it")
-    keys = []
-    for block in blocks:
-        try:
-            body, end, _ = block.partition(b"-----END PUBLIC KEY-----")  # text after a block is no part of it
-            keys.append(PublicKey.from_pem(body + end))
-        except KeyFormatError as exc:
-            if exc.other_algorithm:
-                raise DecisionKeyError(f"{file}: not an Ed25519 key") from None
-            raise DecisionKeyError(f"{file}: not a PEM public key ({exc})") from None
-    return keys
-
-
-def _read(path: str | os.PathLike[str]) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise DecisionKeyError(f"{path}: cannot read: {exc.strerror}") from None
-
-
-def ensure_key_pair(directory: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """The single-process default: a key pair kept in ``directory`` (private key mode 0600), made once."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    private, public = folder / PRIVATE_KEY_FILE, folder / PUBLIC_KEY_FILE
-    if not private.exists():
-        key = generate_private_key()
-        fd = os.open(private, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(private_pem(key))
-        public.write_bytes(public_pem(key.public_key()))
-    elif not public.exists():
-        public.write_bytes(public_pem(load_private_key(private).public_key()))
-    return private, public
-
-
-def signer_and_verifier(
-    signing_key_file: str | None,
-    public_key_files: Sequence[str],
-    *,
-    valid_seconds: float,
-    keep_in: str | os.PathLike[str] | None,
-    memory: str | os.PathLike[str] | None = None,
-) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
-    """What a process gets from its settings; ``keep_in`` (the state directory) makes a missing pair there;
-    ``memory`` is the verifier's replay memory file."""
-    if not signing_key_file and not public_key_files and keep_in is not None:
-        private, public = ensure_key_pair(keep_in)
-        signing_key_file, public_key_files = str(private), [str(public)]
-    signer = (
-        DecisionSigner(load_private_key(signing_key_file), valid_seconds=valid_seconds) if signing_key_file else None
-    )
-    keys = load_public_keys(public_key_files)
-    if signer is not None and not keys:
-        keys = [signer.public_key]
-    verifier = DecisionVerifier(keys, memory=memory) if keys else None
-    return signer, verifier
-

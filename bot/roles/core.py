@@ -9,7 +9,8 @@ import os
 import socket
 from dataclasses import dataclass
 
-from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier, signer_and_verifier
+from bot.approvals.decision_keys import signer_and_verifier
+from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier
 from bot.approvals.store import CallStore
 from bot.config import Config, ConfigError, Secrets, durability_settings, redis_topology
 from bot.redis_connection import RedisHandle

@@ -11,17 +11,14 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from redis.asyncio import Redis
 
-from bot.approvals.decisions import (
-    DecisionKeyError,
-    DecisionRefused,
-    DecisionSigner,
-    DecisionVerifier,
+from bot.approvals.decision_keys import (
     ensure_key_pair,
     load_private_key,
     load_public_keys,
     public_pem,
     signer_and_verifier,
 )
+from bot.approvals.decisions import DecisionKeyError, DecisionRefused, DecisionSigner, DecisionVerifier
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore

@@ -18,7 +18,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from bot.approvals import verify_key
-from bot.approvals.decisions import DecisionKeyError, load_public_keys, public_pem
+from bot.approvals.decision_keys import load_public_keys, public_pem
+from bot.approvals.decisions import DecisionKeyError
 from bot.approvals.verify_key import InvalidSignature, PublicKey, as_public_key
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +130,8 @@ def test_other_keys_and_broken_blocks_are_named(tmp_path: Path) -> None:
 
 RUNNER_PROBE = """
 import sys
-from bot.approvals.decisions import DecisionVerifier, load_public_keys, verify_detached
+from bot.approvals.decisions import DecisionVerifier, verify_detached
+from bot.approvals.decision_keys import load_public_keys
 keys = load_public_keys([sys.argv[1]])
 verifier = DecisionVerifier(keys)
 assert verify_detached("seal", sys.argv[2], {"call": "c1"}, keys[0])

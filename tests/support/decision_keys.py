@@ -10,7 +10,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from bot.approvals.decisions import DecisionSigner, DecisionVerifier, private_pem, public_pem
+from bot.approvals.decision_keys import private_pem, public_pem
+from bot.approvals.decisions import DecisionSigner, DecisionVerifier
 
 TEST_KEY = Ed25519PrivateKey.generate()
 
