@@ -142,7 +142,7 @@ def sanitizer_growth(rounds: int) -> None:
     done = subprocess.run([sys.executable, "-c", SANITIZER_PROBE, str(rounds)], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     steps = [line.split(" ") for line in done.stdout.splitlines()]
-    from bot.sanitize.candidates import MAX_MEM_PER_AUTOMATON
+    from bot.sanitize.automata import MAX_MEM_PER_AUTOMATON
 
     print("the sanitizer's RE2 DFA states, built while cleaning unseen text (fresh interpreter, after the import;")
     print(f"RE2 budget {MAX_MEM_PER_AUTOMATON >> 20} MiB per automaton):")

@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.support import build_tool, median_ms  # noqa: E402
 from bot.runner import run_argv  # noqa: E402
 from bot.sanitize import sanitize_output  # noqa: E402
-from bot.sanitize.candidates import CONTEXT_PASS, TOKEN_PASS, Leftmost  # noqa: E402
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Leftmost  # noqa: E402
 from tests.corpora.leaks import LEAKS  # noqa: E402
 
 SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))

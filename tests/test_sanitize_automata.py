@@ -1,4 +1,4 @@
-"""How candidates are found: several RE2 automata merged leftmost-first (``candidates.Leftmost``), the URL
+"""How candidates are found: several RE2 automata merged leftmost-first (``automata.Leftmost``), the URL
 detector in an automaton of its own, and the assignment finder's unbounded name prefix (``detectors.py``).
 Each must find what one alternation of the bounded patterns found, and redact the same."""
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import re2
 
 from bot.sanitize import redact
-from bot.sanitize.candidates import (
+from bot.sanitize.automata import (
     CONTEXT_PASS,
     TOKEN_PASS,
     UNANCHORED,
@@ -101,7 +101,7 @@ def test_the_short_scan_then_the_anchored_finder_report_what_the_finder_alone_re
     and on text of overlapping candidates ("aaa..tokenbbb..=" runs) RE2 built DFA states for ever (0.05 MB/s,
     ``bench_sanitize.py`` "name runs"). The scan now looks for a value's first characters only and the finder
     is matched anchored at each hit: the spans must be exactly those of the finder searched on its own."""
-    from bot.sanitize.candidates import _ANY_CANDIDATE
+    from bot.sanitize.automata import _ANY_CANDIDATE
 
     rng = random.Random(11)
     runs = "".join("a" * rng.randint(30, 60) + "token" + "b" * rng.randint(30, 50) + "=" for _ in range(40))
@@ -127,7 +127,7 @@ def test_the_short_scan_then_the_anchored_finder_report_what_the_finder_alone_re
 def test_the_azure_storage_key_is_searched_apart_and_still_found_next_to_other_tokens() -> None:
     """Its count to 86 stays alive along any base64: merged with the other detectors it multiplied their DFA
     states (random base64 with ":@._-": 2.1 MB/s at 64 KiB, ``bench_sanitize.py``); apart, they add."""
-    from bot.sanitize.candidates import _ANY_CANDIDATE
+    from bot.sanitize.automata import _ANY_CANDIDATE
 
     own = [a for a in (*TOKEN_PASS.finders, *_ANY_CANDIDATE) if a.literals == (b"==",)]
     assert len(own) == 2 and all(a.finder.pattern.count("{86}") == 1 for a in own)

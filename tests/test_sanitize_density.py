@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import redact, sanitize_output
-from bot.sanitize.candidates import BYTES_PER_UNIT, CONTEXT_PASS, DENSE_KIND, FREE_UNITS, Leftmost
+from bot.sanitize.automata import CONTEXT_PASS, Leftmost
+from bot.sanitize.candidates import BYTES_PER_UNIT, DENSE_KIND, FREE_UNITS
 
 DENSE = f"[REDACTED:{DENSE_KIND}]"
 

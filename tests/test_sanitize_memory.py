@@ -15,7 +15,7 @@ from pathlib import Path
 import re2
 
 from bot.sanitize import build_redactor
-from bot.sanitize.candidates import _ANY_CANDIDATE, CONTEXT_PASS, MAX_MEM_PER_AUTOMATON, TOKEN_PASS
+from bot.sanitize.automata import _ANY_CANDIDATE, CONTEXT_PASS, MAX_MEM_PER_AUTOMATON, TOKEN_PASS
 from tests.support.fisk_app import make_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,21 +52,21 @@ def test_no_automaton_is_too_large_for_its_budget_to_keep_a_dfa() -> None:
 _STARVED = """
 import sys
 import re2
-from bot.sanitize import candidates
+from bot.sanitize import automata, candidates
 from bot.sanitize.detectors import CONTEXT
-options = candidates.re2_options()
+options = automata.re2_options()
 options.log_errors = sys.argv[1] == "on"
-candidates.re2_options = lambda: options
+automata.re2_options = lambda: options
 for mebibytes in range(1, 64):  # the smallest budget that still compiles: no room left for a DFA
     options.max_mem = mebibytes << 20
     try:
-        starved = candidates._compile_pass(CONTEXT)
+        starved = automata._compile_pass(CONTEXT)
         break
     except re2.error:
         continue
 text = b"ok\\npassword: Xq7vR2mK9pL4wZ8t\\n" + b"token_type=bearer id=7 " * 200
 print(candidates.run_pass(text, starved, lambda kind, secret: b"<" + kind.encode() + b">")[0] ==
-      candidates.run_pass(text, candidates.CONTEXT_PASS, lambda kind, secret: b"<" + kind.encode() + b">")[0])
+      candidates.run_pass(text, automata.CONTEXT_PASS, lambda kind, secret: b"<" + kind.encode() + b">")[0])
 """
 
 

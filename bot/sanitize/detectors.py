@@ -53,13 +53,13 @@ class Detector:
     pattern: str
     check: str = ""
     finder: str = ""
-    # Searched by an automaton of its own, not in its pass's alternation (see candidates.DetectorPass); then
+    # Searched by an automaton of its own, not in its pass's alternation (see automata.DetectorPass); then
     # ``literals``: strings every match contains; text without one of them skips that automaton.
     own_automaton: bool = False
     literals: tuple[bytes, ...] = ()
     # What the unanchored scan looks for, when set: the start of ``finder`` (every ``finder`` match starts with a
     # ``search`` match at the same byte) without its long value, checked by an anchored ``finder`` match at each
-    # hit (see candidates.Automaton). A value counting to 255 in the scan made RE2 build DFA states for ever on
+    # hit (see automata.Automaton). A value counting to 255 in the scan made RE2 build DFA states for ever on
     # text of overlapping candidates (one run of "a...token...b=" segments: 0.05 MB/s, found by review). It also
     # keeps each hit cheap: RE2 finds an unanchored match's start by running the scan's reversed automaton back
     # from the match's end, so a scan ending in a long value (``{1,256}``) ran back that far at every hit, over
@@ -438,7 +438,7 @@ CONTEXT: tuple[Detector, ...] = (
         _ENV_STRING_HEAD + r"(?P<v>[^\"\n]{1,256})",
         check="env_string",
         # Short finders (no value counter, a smaller automaton): their verdicts are never memoized, so the
-        # candidate's span need not hold the whole value (candidates._judge).
+        # candidate's span need not hold the whole value (judge.judge).
         finder=_ENV_STRING_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\"\n]{3}",
     ),
     Detector(

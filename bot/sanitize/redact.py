@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import re2
 
-from bot.sanitize.candidates import CONTEXT_PASS, TOKEN_PASS, Marker, has_candidate, re2_options, run_pass
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_options
+from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.structured import redact_secret_manifests
 
 MARKER = "[REDACTED:{kind}]"

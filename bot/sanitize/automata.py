@@ -1,0 +1,225 @@
+"""Where candidates start: the RE2 automata of the two detector passes, built once at import.
+
+Kept apart from the loop that judges candidates (``candidates.py``) because building the automata is a
+different job with its own constraints: how the detectors are grouped into automata (a DFA's states multiply
+across detectors that keep counters alive at once, so some get an automaton of their own), each automaton's
+memory budget, and the leftmost-first merge of their hits (``Leftmost``) that the judging loop consumes.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import re2
+
+from bot.sanitize.detectors import CONTEXT, TOKENS, Detector
+
+_ANCHOR_START = re2._Anchor.ANCHOR_START
+UNANCHORED = re2._Anchor.UNANCHORED
+
+# Each automaton's memory budget: its program, then its forward and reverse DFA state caches. RE2 keeps every
+# state it builds up to this budget, then drops its cache and builds again (a search that keeps running out falls
+# back to its NFA), so this bounds what cleaning varied text can make a process hold. Measured (README "Resident
+# memory", bench/bench_rss.py): with 256 or 64 MiB, 10 MiB of varied unseen text added +47 MiB; with 32 MiB +36
+# and flat, at the same speed. The largest automaton (~146k instructions) needs more than 16 MiB to keep a DFA
+# at all (16 MiB: every search on realistic output runs on the NFA, 4 MB/s instead of 80; 20 MiB is enough):
+# 32 MiB leaves it 1.6x that, and tests/test_sanitize_memory.py fails when an automaton outgrows the margin.
+MAX_MEM_PER_AUTOMATON = 32 << 20
+
+
+def re2_options() -> re2.Options:
+    """RE2 options for every detector automaton: a bounded DFA budget, and no logging from RE2 itself.
+
+    ``log_errors`` off: RE2 otherwise writes "DFA out of memory" to the process's stderr (not through our
+    logging, so not redacted or rate-limited) for every search that spends the budget and runs on its NFA;
+    that fallback is correct, only slower, so it is no error of ours to report."""
+    options = re2.Options()
+    options.max_mem = MAX_MEM_PER_AUTOMATON
+    options.log_errors = False
+    return options
+
+
+@dataclass(frozen=True)
+class Automaton:
+    """One finder automaton; ``literals`` are in every match (text without one of them is not searched)."""
+
+    finder: re2._Regexp
+    literals: tuple[bytes, ...] = ()
+    # The unanchored scan, when some detector has a ``search``: where a finder match may start, without the long
+    # value counters (their overlapping threads multiplied RE2's DFA states); ``finder`` is then matched anchored
+    # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
+    search: re2._Regexp | None = None
+
+    def may_match(self, data: bytes) -> bool:
+        return all(literal in data for literal in self.literals)
+
+    def first(
+        self, data: bytes, pos: int, length: int, dismiss: Callable[[int], bool] | None = None
+    ) -> tuple[int, int]:
+        """(start, end) of the leftmost ``finder`` match at or after ``pos``, (-1, -1) when none.
+
+        ``dismiss(start)`` True: no candidate of this automaton is wanted at ``start`` (an assignment whose name
+        holds no secret), so the scan goes on without matching the finder there."""
+        if self.search is None:
+            return self.finder._regexp.Match(UNANCHORED, data, pos, length)[0]
+        scan, verify = self.search._regexp.Match, self.finder._regexp.Match
+        while (start := scan(UNANCHORED, data, pos, length)[0][0]) >= 0:
+            if dismiss is not None and dismiss(start):
+                pos = start + 1
+                continue
+            span = verify(_ANCHOR_START, data, start, length)[0]
+            if span[0] >= 0:
+                return span
+            pos = start + 1  # the scan's superset (a quote never closed): no finder match starts here
+        return -1, -1
+
+
+@dataclass(frozen=True)
+class DetectorPass:
+    """One alternation, compiled twice: RE2 without groups finds where a candidate starts (a DFA scan, linear
+    and fast), then Python's ``re`` re-matches that one candidate to take its groups apart. Both use
+    leftmost-first semantics, so they agree on the match; the second costs only a bounded window per
+    candidate, while RE2's own group extraction (its NFA over the whole alternation) measured ~200 us each.
+
+    ``finders``: the alternation's branches in one automaton, and each ``own_automaton`` detector in one of its
+    own (the leftmost hit of all of them is the candidate: ``Leftmost``). A DFA's states are sets of the
+    pattern's positions, so one automaton over detectors that each keep a counter alive at once holds the
+    product of their counts: kept apart, their states add up instead.
+
+    Branch i is group ``b{i}``; its secret is group ``b{i}_v``. ``rejected`` is the verdict memo: candidate
+    key -> where the search resumes, relative to the candidate's start."""
+
+    finders: tuple[Automaton, ...]
+    parser: re.Pattern[bytes]
+    detectors: tuple[Detector, ...]
+    rejected: dict[tuple[bytes, bool, bool], int]
+    # The index in ``finders`` of the automaton that holds the assignment detector alone (-1: none). A hit of
+    # that automaton at a start no other automaton shares (``Leftmost.source``, not ``ambiguous``) is an
+    # assignment, whose name is then read by a simple pattern instead of a full parse.
+    assignment_automaton: int = -1
+    # The assignment branch alone, same group names: where the candidate is an assignment, no other branch can
+    # accept there (every finder holds what its detector accepts), so the candidate is parsed by this instead of
+    # trying the alternation's branches one by one (a third of a judgement's cost).
+    assignment_parser: re.Pattern[bytes] | None = None
+
+
+class Leftmost:
+    """The leftmost hit of several automata from a position on, each automaton searched again only once the
+    position passes its last hit (a hit at or after the position is still the leftmost one of that automaton),
+    so the text is scanned once per automaton, not once per candidate. An automaton that finds nothing is not
+    searched again; when one is left, ``find`` is a plain search (most text: the URL detector finds nothing)."""
+
+    def __init__(
+        self, finders: tuple[Automaton, ...], data: bytes, dismiss: Callable[[int], bool] | None = None,
+        dismissing: int = -1,
+    ) -> None:
+        # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
+        # against 0.5 us); it returns the spans, (-1, -1) when nothing matched. ``dismiss`` goes to the
+        # ``first`` of automaton ``dismissing`` (see ``Automaton.first``).
+        self._sources = [i for i, a in enumerate(finders) if a.may_match(data)]
+        self._matches = [
+            functools.partial(finders[i].first, dismiss=dismiss) if i == dismissing else finders[i].first
+            for i in self._sources
+        ]
+        self._data, self._length = data, len(data)
+        self._hits: list[tuple[int, int]] = [(-1, -1)] * len(self._matches)
+        self.hits = self._hits  # read by ``dismiss`` while the last automaton is searched: the others' hits
+        self._searched_from = -1
+        self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
+        # have chosen there is unknown, so the candidate's span is not a memo key
+        self.source = self._sources[0] if len(self._sources) == 1 else -1  # the index of the last hit's automaton
+
+    def find(self, pos: int) -> tuple[int, int]:
+        """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none."""
+        data, length = self._data, self._length
+        if len(self._matches) <= 1:
+            if not self._matches:
+                return -1, -1
+            return self._matches[0](data, pos, length)
+        hits = self._hits
+        first_search = self._searched_from < 0
+        self._searched_from = pos
+        for i, match in enumerate(self._matches):
+            if first_search or 0 <= hits[i][0] < pos:
+                hits[i] = match(data, pos, length)
+        live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
+        if len(live) < len(hits):  # never searched again: none from here on
+            self._matches = [self._matches[i] for i in live]
+            self._sources = [self._sources[i] for i in live]
+            self._hits = self.hits = hits = [hits[i] for i in live]
+            self.ambiguous = False
+            if not hits:
+                return -1, -1
+            if len(hits) == 1:
+                self.source = self._sources[0]
+                return hits[0]
+        best = min(hits)
+        self.ambiguous = sum(1 for hit in hits if hit[0] == best[0]) > 1
+        self.source = self._sources[hits.index(best)]
+        return best
+
+
+def _ungrouped(pattern: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", pattern)
+
+
+def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
+    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals."""
+    together = tuple(d for d in detectors if not d.own_automaton)
+    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(together, ())] if together else []
+    return groups + [((d,), d.literals) for d in detectors if d.own_automaton]
+
+
+def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
+    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
+    groups = _groups(detectors)
+    return tuple(
+        Automaton(_alternation(group, lambda d: d.finder or d.pattern), literals,
+                  _alternation(group, lambda d: d.search or d.finder or d.pattern)
+                  if any(d.search for d in group) else None)
+        for group, literals in groups
+    )
+
+
+def _alternation(detectors: tuple[Detector, ...], pattern: Callable[[Detector], str]) -> re2._Regexp:
+    return re2.compile("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors), re2_options())
+
+
+def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
+    parts = []
+    for index, detector in enumerate(detectors):
+        inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
+        parts.append(f"(?P<b{index}>{inner})")
+    def compiled(pattern: str) -> re.Pattern[bytes]:
+        # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
+        return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
+
+    finders = _automata(detectors)
+    assignment, assignment_parser = -1, None
+    if detectors[-1].check == "assignment" and detectors[-1].own_automaton:
+        assignment = len(finders) - 1  # the last detector's own automaton comes last (``_automata``)
+        assignment_parser = compiled(parts[-1])
+    return DetectorPass(finders=finders, parser=compiled("|".join(parts)), detectors=detectors, rejected={},
+                        assignment_automaton=assignment, assignment_parser=assignment_parser)
+
+
+TOKEN_PASS = _compile_pass(TOKENS)
+CONTEXT_PASS = _compile_pass(CONTEXT)
+# Both passes' candidates in as few automata as the passes use: text in which they find none (most output)
+# skips both passes; text with a candidate pays only the scans up to the first one. Only the scans, a superset of
+# the finders (a hit the finder would refuse only runs the passes for nothing), so no finder is compiled twice.
+# The automata apart come first (the assignment's is the likeliest to hit at once in logs); the assignment is
+# kept apart here too: merged, its states and the rest's multiplied on random base64 with ":@._-" (64 KiB at
+# 11 MB/s, against 50 apart).
+_ANY_CANDIDATE = tuple(
+    Automaton(_alternation(group, lambda d: d.search or d.finder or d.pattern), literals)
+    for group, literals in reversed(_groups((*TOKENS, *CONTEXT)))
+)
+
+
+def has_candidate(data: bytes) -> bool:
+    """Whether either pass may find a candidate in ``data`` (False: it finds none)."""
+    return any(a.may_match(data) and a.first(data, 0, len(data))[0] >= 0 for a in _ANY_CANDIDATE)

@@ -1,0 +1,190 @@
+"""What one candidate is: the kind of secret its shape says it holds (or none), and the span to replace.
+
+Called by the search loop (``candidates.run_pass``) on a candidate it could not dismiss more cheaply; kept apart
+because it is the detectors' semantics (one rule per ``Detector.check``, each reading the candidate's groups and
+a bounded window around them) while the loop is about cost (the verdict memo, the density budget).
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.sanitize import shapes
+from bot.sanitize.detectors import VALUE_BOUND, Detector
+
+# Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
+_BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
+_TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
+_LOOK_AROUND = 128
+# How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
+_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_LINE_START = re.compile(rb"[ \t\-{,\[]*")
+_FIXED_LENGTH_KINDS = frozenset(
+    {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
+     "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
+)
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+_FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
+
+
+def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
+    """The kind to report when the candidate is a secret (None when its shape says it is not), and whether that
+    verdict depends on the candidate's bytes alone (not on the rest of its line), so it may be memoized."""
+    check = detector.check
+    if not check:
+        return detector.kind, True
+    shown = value.decode("utf-8", "replace")
+    if check == "not_hex":
+        return (None if _HEX.fullmatch(shown) else detector.kind), True
+    if check == "not_placeholder":
+        return (None if shapes.trivial(shown) else detector.kind), True
+    if check == "generated":
+        return (detector.kind if shapes.generated(shown.rstrip("=")) else None), True
+    if check == "url_password":
+        return (detector.kind if shapes.accept_url_password(shown) else None), True
+    text = match.string
+    name_start, name_end = match.span(f"b{index}_name")
+    name = text[name_start:name_end].decode("utf-8", "replace")
+    if shapes.name_kind(name) is None:
+        return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
+    value_start, value_end = match.span(f"b{index}_v")
+    quoted = text[value_start : value_start + 1] in (b'"', b"'")
+    if check == "env_line":
+        # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
+        # line hides at least what the assignment detector would (it cannot start again inside this name). A line
+        # that is an expression of code (``password=os.environ["X"]``) is judged whole, never by its first word.
+        # Only an indented line may be code (a keyword argument: ``    password=os.environ["X"],``); ``env``, a .env
+        # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
+        code = text[match.start(f"b{index}") : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
+            rb"[-a-z]", text[match.start(f"b{index}") : name_start]
+        )
+        verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
+        first = _FIRST_WORD.match(shown)
+        if verdict is None and first is not None and first.end() < len(shown) and not (
+            code and shapes.code_reference(shown)
+        ):
+            following = shown[first.end() : first.end() + 1]
+            verdict = shapes.accept_assignment(name, "=", first.group(), True, following=following, code=code)
+        return verdict, True
+    if check in ("env_pair", "xml_pair"):
+        return shapes.accept_assignment(name, "=", shown, True, quoted=quoted, environment=check == "env_pair"), True
+    if check == "env_string":  # "NAME=value" in quotes: an environment entry, its value a literal
+        return shapes.accept_assignment(name, "=", shown, True, code=False, environment=True), False
+    if check == "key_value_line":  # "password    Va-ult-Pw9": no separator, so only a generated value counts
+        verdict = shapes.accept_assignment(name, ":", shown, False, True, code=False)
+        return verdict, False
+    if check == "quoted_pair":
+        # 'password' => 'x', define('DB_PASSWORD', 'x'), and ":" only in escaped JSON (\"password\":\"x\"): a
+        # plain JSON pair is the assignment detector's, whose verdict must not be taken again here.
+        pair_separator = text[name_end : name_end + 8].lstrip(b"\\\"' \t")[:1]  # bounded: no copy of the rest
+        if pair_separator == b":" and not match.group(f"b{index}_q").startswith(b"\\"):
+            return None, False
+        pair_start = match.start(f"b{index}_q")
+        if pair_separator == b"," and not text[max(0, pair_start - 8) : pair_start].rstrip().endswith(b"("):
+            return None, False  # "a","b" is a JSON value then a key; only a call's arguments pair a name and value
+        return shapes.accept_assignment(name, "=", shown, True, quoted=True, code=False), False
+    if check == "flag":
+        # --token VALUE: a password-like flag takes any value unless words follow it (prose: "--password flag is
+        # deprecated"), others a generated one; the next word is outside the candidate, so not memoized.
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        sentence = rest[:1].isalpha() and not quoted
+        following = text[value_end : value_end + 1].decode("utf-8", "replace")
+        return shapes.accept_assignment(name, ":", shown, not sentence, sentence, quoted=quoted,
+                                        following=following), False
+    if b"\n" in text[name_end:value_start] and shown.endswith(":"):
+        return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
+    separator = "=" if match.group(f"b{index}_sep").endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
+    sep_start = match.start(f"b{index}_sep")
+    if separator == ":" and text[name_start - 1 : name_start] == b":":
+        return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
+    if text[max(0, name_start - 9) : name_start] == b"checksum/":
+        return None, False  # a chart's annotation: checksum/secret is the digest of the rendered Secret
+    if separator == ":" and text[sep_start + 1 : sep_start + 3] == b"//":
+        return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
+    if separator == ":" and text[sep_start + 1 : sep_start + 2] == b":":
+        return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
+    # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
+    following = text[value_end : value_end + 1].decode("utf-8", "replace")
+    # The most permissive context (at a line's start, no words after the value) rejects: every context does.
+    # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
+    spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t")
+    if separator == "=" and not spaced and text[sep_start + 1 : sep_start + 2] in (b" ", b"\t"):
+        # "password= and token= ...": a blank after "=" only and words after the value is prose, judged as a
+        # sentence (a generated value only); "password= hunter2" alone stays a password. Reads past the
+        # candidate, so not memoized.
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        if rest[:1].isalpha() and not quoted:
+            return shapes.accept_assignment(name, ":", shown, False, True, quoted=quoted, following=following,
+                                            spaced=spaced), False
+    # An environment variable's name (JWT_SECRET=, compose's or a ConfigMap's JWT_SECRET: at a line's start) holds
+    # its secret whatever it looks like (shapes.accept_assignment's ``environment``); its context is read below.
+    env_name = _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
+    verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
+                                       spaced=spaced, environment=env_name)
+    if verdict is None or separator == "=" and not env_name:
+        return verdict, True
+    if separator == "=":  # API_TOKEN=not a token: words after the value are prose, and its value needs a shape
+        rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+        if rest[:1].isalpha() and not quoted:
+            verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted,
+                                               following=following, spaced=spaced)
+        return verdict, False
+    # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
+    # line for every candidate on it, which is quadratic).
+    lookback = max(0, name_start - _LOOK_AROUND)
+    newline = text.rfind(b"\n", lookback, name_start)
+    line_start = newline + 1 if newline >= 0 or lookback == 0 else -1
+    at_line_start = line_start >= 0 and _LINE_START.fullmatch(text, line_start, name_start) is not None
+    rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+    sentence = rest[:1].isalpha() and not quoted  # more words follow: prose
+    return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
+                                    following=following, spaced=spaced,
+                                    environment=env_name and at_line_start and not sentence), False
+
+
+def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
+    """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
+    start, end = match.span(f"b{index}_v")
+    quote = data[start : start + 1]
+    if quote in (b'"', b"'"):
+        return (start + 1, end - 1) if end - start > 1 and data[end - 1 : end] == quote else (start + 1, end)
+    return start, end
+
+
+def _line_stop(data: bytes, end: int, *quotes: bytes) -> int:
+    """The first of ``quotes`` from ``end`` on within its line, else the line's end: each search stops at the
+    newline (a quote searched for past it could lie a megabyte on, and be searched for again by the next
+    candidate: quadratic on lines without that quote)."""
+    newline = data.find(b"\n", end)
+    line_end = len(data) if newline < 0 else newline
+    found = [i for i in (data.find(quote, end, line_end) for quote in quotes) if i >= 0]
+    return min(found) if found else line_end
+
+
+def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
+    """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
+    since the next search starts after it)."""
+    value_start = match.start(f"b{index}_v")
+    quote = data[value_start : value_start + 1]
+    if quote in (b'"', b"'"):
+        if end - start < VALUE_BOUND or data[end : end + 1] == quote:
+            return end
+        return _line_stop(data, end, quote)
+    if detector.check == "env_line":
+        if match.end(f"b{index}_v") - value_start < VALUE_BOUND:
+            return end
+        stop = data.find(b"\n", end)
+        stop = len(data) if stop < 0 else stop
+        while stop > end and data[stop - 1 : stop].isspace():  # one backward step per trailing blank
+            stop -= 1
+        return stop
+    if detector.check == "assignment" or detector.check == "env_pair":
+        return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+    if detector.check == "env_string":  # to the closing quote (or the line's end), never past it
+        if end - start < VALUE_BOUND:
+            return end
+        return _line_stop(data, end, b'"', b"'")
+    if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
+        return end
+    return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
