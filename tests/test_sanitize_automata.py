@@ -1,5 +1,5 @@
 """How candidates are found: several RE2 automata merged leftmost-first (``automata.Leftmost``), the URL
-detector in an automaton of its own, and the assignment finder's unbounded name prefix (``detectors.py``).
+detector in an automaton of its own, and the assignment finder's unbounded name prefix (``context_detectors.py``).
 Each must find what one alternation of the bounded patterns found, and redact the same."""
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from bot.sanitize.automata import (
     has_candidate,
     re2_options,
 )
-from bot.sanitize.detectors import _FINDER_NAME, _NAME, CONTEXT, TOKENS, Detector
+from bot.sanitize.context_detectors import _FINDER_NAME, _NAME, CONTEXT
+from bot.sanitize.detectors import TOKENS, Detector
 from tests.corpora.leaks import LEAKS
 
 BENIGN = sorted((Path(__file__).resolve().parent / "corpora" / "benign").glob("*.txt"))

@@ -53,7 +53,7 @@ _STARVED = """
 import sys
 import re2
 from bot.sanitize import automata, candidates
-from bot.sanitize.detectors import CONTEXT
+from bot.sanitize.context_detectors import CONTEXT
 options = automata.re2_options()
 options.log_errors = sys.argv[1] == "on"
 automata.re2_options = lambda: options

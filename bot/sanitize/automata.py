@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import re2
 
-from bot.sanitize.detectors import CONTEXT, TOKENS, Detector
+from bot.sanitize.context_detectors import CONTEXT
+from bot.sanitize.detectors import TOKENS, Detector
 
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 UNANCHORED = re2._Anchor.UNANCHORED

@@ -39,7 +39,8 @@ Marker = Callable[[str, bytes], bytes]
 # An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
 # run of name characters up to the separator, since a boundary precedes it and the separator follows it).
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
-# An assignment's unquoted value on the separator's line, as the assignment detector reads it (detectors._BARE_VALUE).
+# An assignment's unquoted value on its separator's line, as the assignment detector reads it
+# (context_detectors._BARE_VALUE).
 _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 # shapes.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says False
 # (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).

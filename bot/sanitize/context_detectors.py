@@ -1,0 +1,373 @@
+"""The second pass's detectors (``CONTEXT``): secrets known by what surrounds them, not by a prefix of their own.
+
+A URL's password, ``aws ... <key>``, ``NAME=<value>`` in its many spellings (environment lines, quoted pairs,
+flags, XML attributes, two-column tables). They run after ``detectors.TOKENS`` so that a token redacted there is
+never their visible context; kept apart from the tokens because they share their own building blocks (the
+sensitive names, the bounded values, the finders' candidate shapes that ``shapes.trivial`` would reject anyway),
+and every repetition here is bounded for the reason given in ``detectors.py``.
+"""
+
+from __future__ import annotations
+
+from bot.sanitize.detectors import Detector, _token
+from bot.sanitize.finder_name import FINDER_NAME
+
+# A URL's user: plain characters, possibly with the marker of a token redacted by the first pass.
+_USER = r"[^\s:/@\"'<>\[\]]{0,64}"
+_USER_MARKER = r"(?:\[REDACTED:[a-z_]{1,40}(?:#[0-9a-f]{6})?\])?"
+
+# Names of assignments that may hold a secret: checked further in Python (shapes.sensitive_name).
+# "key" counts only with a word before it (api_key, AccountKey, SIGNING_KEY): bare "key" is prose ("key=value").
+_KEY = (
+    r"(?:(?i:api|access|private|secret|master|signing|encryption|app|account|sharedaccess|client|auth|license"
+    r"|session|hmac)[_.-]?(?i:key)|[_.-](?i:key)|[a-z]Key)"
+)
+# "auth" counts only as a word of its own (auth, auth_token, oauth2): not "authorization" or "Author".
+_NAME = (
+    rf"[A-Za-z0-9_.-]{{0,40}}(?:(?:(?i:pass|pwd|secret|token|credential|signature)|{_KEY})[A-Za-z0-9_.-]{{0,40}}"
+    r"|(?i:auth)(?:[_.0-9-][A-Za-z0-9_.-]{0,39})?)"
+)
+_QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
+_BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
+# The finder's values: shapes.trivial rejects, under any name and in any context, a value of under three
+# characters ("pass: x") and an integer of up to six digits ("input_tokens": 1834, "retries=300"), so RE2 reports
+# only a value of three characters or more with a non-digit among them, or of seven digits or more.
+
+
+def _candidate_value(char: str) -> str:
+    """Values of the character class ``char`` ("[^...]") that shapes.trivial does not reject out of hand."""
+    other = char[:-1] + "0-9]"  # the class without the digits
+    return rf"{other}{char}{{2,255}}|[0-9]{other}{char}{{1,255}}|[0-9]{{2,255}}{other}{char}{{0,255}}|[0-9]{{7,256}}"
+
+
+def _candidate_start(char: str) -> str:
+    """How every value of ``_candidate_value(char)`` starts (its first 3..7 characters): a non-digit among the
+    first three, else digits up to a non-digit within seven, else seven digits. No long counter."""
+    other = char[:-1] + "0-9]"
+    return rf"{other}{char}{{2}}|[0-9]{other}{char}|[0-9]{{2,6}}{other}|[0-9]{{7}}"
+
+
+_BARE_START = _candidate_start(r"[^\s\"',;&}\])]")
+_DOUBLE_QUOTED_START = r"\"(?:" + _candidate_start(r"[^\"\n]") + ")"
+_QUOTED_START = _DOUBLE_QUOTED_START + r"|'(?:" + _candidate_start(r"[^'\n]") + ")"
+_XML_START = _candidate_start(r"[^<\s]")
+_BARE_CANDIDATE = _candidate_value(r"[^\s\"',;&}\])]")
+_IN_DOUBLE_QUOTES, _IN_SINGLE_QUOTES = _candidate_value(r"[^\"\n]"), _candidate_value(r"[^'\n]")
+_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)"
+_QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)"
+_XML_CANDIDATE = _candidate_value(r"[^<\s]")
+_ENV_HEAD = (
+    r"(?:(?m:^)[ \t]{0,64}(?:-[ \t]{1,4})?|[{,][ \t]{0,4})"
+    rf"\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})"
+    r"[\"']?,?[ \t]{0,4}(?:\n[ \t]{0,64})?\"?value\"?[ \t]{0,4}:[ \t]{0,4}"  # also one line: {"name": .., "value": ..}
+)
+_ASSIGNMENT_HEAD = (
+    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
+    r"(?:[|>][-+]?[ \t]{0,4}\n[ \t]{1,16}|\n[ \t]{1,16})?"  # the value on the next line (YAML block: its first line)
+)
+# What RE2 searches for: the same head with the name's characters around its sensitive word unbounded. Counting
+# them (0..40) multiplied the DFA states by 41: on random base64 (no separator, so never a match) RE2 kept
+# building new states, 1.5-7 MB/s on text it had not seen. Unbounded, the finder reports a superset (a name
+# with more than 40 characters before its word is parsed, rejected by the bounded pattern, and skipped by one
+# byte), and the loop stays linear: the part left unbounded lies inside one run of name characters after a
+# boundary character, which no other assignment can share, so each run is scanned a bounded number of times.
+#
+# And only names in which the sensitive word is a word of its own as shapes.name_kind reads it: see finder_name.py.
+_FINDER_NAME = FINDER_NAME
+_ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
+
+# An environment line (``env``, a .env file, ``export NAME=``, ``declare -x NAME=``): NAME=value opening its line,
+# its bare value running to the line's end (``DB_PASSWORD=ab;cd``, ``MY_PASS=correct horse``; trailing
+# whitespace stays visible); a quoted value is the assignment detector's, to its closing quote. It starts at the
+# newline before the line, where the assignment detector would start too, and comes before it in the alternation,
+# so the leftmost-first match at that byte is this one. In URLs, query strings, JSON and code the assignment
+# detector keeps the format's own delimiters.
+_ENV_LINE_HEAD = (
+    r"(?:^|\n)[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
+    rf"(?P<name>{_NAME})="
+)
+# "NAME=value" as one quoted string: docker inspect's "Env": ["DB_PASSWORD=ab;cd"], a compose list item
+# - "DB_PASSWORD=ab;cd", systemd's Environment="DB_PASSWORD=x y": the value runs to the closing quote.
+_ENV_STRING_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])\"(?P<name>{_NAME})="
+_ENV_STRING_SINGLE_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])'(?P<name>{_NAME})="
+# A command-line flag and its value as separate words (ps output, a logged command): --token abc, -password x.
+_FLAG_HEAD = rf"(?:^|[ \t])(?P<name>-{{1,2}}{_NAME})[ \t]{{1,4}}"
+_FLAG_VALUE = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}"
+_FLAG_CANDIDATE = _candidate_value(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
+_FLAG_START = _candidate_start(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
+_ENV_WORD_HEAD = r"(?m:^)[ \t]{0,16}(?:ENV|setenv|set[ \t]{1,4}-[a-zA-Z]{1,4})[ \t]{1,4}"
+_KV_WORD = r"(?i:pass|pwd|secret|token|key|credential)"
+_ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
+
+# The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
+# "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
+_SQL_PASSWORD_HEAD = (
+    r"(?i:\b(?:(?:with|(?:user|role)[ \t]{1,4}[^\s;]{1,128})(?:[ \t]{1,4}encrypted)?[ \t]{1,4}password"
+    r"|identified(?:[ \t]{1,4}with[ \t]{1,4}[a-z0-9_]{1,64})?[ \t]{1,4}by))[ \t]{1,4}"
+)
+
+_CLIENT_PASSWORD_HEAD = (
+    r"(?:(?:\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles)\b"
+    r"[^\n]{0,256}?\s-p|\b(?:sqlcmd|bcp)\b[^\n]{0,256}?\s-P"
+    r"|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,256}?\s-w)[ \t]{1,4}"
+    r"|(?:^|\s)-pass(?:in|out|word)?[ \t]{1,4}pass:)"
+)
+_SECURE_STRING_HEAD = (
+    r"\"?Type\"?[ \t]{0,4}:[ \t]{0,4}\"?SecureString\"?,?\s{0,64}\"?Value\"?[ \t]{0,4}:[ \t]{0,4}"
+)
+_FLAG_ITEM_HEAD = (
+    r"(?:(?m:^)[ \t]{0,64}-[ \t]{1,4}[\"']?|\")"
+    rf"(?P<name>-{{1,2}}{_NAME})"
+    r"(?:[\"']?[ \t]{0,4}\n[ \t]{0,64}-[ \t]{1,4}|\",[ \t]{0,4}\n?[ \t]{0,64})"
+)
+
+_RABBITMQ_USER_HEAD = (
+    r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
+    r"[ \t]{1,4}"
+)
+
+CONTEXT: tuple[Detector, ...] = (
+    Detector(
+        "aws_secret_key",
+        # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
+        r"(?i:aws)[^\n]{0,60}?(?:[^A-Za-z0-9/+=_])(?P<v>[A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        check="not_hex",
+    ),
+    _token(
+        "authorization",
+        r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"'`]?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|ssws|apikey)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
+        check="not_placeholder",
+    ),
+    Detector(
+        "bearer",
+        r"(?i:\bbearer\s{1,4})(?P<v>[A-Za-z0-9._~+/-]{8,256}={0,2})(?:[^A-Za-z0-9=]|$)",
+        check="generated",
+    ),
+    Detector(
+        "url_password",
+        # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped,
+        # so the password runs to the last "@" of the token that is followed by a host.
+        r"(?i:\b[a-z][a-z0-9+.-]{1,20}://)" + _USER + _USER_MARKER + _USER + ":"
+        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
+        check="url_password",
+        # Its scheme's threads start at every letter after "+", "-" or "." and count to 20: the set of live
+        # counts, times the other detectors' states, made RE2 build new DFA states on random base64 for ever.
+        own_automaton=True,
+        literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
+    ),
+    Detector("dsn_password", r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{0,64}:(?P<v>[^\s@]{1,256})@(?:tcp6?|udp|unix)\("),
+    _token(
+        "basic_auth",  # curl -u user:password
+        r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
+    ),
+    Detector(
+        "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
+        r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})"
+        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        # accepted without a check, so the span need not hold the value (only rejections are memoized)
+        finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s-]",
+    ),
+    Detector(
+        "password",
+        # SQL that sets a password, as database logs and psql/mysql history print it: CREATE/ALTER USER|ROLE ...
+        # [WITH] [ENCRYPTED] PASSWORD 'pw', MySQL's IDENTIFIED BY 'pw' (also IDENTIFIED WITH plugin BY 'pw').
+        _SQL_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'?)",
+        check="not_placeholder",
+        finder=_SQL_PASSWORD_HEAD + r"'[^'\n]",
+    ),
+    Detector(
+        # The password flag of a few clients, its value the next word: mongosh/mongodump -p PW, sqlcmd/bcp -P PW,
+        # ldapsearch/ldapmodify -w PW; and OpenSSL's -passin/-passout/-pass pass:PW
+        "password",
+        _CLIENT_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        check="not_placeholder",
+        finder=_CLIENT_PASSWORD_HEAD + r"[^\s-]",
+    ),
+    Detector(
+        # aws ssm get-parameter(s) --with-decryption: "Type": "SecureString" then "Value": the decrypted value
+        # (JSON, or YAML with --output yaml)
+        "secure_string",
+        _SECURE_STRING_HEAD + r"(?P<v>\"[^\"\n]{1,256}\"?|[^\s,}\"][^\n,}]{0,255})",
+        check="not_placeholder",
+        finder=_SECURE_STRING_HEAD + r"[^\s,}]",
+    ),
+    Detector(
+        # A container's args as a list, the flag then its value as the next item (kubectl get pod -o yaml/json):
+        # "- --db-password" / "- VALUE", or "--token", "VALUE"
+        "flag_value",
+        _FLAG_ITEM_HEAD + r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\n]{0,255})",
+        check="env_string",
+        finder=_FLAG_ITEM_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s-]",
+    ),
+    Detector(
+        # Oracle's user/password@service: sqlplus, expdp/impdp, rman, a thin JDBC URL
+        "password",
+        r"(?i:\b(?:jdbc:oracle:(?:thin|oci):|(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman[ \t]{1,4}target=?)"
+        r"(?:[ \t]{1,4}-[a-zA-Z]{1,8}){0,4}[ \t]{1,4}))[\"']?[A-Za-z0-9_#.\\$]{1,64}/(?P<v>[^\s@/\"']{1,256})@",
+    ),
+    Detector(
+        # rabbitmqctl add_user USER PASSWORD / change_password USER PASSWORD
+        "password",
+        _RABBITMQ_USER_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        finder=_RABBITMQ_USER_HEAD + r"[^\s-]",
+    ),
+    Detector(
+        # Redis ACL rules: ACL SETUSER name ... >password, a users.acl line "user name on >password ~* +@all"
+        "password",
+        r"(?:(?i:\bacl[ \t]{1,4}setuser)|(?m:^)user)[ \t]{1,4}[^\s>]{1,128}(?:[ \t]{1,4}[^\s>]{1,40}){0,6}?[ \t]{1,4}>"
+        r"(?P<v>[^\s]{1,256})",
+        finder=r"(?:(?i:\bacl[ \t]{1,4}setuser)|(?m:^)user)[ \t]{1,4}[^\s>]{1,128}(?:[ \t]{1,4}[^\s>]{1,40}){0,6}?"
+        r"[ \t]{1,4}>[^\s]",
+    ),
+    Detector(
+        # pgbouncer's userlist.txt: "user" "password" (plain, md5... or SCRAM-SHA-256$...) alone on its line
+        "password",
+        r"(?m:^)\"[^\"\s]{1,64}\"[ \t]{1,8}\"(?P<v>[^\"\n]{1,256})\"[ \t]{0,8}(?m:$)",
+        check="not_placeholder",
+        finder=r"(?m:^)\"[^\"\s]{1,64}\"[ \t]{1,8}\"[^\"\n]",
+    ),
+    Detector(
+        "password",  # .netrc on one line: machine HOST login USER password PW
+        r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}(?P<v>[^\s]{1,256})",
+        finder=r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}[^\s]",
+    ),
+    Detector(
+        "quoted_pair",
+        # JSON inside a JSON string (aws secretsmanager's SecretString: {\"password\":\"x\"}); PHP and Ruby
+        # arrays ('password' => 'x'), define('DB_PASSWORD', 'x'), a default (os.getenv("DB_PASSWORD", "x")).
+        rf"(?P<q>\\?[\"'])(?P<name>{_NAME})\\?[\"'][ \t]{{0,4}}(?:=>|,|:)[ \t]{{0,4}}\\?[\"']"
+        r"(?P<v>[^\"'\\\n]{1,256})",
+        check="quoted_pair",
+        finder=rf"\\?[\"']{_FINDER_NAME}\\?[\"'][ \t]{{0,4}}(?:=>|,|:)[ \t]{{0,4}}\\?[\"'][^\"'\\\n]",
+    ),
+    _token(
+        "session_cookie",
+        # A session cookie is a credential: Cookie: / Set-Cookie: sessionid=..., PHPSESSID=..., remember_me=...
+        r"(?:(?i:cookie:)[ \t]{0,4}|(?i:cookie)\"[ \t]{0,4}:[ \t]{0,4}\"|;[ \t]{1,4})"  # "cookie": "..." in JSON logs
+        r"(?i:[a-z0-9_.-]{0,32}(?:sess|sid|remember)[a-z0-9_.-]{0,32})="
+        r"(?P<v>[^;\s\"']{1,256})",
+        check="generated",
+    ),
+    Detector(
+        "env_word",
+        # NAME and value as words: a Dockerfile's ENV NAME value, fish's set -gx NAME value, csh's setenv NAME value
+        _ENV_WORD_HEAD + rf"(?P<name>{_NAME})[ \t]{{1,4}}(?P<v>[^\s\"'=][^\n]{{0,255}})",
+        check="env_string",
+        finder=_ENV_WORD_HEAD + rf"{_FINDER_NAME}[ \t]{{1,4}}[^\s\"'=]",
+    ),
+    Detector(
+        # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value), sshpass -p PW
+        "password",
+        r"(?i:\b(?:login|sshpass)\b)[^\n]{0,128}?\s-p[ \t]{0,4}"
+        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        # a port is no password ("ssh login@host -p 2222", "psql -U login -p 5432"); a rejection is remembered
+        # only on a span holding the value (candidates.run_pass), never on this short finder's
+        check="not_placeholder",
+        finder=r"(?i:\b(?:login|sshpass)\b)[^\n]{0,128}?\s-p[ \t]{0,4}[^\s-]",
+    ),
+    Detector(
+        "sensitive_value",
+        # terraform output -json prints a sensitive output in clear: {"sensitive": true, "type": ..., "value": ...}
+        r"\"sensitive\"[ \t]{0,4}:[ \t]{0,4}true,\s{0,64}\"type\"[ \t]{0,4}:[ \t]{0,4}\"[a-z]{1,16}\",\s{0,64}"
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>\"[^\"\n]{1,256}\"?|[^\s,}\]\[{\"][^\s,}\]]{0,255})",
+        # no check: every such value is one the operator marked sensitive (and so the short finder is safe:
+        # nothing is rejected, so nothing is memoized on a span that does not hold the value)
+        finder=r"\"sensitive\"[ \t]{0,4}:[ \t]{0,4}true,\s{0,64}\"type\"[ \t]{0,4}:[ \t]{0,4}\"[a-z]{1,16}\",\s{0,64}"
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}[^\s,}\]\[{]",
+    ),
+    Detector(
+        "password_hash",
+        # htpasswd and shadow lines: user:$apr1$..., user:$2y$..., user:{SHA}...
+        r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?P<v>\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8,300}"
+        r"|\{S?SHA\}[A-Za-z0-9+/=]{20,100})",
+        search=r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?:\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8}"
+        r"|\{S?SHA\}[A-Za-z0-9+/=]{20})",
+    ),
+    Detector(
+        "password",
+        # .pgpass lines: hostname:port:database:username:password
+        r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:(?P<v>[^\s]{1,256})(?m:$)",
+        search=r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:[^\s]",
+    ),
+    Detector(
+        "env_value",
+        # A container's environment in a manifest: "- name: DB_PASSWORD" then "value: ..." (YAML or JSON).
+        _ENV_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="env_pair",
+        finder=_ENV_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
+        search=_ENV_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+    ),
+    Detector(
+        "xml_value",
+        # XML configuration: <password>v</password> (Maven settings.xml), <add key="DbPassword" value="v"/> (.NET).
+        rf"<(?P<name>{_NAME})>(?P<v>[^<\s]{{1,256}})</",
+        check="xml_pair",
+        finder=rf"<(?P<name>{_NAME})>(?P<v>{_XML_CANDIDATE})</",
+        search=rf"<{_NAME}>(?:{_XML_START})",
+    ),
+    Detector(
+        "xml_value",
+        rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>\"[^\"\n]{{1,256}}\")",
+        check="xml_pair",
+        finder=rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{_DOUBLE_QUOTED_CANDIDATE})",
+        search=rf"(?i:key|name)=\"{_NAME}\"[ \t]{{1,4}}(?i:value)=(?:{_DOUBLE_QUOTED_START})",
+    ),
+    Detector(
+        "env_string",
+        _ENV_STRING_HEAD + r"(?P<v>[^\"\n]{1,256})",
+        check="env_string",
+        # Short finders (no value counter, a smaller automaton): their verdicts are never memoized, so the
+        # candidate's span need not hold the whole value (judge.judge).
+        finder=_ENV_STRING_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\"\n]{3}",
+    ),
+    Detector(
+        "env_string",
+        _ENV_STRING_SINGLE_HEAD + r"(?P<v>[^'\n]{1,256})",
+        check="env_string",
+        finder=_ENV_STRING_SINGLE_HEAD.replace(_NAME, _FINDER_NAME) + r"[^'\n]{3}",
+    ),
+    Detector(
+        "flag_value",
+        _FLAG_HEAD + rf"(?P<v>{_FLAG_VALUE})",
+        check="flag",
+        finder=_FLAG_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:{_QUOTED_START}|{_FLAG_START})",
+    ),
+    Detector(
+        # redis.conf's requirepass / masterauth lines (the value may be quoted, with blanks), and the same shape in
+        # LDAP servers' and clients' files: slapd.conf's rootpw, nslcd.conf's bindpw, postfix's bind_pw
+        "password",
+        r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
+        r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#=][^\s\"']{0,255})",
+        finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
+        r"[^\s#=]",
+    ),
+    Detector(
+        "key_value_line",
+        # Two columns, a secret's name then its value, alone on a line: vault kv get's "Key  Value" table, a
+        # .netrc's "  password x". Words follow no separator here, so the value must look generated for every
+        # name (a line "password expired" stays).
+        rf"(?m:^)[ \t]{{0,16}}(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
+        r"[ \t]{1,16}(?P<v>[^\s\"'][^\s]{0,255})[ \t]{0,16}(?m:$)",
+        check="key_value_line",
+        finder=rf"(?m:^)[ \t]{{0,16}}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
+        r"[ \t]{1,16}[^\s\"'-]",
+    ),
+    Detector(
+        "env_line",
+        _ENV_LINE_HEAD + rf"(?P<v>{_ENV_LINE_VALUE})",
+        check="env_line",
+        # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
+        finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
+        search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
+    ),
+    Detector(
+        "assignment",
+        _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="assignment",
+        finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
+        search=_ASSIGNMENT_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+        # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
+        own_automaton=True,
+    ),
+)
