@@ -72,7 +72,7 @@ class Poster:
         self.concurrency = deps.settings.post_concurrency
         self.outcomes = Outcomes(deps)
         self.events = OutboxEvents(deps, self.outcomes)
-        self.acks = Acknowledger(deps.state, GROUP)
+        self.acks = Acknowledger(deps.state, GROUP, busy=self._handling)
         self._slots = asyncio.Semaphore(self.concurrency)  # entries being handled (posting) at once
         # entries read and not done yet, most of them waiting for an earlier entry of their thread: a slot is
         # taken only once an entry's turn has come, so a thread with many entries does not hold them all
@@ -217,6 +217,8 @@ class Poster:
             self._inflight_ids.discard((stream, entry_id))
             if self._tails.get(thread) is done:
                 del self._tails[thread]
+            if not self._inflight:
+                self.acks.quiet()  # nothing else to gather into the acknowledgements' batch
 
         task.add_done_callback(finished)
 
@@ -246,6 +248,10 @@ class Poster:
             log.exception("poster: %s entry %s failed; left pending", stream, entry_id)
         finally:
             self._read_ahead.release()
+
+    def _handling(self) -> bool:
+        """Whether an entry is still being handled (or waits for its thread's turn): one still to be acknowledged."""
+        return any(not task.done() for task in self._inflight)
 
     async def _read(self, stream: str, last_id: str, *, block: bool) -> list[tuple[str, dict[str, str]]]:
         reply: Any = await self.reader.xreadgroup(

@@ -5,11 +5,15 @@ Redis counts the same commands; bench/bench_poster.py measures what it saves.)""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from typing import Any
 
+import pytest
 from redis.asyncio import Redis
 
+from bot.slack import acks as acks_module
 from bot.slack.acks import Acknowledger
 from bot.slack.poster import GROUP
 from tests.slack.conftest import CHANNEL, Harness, free_port, wait_for
@@ -68,3 +72,37 @@ async def test_acknowledgements_wait_out_a_redis_outage(harness: Harness) -> Non
     done: list[Any] = [await redis.exists(f"{state.prefix}:done:{stream}:{i.decode()}") for i in ids]
     assert done == [1, 1, 1]  # recorded as done with the acknowledgement: a re-delivery is skipped
     await away.aclose()
+
+
+async def test_a_batch_waits_only_while_other_entries_are_in_hand(harness: Harness,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch delay gathers the acknowledgements of entries still being handled; once none is (the poster calls
+    quiet(), or none was when the entry was queued) what is queued is written at once, not a delay later."""
+    monkeypatch.setattr(acks_module, "ACK_DELAY_SECONDS", 60.0)  # a wait the test would notice
+    state, redis = harness.front.deps.state, harness.redis
+    stream = harness.store.keys.completions_stream(0)
+    await redis.xgroup_create(stream, GROUP, id="0", mkstream=True)
+    ids = [(await redis.xadd(stream, {"call_id": f"c{i}"})).decode() for i in range(2)]
+    await redis.xreadgroup(GROUP, "me", {stream: ">"})
+    in_hand = [True]
+    acks = Acknowledger(state, GROUP, busy=lambda: in_hand[0])
+    stop = asyncio.Event()
+    runner = asyncio.create_task(acks.run(stop))
+
+    async def pending() -> int:
+        return int((await redis.xpending(stream, GROUP))["pending"])
+
+    acks.queue(stream, ids[0], done=True)  # another entry is in hand: its acknowledgement may join this batch
+    await asyncio.sleep(0.3)
+    assert await pending() == 2 and acks.waiting(stream, ids[0])
+    in_hand[0] = False
+    acks.quiet()  # the poster's last entry in flight ended
+    await wait_for(lambda: not acks.waiting(stream, ids[0]), timeout=5)
+    acks.queue(stream, ids[1], done=True)  # nothing else in hand when queued: written without the delay
+    await wait_for(lambda: not acks.waiting(stream, ids[1]), timeout=5)
+    assert await pending() == 0
+    stop.set()
+    acks.quiet()
+    runner.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await runner
