@@ -35,6 +35,7 @@ from bench.support import build_tool, median_ms  # noqa: E402
 from bot.runner import run_argv  # noqa: E402
 from bot.sanitize import sanitize_output  # noqa: E402
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Leftmost  # noqa: E402
+from tests.corpora.code_grep import code_grep_line  # noqa: E402
 from tests.corpora.leaks import LEAKS  # noqa: E402
 
 SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))
@@ -109,25 +110,11 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
     return (kind * (size // len(kind) + 1)).encode()[:size]
 
 
-_CODE_LINES = (  # tests/test_sanitize_code.py: benign, yet a candidate on every line, each judged cheaply
-    "src/{m}/{f}.py:{n}:    password = settings.{u}_PASSWORD",
-    'src/{m}/{f}.py:{n}:    token = self._client.fetch_token(scope="{f}")',
-    'src/{m}/{f}.py:{n}:    api_key = os.environ["{u}_API_KEY"]',
-    'src/{m}/{f}.py:{n}:        secret = request.headers.get("X-{c}-Secret")',
-    "src/{m}/{f}.go:{n}:\t\tPassword: cfg.{c}.Password,",
-    "web/src/{f}.ts:{n}:const {f}ApiKey = process.env.{u}_API_KEY;",
-    "src/{m}/{f}.py:{n}:    if {f}_token is None:",
-    "src/{m}/{f}.py:{n}:def verify_{f}_password(password: str, hashed: str) -> bool:",
-)
-
-
 def _code_grep(size: int, seed: int) -> bytes:
     """``grep -rn password src/`` over a large code base: every line a different secret-named expression."""
     rng, lines, total, i = random.Random(seed), [], 0, 0
     while total < size:
-        name = "".join(rng.choice("abcdefghijklmnop") for _ in range(6))
-        lines.append(_CODE_LINES[i % len(_CODE_LINES)].format(m=("auth", "billing", "api")[i % 3], f=name,
-                                                             n=i % 400 + 1, u=name.upper(), c=name.capitalize()))
+        lines.append(code_grep_line(i, rng))
         total, i = total + len(lines[-1]) + 1, i + 1
     return ("\n".join(lines) + "\n").encode()[:size]
 

@@ -9,6 +9,7 @@ import pytest
 
 from bot.sanitize import redact, sanitize_output
 from bot.sanitize.shapes import code_reference
+from tests.corpora.code_grep import code_grep_line
 
 EXPRESSIONS = [
     "    token = get_token()",
@@ -112,22 +113,8 @@ def test_a_long_grep_of_source_code_is_not_cut_by_the_density_budget() -> None:
     """A thousand lines of code full of secret-named variables (``grep -rn password src/``): each line is a
     candidate, and judged in full they spent the density budget (from line ~270 on, chunks became
     ``[REDACTED:dense_candidates]``); an expression is dismissed cheaply, so all of it passes unchanged."""
-    shapes = [
-        "src/{m}/{f}.py:{n}:    password = settings.{u}_PASSWORD",
-        'src/{m}/{f}.py:{n}:    token = self._client.fetch_token(scope="{f}")',
-        'src/{m}/{f}.py:{n}:    api_key = os.environ["{u}_API_KEY"]',
-        'src/{m}/{f}.py:{n}:        secret = request.headers.get("X-{c}-Secret")',
-        "src/{m}/{f}.go:{n}:\t\tPassword: cfg.{c}.Password,",
-        "web/src/{f}.ts:{n}:const {f}ApiKey = process.env.{u}_API_KEY;",
-        "src/{m}/{f}.py:{n}:    if {f}_token is None:",
-        "src/{m}/{f}.py:{n}:def verify_{f}_password(password: str, hashed: str) -> bool:",
-    ]
     rng = random.Random(1)
-    lines = []
-    for i in range(1000):
-        name = "".join(rng.choice("abcdefghijklmnop") for _ in range(6))  # every line different: no memo
-        lines.append(shapes[i % len(shapes)].format(m=("auth", "billing", "api")[i % 3], f=name, n=i % 400 + 1,
-                                                     u=name.upper(), c=name.capitalize()))
+    lines = [code_grep_line(i, rng) for i in range(1000)]
     text = "\n".join(lines) + "\n"
     result = sanitize_output(text.encode(), output_limit=1 << 20)
     assert (result.text, result.redactions) == (text, 0)

@@ -85,14 +85,19 @@ class StoreBase:
             raw, body = await pipe.execute()
         return CallRecord.from_redis(raw, body, call_id) if raw else None
 
-    async def find_many(self, call_ids: Sequence[str]) -> list[CallRecord | None]:
-        """``find`` of each call, in one round trip (None: no such call, or an id no key can be made of)."""
+    def _call_keys(self, call_ids: Sequence[str]) -> list[str | None]:
+        """The record key of each call, None for an id no key can be made of (the batch reads answer None)."""
         keys: list[str | None] = []
         for call_id in call_ids:
             try:
                 keys.append(self.keys.call(call_id))
             except ValueError:
                 keys.append(None)
+        return keys
+
+    async def find_many(self, call_ids: Sequence[str]) -> list[CallRecord | None]:
+        """``find`` of each call, in one round trip (None: no such call, or an id no key can be made of)."""
+        keys = self._call_keys(call_ids)
         replies: list[Any] = []
         if any(keys):
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -111,12 +116,7 @@ class StoreBase:
     async def states(self, call_ids: Sequence[str]) -> list[CallState | None]:
         """The lifecycle state of each call, in one round trip of one-field reads (None: no such call): what a
         caller that only asks "is it over yet?" needs, without building whole records."""
-        keys: list[str | None] = []
-        for call_id in call_ids:
-            try:
-                keys.append(self.keys.call(call_id))
-            except ValueError:
-                keys.append(None)
+        keys = self._call_keys(call_ids)
         replies: list[Any] = []
         if any(keys):
             async with self.redis.pipeline(transaction=False) as pipe:
@@ -138,12 +138,7 @@ class StoreBase:
     async def human_decision_waits(self, call_ids: Sequence[str]) -> list[float | None]:
         """``human_decision_wait`` of each call, in one round trip (a pipeline of two-field reads, not whole
         records): the runner's metrics loop asks this for every batch of completions."""
-        keys: list[str | None] = []
-        for call_id in call_ids:
-            try:
-                keys.append(self.keys.call(call_id))
-            except ValueError:
-                keys.append(None)
+        keys = self._call_keys(call_ids)
         readable = [k for k in keys if k is not None]
         replies: list[Any] = []
         if readable:
