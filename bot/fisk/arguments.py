@@ -47,6 +47,11 @@ def _reject_constant(name: str) -> Any:
     raise ArgumentsError("invalid_json", f"invalid JSON arguments: {name} is not valid JSON")
 
 
+#: One decoder for every call: building one (and its scanner) cost more than decoding a typical argument object,
+#: and a decoder keeps no state between calls.
+_DECODER = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=_reject_constant)
+
+
 def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
     """Decode the model's arguments into a dict whose numbers are ``JsonNumber`` literals.
 
@@ -60,9 +65,8 @@ def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, An
     text = raw.decode("utf-8", errors="strict") if isinstance(raw, bytes) else raw
     if text.strip() == "":
         return {}
-    decoder = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=_reject_constant)
     try:
-        value, end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+        value, end = _DECODER.raw_decode(text, len(text) - len(text.lstrip()))
     except json.JSONDecodeError as exc:
         raise ArgumentsError("invalid_json", f"invalid JSON arguments: {exc.msg}") from None
     if text[end:].strip():
