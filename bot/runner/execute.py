@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import functools
 import os
 import signal
 import subprocess
@@ -42,7 +41,6 @@ from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
 from bot.sanitize.cap import SanitizedOutput
 from bot.sanitize.offload import INLINE_LIMIT
-from bot.sanitize.redact import Redactor
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
 DRAIN_GRACE = 1.0
@@ -58,20 +56,6 @@ STOP_REQUEST: ContextVar[asyncio.Event | None] = ContextVar("fisk_stop_request",
 
 #: What an empty output sanitizes to (most calls of a quiet tool; nothing to decode, strip or redact).
 _NO_OUTPUT = SanitizedOutput(text="", truncated=False, redactions=0)
-
-
-@functools.lru_cache(maxsize=256)
-def _argv_display(argv: tuple[str, ...], secrets: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[str, ...]:
-    """``redact_argv`` remembered per argv: a runner starts the same few command lines again and again, and
-    redacting one (every item through every detector) cost more than the rest of the start."""
-    return tuple(redact_argv(argv, secrets, patterns))
-
-
-@functools.lru_cache(maxsize=32)
-def _redactor_for(secrets: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
-    """``build_redactor`` for a runner's credential values as they come (it sorts and filters them on every call
-    before finding its own memo: the same few values every call)."""
-    return build_redactor(secrets, patterns)
 
 
 class _Child:
@@ -302,8 +286,8 @@ async def run_argv(
         process.wait()
         raise
     # Work the result needs but the start does not is done while the tool runs, not before it starts.
-    redactor = _redactor_for(secrets, patterns)
-    display = list(_argv_display(tuple(argv), secrets, patterns))
+    redactor = build_redactor(secrets, patterns)
+    display = redact_argv(argv, secrets, patterns)
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
     except BaseException:

@@ -29,7 +29,7 @@ _SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
 _DETECTED_KIND = re.compile(r"\[REDACTED:([a-z0-9_]+)")
 _MYSQL_PASSWORD = re.compile(r"-p[^\s]+")
 _USER_FLAGS = frozenset({"-u", "--user", "--proxy-user"})
-DISPLAYS_REMEMBERED = 256  # command lines whose card display is kept (the calls being shown now)
+DISPLAYS_REMEMBERED = 256  # command lines whose display (card, result) is kept (the calls being shown now)
 
 
 def _marker(kind: str, secret: str, fingerprints: bool) -> str:
@@ -76,7 +76,15 @@ def redact_argv(argv: Iterable[str], secret_values: Iterable[str] = (), patterns
     """The argv as shown in results and audit entries: secrets redacted with the output's detectors, plus
     values that only their flag marks as secret; control characters stripped so an argument can't rewrite a
     terminal-style rendering."""
-    return _shown_items(list(argv), secret_values, patterns, fingerprints=False, strip=True)
+    return list(_redacted_argv(tuple(argv), tuple(secret_values), tuple(patterns)))
+
+
+@functools.lru_cache(maxsize=DISPLAYS_REMEMBERED)
+def _redacted_argv(argv: tuple[str, ...], secret_values: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[str, ...]:
+    """``redact_argv`` remembered per command line, credential values and patterns (it depends on nothing else):
+    a runner starts the same few command lines again and again, and redacting one (every item through every
+    detector) cost more than the rest of the start."""
+    return tuple(_shown_items(list(argv), secret_values, patterns, fingerprints=False, strip=True))
 
 
 def display_command_line(argv: Sequence[str], patterns: Iterable[str] = ()) -> tuple[str, bool]:

@@ -136,6 +136,14 @@ def build_redactor(secret_values: Iterable[str] = (), patterns: Iterable[str] = 
     ``patterns`` are operator-configured regular expressions in RE2 syntax; an invalid one raises ``re.error``
     so a bad configuration is noticed at startup rather than silently letting a secret through.
     """
+    return _build_as_given(tuple(secret_values), tuple(patterns))
+
+
+@functools.lru_cache(maxsize=32)
+def _build_as_given(secret_values: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
+    """``build_redactor`` remembered per values and patterns as the caller gives them: a runner asks with the
+    same few credential values on every call, and sorting and filtering them cost more than finding the
+    redactor (two orders of the same values still share one compiled redactor through ``_build``)."""
     values = tuple(sorted({v for v in secret_values if len(v) >= MIN_SECRET_VALUE_LENGTH}, key=lambda v: (-len(v), v)))
     return _build(values, tuple(p for p in patterns if p))
 
