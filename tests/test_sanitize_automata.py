@@ -11,6 +11,9 @@ import re2
 
 from bot.sanitize import redact
 from bot.sanitize.automata import (
+    _ANCHOR_START as _ANCHOR,
+)
+from bot.sanitize.automata import (
     CONTEXT_PASS,
     TOKEN_PASS,
     UNANCHORED,
@@ -171,3 +174,25 @@ def test_secrets_inside_random_base64_with_separators_are_still_redacted() -> No
         text = f"{noise[0]}\n{noise[1]} {line} {noise[2]}\n{noise[3]}"
         out, count = redact(text)
         assert secret not in out and count >= 1, line
+
+
+def test_the_pass_split_by_scan_reports_the_spans_of_its_one_finder_alternation() -> None:
+    """#11: the context pass's detectors with a scan and those without are two automata (a hit of the second
+    costs one RE2 call, not a scan and an anchored finder). Where one automaton hits alone, its span is the
+    candidate's memo key, so it must be the span the pass's one finder alternation gives at that start."""
+    together = tuple(d for d in CONTEXT if not d.own_automaton)
+    assert sum(1 for a in CONTEXT_PASS.finders if not a.literals) >= 3  # scanned, unscanned, the assignment
+    union = re2.compile("|".join(f"(?:{_ungrouped(d.finder or d.pattern)})" for d in together), re2_options())
+    texts = [leak.text.encode() for leak in LEAKS] + [path.read_bytes() for path in BENIGN]
+    texts += [b"Bearer abcdefgh\n" * 40, b"x Authorization: Bearer abcdefgh1234 password=abc Bearer Zx9-q7Lm2Pw8\n"]
+    compared = 0
+    for text in texts:
+        leftmost = Leftmost(CONTEXT_PASS.finders, text)
+        pos = 0
+        while (span := leftmost.find(pos))[0] >= 0:
+            if not leftmost.ambiguous and leftmost.source != CONTEXT_PASS.assignment_automaton \
+                    and not CONTEXT_PASS.finders[leftmost.source].literals:
+                assert union._regexp.Match(_ANCHOR, text, span[0], len(text))[0] == span, (text[:80], span)
+                compared += 1
+            pos = span[0] + 1
+    assert compared > 100

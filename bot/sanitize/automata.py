@@ -78,6 +78,11 @@ class Automaton:
         return -1, -1
 
 
+# A verdict memo's key: the candidate's bytes and one byte each side, or at an edge of the text, the bytes there
+# and whether the candidate starts / ends at that edge (``candidates.run_pass``).
+MemoKey = bytes | tuple[bytes, bool, bool]
+
+
 @dataclass(frozen=True)
 class DetectorPass:
     """One alternation, compiled twice: RE2 without groups finds where a candidate starts (a DFA scan, linear
@@ -96,7 +101,7 @@ class DetectorPass:
     finders: tuple[Automaton, ...]
     parser: re.Pattern[bytes]
     detectors: tuple[Detector, ...]
-    rejected: dict[tuple[bytes, bool, bool], int]
+    rejected: dict[MemoKey, int]
     # The index in ``finders`` of the automaton that holds the assignment detector alone (-1: none). A hit of
     # that automaton at a start no other automaton shares (``Leftmost.source``, not ``ambiguous``) is an
     # assignment, whose name is then read by a simple pattern instead of a full parse.
@@ -132,14 +137,33 @@ class Leftmost:
         self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
         # have chosen there is unknown, so the candidate's span is not a memo key
         self.source = self._sources[0] if len(self._sources) == 1 else -1  # the index of the last hit's automaton
+        self._finders, self._dismissing = finders, dismissing
+        if len(self._matches) <= 1:
+            self._narrow()
+
+    def _narrow(self) -> None:
+        """One automaton (or none) is left: ``find`` becomes its plain search, without the merge. Dense text
+        (a candidate every few bytes, a remembered verdict each) spends most of its time in this call: its
+        layers of Python (the merge, ``Automaton.first``) cost as much as the RE2 search itself."""
+        if not self._matches:
+            self.find = lambda pos: (-1, -1)  # type: ignore[method-assign]
+            return
+        data, length, match = self._data, self._length, self._matches[0]
+        automaton = self._finders[self._sources[0]]
+        if automaton.search is None and self._sources[0] != self._dismissing:
+            search = automaton.finder._regexp.Match
+
+            def find(pos: int) -> tuple[int, int]:
+                return search(UNANCHORED, data, pos, length)[0]
+        else:
+            def find(pos: int) -> tuple[int, int]:
+                return match(data, pos, length)
+        self.find = find  # type: ignore[method-assign]
 
     def find(self, pos: int) -> tuple[int, int]:
-        """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none."""
+        """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none. Read again for every search
+        (``_narrow`` replaces it once one automaton is left)."""
         data, length = self._data, self._length
-        if len(self._matches) <= 1:
-            if not self._matches:
-                return -1, -1
-            return self._matches[0](data, pos, length)
         hits = self._hits
         first_search = self._searched_from < 0
         self._searched_from = pos
@@ -152,11 +176,10 @@ class Leftmost:
             self._sources = [self._sources[i] for i in live]
             self._hits = self.hits = hits = [hits[i] for i in live]
             self.ambiguous = False
-            if not hits:
-                return -1, -1
-            if len(hits) == 1:
-                self.source = self._sources[0]
-                return hits[0]
+            if len(hits) <= 1:
+                self.source = self._sources[0] if hits else -1
+                self._narrow()
+                return hits[0] if hits else (-1, -1)
         best = min(hits)
         self.ambiguous = sum(1 for hit in hits if hit[0] == best[0]) > 1
         self.source = self._sources[hits.index(best)]
@@ -167,16 +190,26 @@ def _ungrouped(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
-def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
-    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals."""
+def _groups(
+    detectors: tuple[Detector, ...], split_searched: bool = False
+) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
+    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals.
+
+    ``split_searched``: the alternation's detectors with a ``search`` and those without in two automata. A hit
+    of an automaton with a scan costs two RE2 calls (the scan, then the anchored finder), one without a scan a
+    single call; in one automaton every hit paid both, so a candidate of a detector that needs no scan (the
+    bearer header on every line, each a remembered verdict) cost two calls where one gives the same span."""
     together = tuple(d for d in detectors if not d.own_automaton)
-    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(together, ())] if together else []
+    parts = [tuple(d for d in together if d.search), tuple(d for d in together if not d.search)] \
+        if split_searched else [together]
+    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(part, ()) for part in parts if part]
     return groups + [((d,), d.literals) for d in detectors if d.own_automaton]
 
 
-def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
-    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
-    groups = _groups(detectors)
+def _automata(detectors: tuple[Detector, ...], split_searched: bool) -> tuple[Automaton, ...]:
+    """The finders of these detectors: two automata for the alternation (its detectors with a scan and those
+    without), one for each ``own_automaton``."""
+    groups = _groups(detectors, split_searched)
     return tuple(
         Automaton(_alternation(group, lambda d: d.finder or d.pattern), literals,
                   _alternation(group, lambda d: d.search or d.finder or d.pattern)
@@ -189,7 +222,7 @@ def _alternation(detectors: tuple[Detector, ...], pattern: Callable[[Detector], 
     return re2.compile("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors), re2_options())
 
 
-def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
+def _compile_pass(detectors: tuple[Detector, ...], split_searched: bool = False) -> DetectorPass:
     parts = []
     for index, detector in enumerate(detectors):
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
@@ -198,7 +231,7 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
         # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
         return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
 
-    finders = _automata(detectors)
+    finders = _automata(detectors, split_searched)
     assignment, assignment_parser = -1, None
     if detectors[-1].check == "assignment" and detectors[-1].own_automaton:
         assignment = len(finders) - 1  # the last detector's own automaton comes last (``_automata``)
@@ -208,7 +241,7 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
-CONTEXT_PASS = _compile_pass(CONTEXT)
+CONTEXT_PASS = _compile_pass(CONTEXT, split_searched=True)
 # Both passes' candidates in as few automata as the passes use: text in which they find none (most output)
 # skips both passes; text with a candidate pays only the scans up to the first one. Only the scans, a superset of
 # the finders (a hit the finder would refuse only runs the passes for nothing), so no finder is compiled twice.

@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 
 from bot.sanitize import shapes
-from bot.sanitize.automata import DetectorPass, Leftmost
+from bot.sanitize.automata import DetectorPass, Leftmost, MemoKey
 from bot.sanitize.judge import extended_end, judge, quoted_span
 
 Marker = Callable[[str, bytes], bytes]
@@ -66,7 +66,7 @@ _HARMLESS_NAMES: dict[bytes, bool] = {}
 _CODE_EXPRESSIONS: set[bytes] = set()
 
 
-def _remember(rejected: dict[tuple[bytes, bool, bool], int], key: tuple[bytes, bool, bool], resume: int) -> None:
+def _remember(rejected: dict[MemoKey, int], key: MemoKey, resume: int) -> None:
     if len(rejected) >= _MEMO_ENTRIES:
         rejected.clear()  # bounded memory; ordinary logs refill it with their few recurring candidates at once
     rejected[key] = resume
@@ -189,10 +189,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         return True
 
     leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment)
-    find, parse, length = leftmost.find, pass_.parser.match, len(data)
+    parse, length = pass_.parser.match, len(data)
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     rejected = pass_.rejected
-    while (span := find(pos))[0] >= 0:
+    while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
         candidate_start, candidate_end = span
         spent += 1
         if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
@@ -201,10 +201,13 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             last = pos = end
             count += 1
             continue
-        key = None
+        key: MemoKey | None = None
         if candidate_end - candidate_start <= _MEMO_KEY_BYTES and not leftmost.ambiguous:
-            low, high = max(0, candidate_start - 1), min(length, candidate_end + 1)
-            key = (data[low:high], low == candidate_start, high == candidate_end)
+            if candidate_start > 0 and candidate_end < length:  # a byte on each side: no edge of the text in it
+                key = data[candidate_start - 1 : candidate_end + 1]
+            else:  # at an edge of the text, which decides "^", "$" and "\b" as a byte would
+                low, high = max(0, candidate_start - 1), min(length, candidate_end + 1)
+                key = (data[low:high], low == candidate_start, high == candidate_end)
             resume = rejected.get(key)
             if resume is not None:
                 pos = candidate_start + resume
