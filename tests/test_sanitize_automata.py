@@ -196,3 +196,11 @@ def test_the_pass_split_by_scan_reports_the_spans_of_its_one_finder_alternation(
                 compared += 1
             pos = span[0] + 1
     assert compared > 100
+
+
+def test_every_branch_of_both_passes_has_its_group_names_spelled() -> None:
+    from bot.sanitize.judge import BRANCH, NAME, VALUE
+
+    for pass_ in (TOKEN_PASS, CONTEXT_PASS):
+        assert len(pass_.detectors) <= len(BRANCH) == len(NAME) == len(VALUE)
+        assert all(f"b{i}_v" in pass_.parser.groupindex for i in range(len(pass_.detectors)))

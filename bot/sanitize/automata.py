@@ -54,6 +54,11 @@ class Automaton:
     # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
     search: re2._Regexp | None = None
 
+    def __post_init__(self) -> None:
+        # RE2's own Match of the scan and of the finder, looked up once: ``first`` runs once per candidate.
+        object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
+        object.__setattr__(self, "_verify", self.finder._regexp.Match)
+
     def may_match(self, data: bytes) -> bool:
         return all(literal in data for literal in self.literals)
 
@@ -64,9 +69,9 @@ class Automaton:
 
         ``dismiss(start)`` True: no candidate of this automaton is wanted at ``start`` (an assignment whose name
         holds no secret), so the scan goes on without matching the finder there."""
-        if self.search is None:
-            return self.finder._regexp.Match(UNANCHORED, data, pos, length)[0]
-        scan, verify = self.search._regexp.Match, self.finder._regexp.Match
+        scan, verify = self._scan, self._verify  # type: ignore[attr-defined]
+        if scan is None:
+            return verify(UNANCHORED, data, pos, length)[0]
         while (start := scan(UNANCHORED, data, pos, length)[0][0]) >= 0:
             if dismiss is not None and dismiss(start):
                 pos = start + 1
@@ -170,8 +175,8 @@ class Leftmost:
         for i, match in enumerate(self._matches):
             if first_search or 0 <= hits[i][0] < pos:
                 hits[i] = match(data, pos, length)
-        live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
-        if len(live) < len(hits):  # never searched again: none from here on
+        if (-1, -1) in hits:  # never searched again: none from here on
+            live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
             self._matches = [self._matches[i] for i in live]
             self._sources = [self._sources[i] for i in live]
             self._hits = self.hits = hits = [hits[i] for i in live]
@@ -180,8 +185,13 @@ class Leftmost:
                 self.source = self._sources[0] if hits else -1
                 self._narrow()
                 return hits[0] if hits else (-1, -1)
+        if len(hits) == 2:  # the usual case (a pass's alternation and its assignment), without the generic scans
+            first, second = hits
+            self.ambiguous = first[0] == second[0]
+            self.source = self._sources[0 if first <= second else 1]
+            return first if first <= second else second
         best = min(hits)
-        self.ambiguous = sum(1 for hit in hits if hit[0] == best[0]) > 1
+        self.ambiguous = [hit[0] for hit in hits].count(best[0]) > 1
         self.source = self._sources[hits.index(best)]
         return best
 

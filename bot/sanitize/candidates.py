@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from bot.sanitize import shapes
 from bot.sanitize.automata import DetectorPass, Leftmost, MemoKey
-from bot.sanitize.judge import extended_end, judge, quoted_span
+from bot.sanitize.judge import NAME, extended_end, judge, quoted_span
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -264,7 +264,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             pos = max(end, candidate_start + 1)
             continue
         # No assignment can start inside its name: the search moves on from there.
-        resume = max(1, match.start(f"b{index}_name") - candidate_start) if detector.check == "assignment" else 1
+        resume = max(1, match.start(NAME[index]) - candidate_start) if detector.check == "assignment" else 1
         # The key holds the candidate's span (plus a byte each side): a verdict is remembered only when what it
         # read lies inside it. A short finder's hit may be parsed as another, longer branch (a two-column line's
         # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that

@@ -26,6 +26,11 @@ _FIXED_LENGTH_KINDS = frozenset(
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
+# Each branch's group names (``automata._compile_pass``: branch i is ``b{i}``, its parts ``b{i}_<part>``), spelled
+# once: formatting them cost a few percent of a judgement, which dense text does on every line.
+_BRANCHES = 256
+BRANCH = tuple(f"b{i}" for i in range(_BRANCHES))
+NAME, VALUE, SEPARATOR, QUOTE = (tuple(f"b{i}_{part}" for i in range(_BRANCHES)) for part in ("name", "v", "sep", "q"))
 
 
 def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
@@ -44,11 +49,11 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if check == "url_password":
         return (detector.kind if shapes.accept_url_password(shown) else None), True
     text = match.string
-    name_start, name_end = match.span(f"b{index}_name")
+    name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")
     if shapes.name_kind(name) is None:
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
-    value_start, value_end = match.span(f"b{index}_v")
+    value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "env_line":
         # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
@@ -56,8 +61,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # that is an expression of code (``password=os.environ["X"]``) is judged whole, never by its first word.
         # Only an indented line may be code (a keyword argument: ``    password=os.environ["X"],``); ``env``, a .env
         # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
-        code = text[match.start(f"b{index}") : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
-            rb"[-a-z]", text[match.start(f"b{index}") : name_start]
+        code = text[match.start(BRANCH[index]) : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
+            rb"[-a-z]", text[match.start(BRANCH[index]) : name_start]
         )
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         first = _FIRST_WORD.match(shown)
@@ -78,9 +83,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # 'password' => 'x', define('DB_PASSWORD', 'x'), and ":" only in escaped JSON (\"password\":\"x\"): a
         # plain JSON pair is the assignment detector's, whose verdict must not be taken again here.
         pair_separator = text[name_end : name_end + 8].lstrip(b"\\\"' \t")[:1]  # bounded: no copy of the rest
-        if pair_separator == b":" and not match.group(f"b{index}_q").startswith(b"\\"):
+        if pair_separator == b":" and not match.group(QUOTE[index]).startswith(b"\\"):
             return None, False
-        pair_start = match.start(f"b{index}_q")
+        pair_start = match.start(QUOTE[index])
         if pair_separator == b"," and not text[max(0, pair_start - 8) : pair_start].rstrip().endswith(b"("):
             return None, False  # "a","b" is a JSON value then a key; only a call's arguments pair a name and value
         return shapes.accept_assignment(name, "=", shown, True, quoted=True, code=False), False
@@ -94,8 +99,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
                                         following=following), False
     if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
-    separator = "=" if match.group(f"b{index}_sep").endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
-    sep_start = match.start(f"b{index}_sep")
+    separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
+    sep_start = match.start(SEPARATOR[index])
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
     if text[max(0, name_start - 9) : name_start] == b"checksum/":
@@ -138,6 +143,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     at_line_start = line_start >= 0 and _LINE_START.fullmatch(text, line_start, name_start) is not None
     rest = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
     sentence = rest[:1].isalpha() and not quoted  # more words follow: prose
+    if at_line_start and not sentence:
+        return verdict, False  # the context of the permissive call above, whose verdict this is (a second call
+        # cost a tenth of a judgement: "pass: x1" on every line, each one judged)
     return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
                                     following=following, spaced=spaced,
                                     environment=env_name and at_line_start and not sentence), False
@@ -145,7 +153,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
 
 def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
     """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
-    start, end = match.span(f"b{index}_v")
+    start, end = match.span(VALUE[index])
     quote = data[start : start + 1]
     if quote in (b'"', b"'"):
         return (start + 1, end - 1) if end - start > 1 and data[end - 1 : end] == quote else (start + 1, end)
@@ -165,14 +173,14 @@ def _line_stop(data: bytes, end: int, *quotes: bytes) -> int:
 def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
     """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
     since the next search starts after it)."""
-    value_start = match.start(f"b{index}_v")
+    value_start = match.start(VALUE[index])
     quote = data[value_start : value_start + 1]
     if quote in (b'"', b"'"):
         if end - start < VALUE_BOUND or data[end : end + 1] == quote:
             return end
         return _line_stop(data, end, quote)
     if detector.check == "env_line":
-        if match.end(f"b{index}_v") - value_start < VALUE_BOUND:
+        if match.end(VALUE[index]) - value_start < VALUE_BOUND:
             return end
         stop = data.find(b"\n", end)
         stop = len(data) if stop < 0 else stop

@@ -156,9 +156,10 @@ def _ends_in_secret_word(name: str) -> bool:
 def trivial(value: str) -> bool:
     """A value no one would call a secret: empty, a boolean, a small number or duration, a placeholder."""
     bare = value.strip().strip("\"'").strip()
-    if len(bare) < 3 or bare.lower() in _TRIVIAL_VALUES or _NUMBERISH.fullmatch(bare):
+    if len(bare) < 3:
         return True
-    if bare.lower() in _PLACEHOLDER_WORDS:
+    lowered = bare.lower()
+    if lowered in _TRIVIAL_VALUES or lowered in _PLACEHOLDER_WORDS or _NUMBERISH.fullmatch(bare):
         return True
     return bool(_PLACEHOLDER.match(bare)) or len(set(bare)) == 1
 
