@@ -22,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import heapq
+import hmac
 import json
 import os
 import threading
@@ -157,6 +158,19 @@ class DecisionSigner:
         """The signature alone of a statement whose claims the checker rebuilds from what it checks (a seal kept
         next to the very fields it covers need not repeat them: ~90 bytes instead of ~700 on every call)."""
         return _b64(self._key.sign(_statement_domain(kind) + _statement_payload(claims)))
+
+    def made_detached(self, kind: str, signature: str, claims: dict[str, str]) -> bool:
+        """True if ``signature`` is this key's ``sign_detached`` signature of exactly ``claims``.
+
+        Ed25519 signing is deterministic (RFC 8032: one key and one message give one signature), so a seal this
+        key made is recognised by signing the claims again and comparing, ~30 us, instead of a verification,
+        ~115 us, on the way from a click to the child's start. Anything that differs is verified in full: a
+        genuine signature made another way (an implementation with random nonces) still passes, and a forged or
+        rewritten one still fails. The comparison is constant-time, so timing teaches nobody this key's
+        signature of claims they chose."""
+        if hmac.compare_digest(self.sign_detached(kind, claims).encode(), signature.encode()):
+            return True
+        return verify_detached(kind, signature, claims, self.public_key)
 
 
 def _statement_domain(kind: str) -> bytes:

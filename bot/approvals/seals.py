@@ -17,10 +17,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from bot.approvals.decisions import DecisionSigner, verified_statement, verify_detached
+from bot.approvals.decisions import DecisionSigner, verified_statement
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.records import CallRecord
-from bot.approvals.verify_key import RawPublicKey
 
 
 def proposal_claims(
@@ -57,24 +56,23 @@ def seal_approval(signer: DecisionSigner, record: CallRecord, user: str) -> str:
     return signer.sign_detached("approval", approval_claims(record, user))
 
 
-def _sealed(kind: str, seal: str, claims: dict[str, str], key: RawPublicKey) -> bool:
+def _sealed(kind: str, seal: str, claims: dict[str, str], signer: DecisionSigner) -> bool:
     """Does ``seal`` cover exactly ``claims``? A seal written before seals were detached carries its claims
     (``<claims>.<signature>``) and is compared with them."""
     if not seal:
         return False
     if "." in seal:
-        return verified_statement(kind, seal, key) == claims
-    return verify_detached(kind, seal, claims, key)
+        return verified_statement(kind, seal, signer.public_key) == claims
+    return signer.made_detached(kind, seal, claims)
 
 
 def check_sealed(signer: DecisionSigner, record: CallRecord) -> None:
     """Raise ``TamperedRecord`` unless the record's proposal fields and earlier approvals are as sealed."""
-    key = signer.public_key
     if not record.proposal_seal:
         raise TamperedRecord(f"call {record.id}: no valid proposal seal; the record was not written by the bot")
-    if not _sealed("proposal", record.proposal_seal, _claims_of(record), key):
+    if not _sealed("proposal", record.proposal_seal, _claims_of(record), signer):
         raise TamperedRecord(f"call {record.id}: the fields a click relies on (requester, tool, app, tags, approvals"
                              " needed, command line and binary digests) differ from what the bot proposed")
     for approval in record.approvals:
-        if not _sealed("approval", approval.seal, approval_claims(record, approval.user), key):
+        if not _sealed("approval", approval.seal, approval_claims(record, approval.user), signer):
             raise TamperedRecord(f"call {record.id}: approval by {approval.user} was not recorded by the bot")

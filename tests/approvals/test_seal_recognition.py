@@ -1,0 +1,129 @@
+"""The deciding role recognises its own seals by signing again (Ed25519 is deterministic), and verifies the rest.
+
+``DecisionSigner.made_detached`` answers a click's seal check without a signature verification when the seal is
+byte for byte what this key makes; everything else is verified in full. These tests pin both halves: a genuine
+signature that is NOT the deterministic one (made here with a random nonce, as a hedged implementation would)
+still passes, and nothing that is not this key's signature of exactly these claims does.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import secrets
+
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from bot.approvals.decisions import DecisionSigner, verify_detached
+from bot.approvals.errors import TamperedRecord
+from bot.approvals.records import Approval, CallRecord, CallState
+from bot.approvals.seals import approval_claims, check_sealed, proposal_claims, seal_approval, seal_proposal
+from tests.approvals.conftest import proposal
+
+# edwards25519 (RFC 8032 section 5.1), enough of it to sign with a random nonce
+_P = 2**255 - 19
+_L = 2**252 + 27742317777372353535851937790883648493
+_D = -121665 * pow(121666, _P - 2, _P) % _P
+_G = (15112221349535400772501151409588531511454012693041857206046113283949847762202,
+      46316835694926478169428394003475163141307993866256225615783033603165251855960)
+_Point = tuple[int, int, int, int]  # extended coordinates X, Y, Z, T
+
+
+def _add(a: _Point, b: _Point) -> _Point:
+    x1, y1, z1, t1 = a
+    x2, y2, z2, t2 = b
+    e1, e2 = (y1 - x1) * (y2 - x2) % _P, (y1 + x1) * (y2 + x2) % _P
+    c, dd = t1 * 2 * _D * t2 % _P, z1 * 2 * z2 % _P
+    e, f, g, h = e2 - e1, dd - c, dd + c, e2 + e1
+    return e * f % _P, g * h % _P, f * g % _P, e * h % _P
+
+
+def _times(k: int) -> _Point:
+    result: _Point = (0, 1, 1, 0)
+    addend: _Point = (_G[0], _G[1], 1, _G[0] * _G[1] % _P)
+    while k:
+        if k & 1:
+            result = _add(result, addend)
+        addend = _add(addend, addend)
+        k >>= 1
+    return result
+
+
+def _encode(point: _Point) -> bytes:
+    x, y, z, _ = point
+    inverse = pow(z, _P - 2, _P)
+    x, y = x * inverse % _P, y * inverse % _P
+    return (y | ((x & 1) << 255)).to_bytes(32, "little")
+
+
+def _hedged_sign(seed: bytes, message: bytes) -> bytes:
+    """An Ed25519 signature with a random nonce: valid under the same public key, yet not the RFC's own."""
+    h = hashlib.sha512(seed).digest()
+    a = (int.from_bytes(h[:32], "little") & ((1 << 254) - 8)) | (1 << 254)
+    public = _encode(_times(a))
+    r = secrets.randbelow(_L - 1) + 1
+    big_r = _encode(_times(r))
+    k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % _L
+    return big_r + ((r + k * a) % _L).to_bytes(32, "little")
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+CLAIMS = {"call": "0-abc", "user": "UAPP", "argv_hash": "ab" * 32}
+#: what an approval statement of CLAIMS signs: its domain, then the claims as canonical JSON (decisions.py)
+SIGNED = b"fisk-chatops approval statement v1\n" + b'{"argv_hash":"' + b"ab" * 32 + b'","call":"0-abc","user":"UAPP"}'
+
+
+def test_its_own_seal_is_recognised_and_anything_else_is_not() -> None:
+    key = Ed25519PrivateKey.generate()
+    signer = DecisionSigner(key)
+    seal = signer.sign_detached("approval", CLAIMS)
+    assert signer.made_detached("approval", seal, CLAIMS)
+    assert not signer.made_detached("approval", seal, {**CLAIMS, "user": "UOTHER"})  # other claims
+    assert not signer.made_detached("proposal", seal, CLAIMS)  # the same claims as another kind of statement
+    assert not signer.made_detached("approval", DecisionSigner(Ed25519PrivateKey.generate()).sign_detached(
+        "approval", CLAIMS), CLAIMS)  # another key's seal
+    flipped = seal[:-2] + ("A" if seal[-2] != "A" else "B") + seal[-1]
+    assert not signer.made_detached("approval", flipped, CLAIMS)
+    for garbage in ("", "x", "ü" * 86, "=" * 90):  # not base64, not ASCII, not a signature: refused, never raised
+        assert not signer.made_detached("approval", garbage, CLAIMS)
+
+
+def test_a_genuine_signature_made_with_a_random_nonce_still_passes() -> None:
+    """The re-signing shortcut must not turn a valid seal into a refusal: it falls back to verifying."""
+    key = Ed25519PrivateKey.generate()
+    signer = DecisionSigner(key)
+    hedged = _b64(_hedged_sign(key.private_bytes_raw(), SIGNED))
+    assert hedged != signer.sign_detached("approval", CLAIMS)  # not the deterministic signature...
+    assert verify_detached("approval", hedged, CLAIMS, signer.public_key)  # ...but a valid one of these claims
+    assert signer.made_detached("approval", hedged, CLAIMS)
+    assert not signer.made_detached("approval", hedged, {**CLAIMS, "call": "0-abd"})
+
+
+def test_a_click_accepts_an_earlier_approval_sealed_with_a_random_nonce() -> None:
+    """check_sealed end to end: a two-person call's first approval sealed by a hedged signer is accepted, and the
+    same seal moved onto another approver is not."""
+    key = Ed25519PrivateKey.generate()
+    signer = DecisionSigner(key)
+    p = proposal(tags=["two-person"])
+    now = 1_700_000_000.0
+    fields = dict(id="0-abc", conversation="conv", tool=p.tool, app=p.app, arguments=p.arguments, argv=p.argv,
+                  argv_hash="ab" * 32, requester="UREQ", tool_tags=p.tags, state=CallState.awaiting_approval,
+                  approvals_needed=2, created_at=now, expires_at=now + 60, updated_at=now)
+    bare = CallRecord(**fields)  # type: ignore[arg-type]
+    proposal_seal = seal_proposal(signer, proposal_claims(
+        call_id=bare.id, conversation=bare.conversation, tool=bare.tool, app=bare.app, argv_hash=bare.argv_hash,
+        binary_digest="", model_hash="", requester="UREQ", tags=bare.tool_tags, approvals_needed=2))
+    claims = approval_claims(bare, "UAPP")
+    assert claims == CLAIMS
+    hedged = _b64(_hedged_sign(key.private_bytes_raw(), SIGNED))
+    good = bare.model_copy(update={"proposal_seal": proposal_seal,
+                                   "approvals": [Approval(user="UAPP", at=now, seal=hedged)]})  # type: ignore[arg-type]
+    check_sealed(signer, good)
+    assert seal_approval(signer, good, "UAPP") != hedged
+    moved = good.model_copy(update={"approvals": [Approval(user="UOTHER", at=now, seal=hedged)]})  # type: ignore[arg-type]
+    with pytest.raises(TamperedRecord):
+        check_sealed(signer, moved)
