@@ -8,10 +8,9 @@ memory budget, and the leftmost-first merge of their hits (``Leftmost``) that th
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import re2
 
@@ -43,6 +42,24 @@ def re2_options() -> re2.Options:
     return options
 
 
+# A verdict memo's key: the candidate's bytes and one byte each side, or at an edge of the text, the bytes there
+# and whether the candidate starts / ends at that edge (``candidates.run_pass``). What decides "^", "$" and "\\b"
+# at a span's ends lies in it (RE2 looks no further around a match).
+MemoKey = bytes | tuple[bytes, bool, bool]
+# Spans longer than this are no memo key (``candidates.run_pass``), nor a key of ``Automaton``'s span memo.
+MEMO_KEY_BYTES = 192
+# The most keys a memo holds (then it starts over: bounded memory, and recurring text refills it at once).
+MEMO_ENTRIES = 4096
+
+
+def memo_key(data: bytes, start: int, end: int, length: int) -> MemoKey:
+    """The key of span ``start``..``end`` of ``data`` (``length`` bytes) in a verdict or span memo."""
+    if start > 0 and end < length:  # a byte on each side: no edge of the text in it
+        return data[start - 1 : end + 1]
+    low, high = max(0, start - 1), min(length, end + 1)  # at an edge, which decides "^", "$" and "\\b" as a byte would
+    return data[low:high], low == start, high == end
+
+
 @dataclass(frozen=True)
 class Automaton:
     """One finder automaton; ``literals`` are in every match (text without one of them is not searched)."""
@@ -53,11 +70,17 @@ class Automaton:
     # value counters (their overlapping threads multiplied RE2's DFA states); ``finder`` is then matched anchored
     # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
     search: re2._Regexp | None = None
+    # When the scan mixes detectors with a ``search`` and detectors without (a pass's alternation): the searches
+    # alone, asked (anchored) whether a hit may be a searched detector's (see ``first``).
+    searched: re2._Regexp | None = None
+    # Scan hits known to be their finder's span (``first``): key -> True once proven, False when seen once.
+    plain_spans: dict[MemoKey, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         # RE2's own Match of the scan and of the finder, looked up once: ``first`` runs once per candidate.
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
+        object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
 
     def may_match(self, data: bytes) -> bool:
         return all(literal in data for literal in self.literals)
@@ -65,27 +88,64 @@ class Automaton:
     def first(
         self, data: bytes, pos: int, length: int, dismiss: Callable[[int], bool] | None = None
     ) -> tuple[int, int]:
-        """(start, end) of the leftmost ``finder`` match at or after ``pos``, (-1, -1) when none.
+        """(start, end) of the leftmost ``finder`` match at or after ``pos``, (-1, -1) when none (``searcher``)."""
+        return self.searcher(data, length, dismiss)(pos)
+
+    def searcher(
+        self, data: bytes, length: int, dismiss: Callable[[int], bool] | None = None
+    ) -> Callable[[int], tuple[int, int]]:
+        """``find(pos)``: (start, end) of the leftmost ``finder`` match in ``data`` at or after ``pos``, (-1, -1)
+        when none. One closure per text, called once per candidate: dense text spends as long in the layers of
+        Python around the RE2 search as in the search itself.
 
         ``dismiss(start)`` True: no candidate of this automaton is wanted at ``start`` (an assignment whose name
-        holds no secret), so the scan goes on without matching the finder there."""
+        holds no secret), so the scan goes on without matching the finder there.
+
+        A scan hit whose key (``memo_key``) is in ``plain_spans`` as proven is the finder's span without the
+        anchored finder match (one RE2 call for a recurring candidate, not two: ``Bearer x`` on every line). Why
+        that holds: the scan is the alternation of each detector's ``search``, or its finder when it has none,
+        in the finder alternation's order. The scan's span at ``start`` is the first branch that matches there,
+        at that branch's preferred end; whether a branch matches ending at ``end`` depends only on the bytes of
+        the key. A key is proven where the scan hit and no ``search`` matched at ``start`` at all (``searched``,
+        anchored), so the hit was branch k of a detector without a search. Wherever the same key comes back, the
+        scan's span is again branch k's (an earlier branch matching would end where k does, within the key, and
+        would have matched the first time), so no earlier finder matches there either (a finder match starts
+        with its ``search``'s, which would be an earlier scan branch), and branch k's finder is its scan: the
+        finder's span is the scan's. A key is proven the second time it is seen (one more anchored call), so
+        candidates that never recur cost a dictionary entry, not a call."""
         scan, verify = self._scan, self._verify  # type: ignore[attr-defined]
         if scan is None:
-            return verify(UNANCHORED, data, pos, length)[0]
-        while (start := scan(UNANCHORED, data, pos, length)[0][0]) >= 0:
-            if dismiss is not None and dismiss(start):
-                pos = start + 1
-                continue
-            span = verify(_ANCHOR_START, data, start, length)[0]
-            if span[0] >= 0:
-                return span
-            pos = start + 1  # the scan's superset (a quote never closed): no finder match starts here
-        return -1, -1
+            def plain(pos: int) -> tuple[int, int]:
+                return verify(UNANCHORED, data, pos, length)[0]
+            return plain
+        searched, spans = self._searched, self.plain_spans  # type: ignore[attr-defined]
 
-
-# A verdict memo's key: the candidate's bytes and one byte each side, or at an edge of the text, the bytes there
-# and whether the candidate starts / ends at that edge (``candidates.run_pass``).
-MemoKey = bytes | tuple[bytes, bool, bool]
+        def scanned(pos: int) -> tuple[int, int]:
+            while (hit := scan(UNANCHORED, data, pos, length)[0])[0] >= 0:
+                start, end = hit
+                if dismiss is not None and dismiss(start):
+                    pos = start + 1
+                    continue
+                key: MemoKey | None = None
+                if searched is not None and end - start <= MEMO_KEY_BYTES:
+                    # memo_key, inline where it can be: this runs once per candidate of dense text
+                    inner = start > 0 and end < length
+                    key = data[start - 1 : end + 1] if inner else memo_key(data, start, end, length)
+                    if spans.get(key):
+                        return hit
+                span = verify(_ANCHOR_START, data, start, length)[0]
+                if span[0] >= 0:
+                    if key is not None and span == hit:
+                        if len(spans) >= MEMO_ENTRIES:
+                            spans.clear()
+                        if key not in spans:
+                            spans[key] = False  # seen once: proven only if it comes back (below)
+                        elif searched(_ANCHOR_START, data, start, length)[0][0] < 0:
+                            spans[key] = True
+                    return span
+                pos = start + 1  # the scan's superset (a quote never closed): no finder match starts here
+            return -1, -1
+        return scanned
 
 
 @dataclass(frozen=True)
@@ -117,6 +177,10 @@ class DetectorPass:
     assignment_parser: re.Pattern[bytes] | None = None
 
 
+def _nothing(pos: int) -> tuple[int, int]:
+    return -1, -1
+
+
 class Leftmost:
     """The leftmost hit of several automata from a position on, each automaton searched again only once the
     position passes its last hit (a hit at or after the position is still the leftmost one of that automaton),
@@ -129,52 +193,34 @@ class Leftmost:
     ) -> None:
         # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
         # against 0.5 us); it returns the spans, (-1, -1) when nothing matched. ``dismiss`` goes to the
-        # ``first`` of automaton ``dismissing`` (see ``Automaton.first``).
+        # searcher of automaton ``dismissing`` (see ``Automaton.searcher``).
         self._sources = [i for i, a in enumerate(finders) if a.may_match(data)]
-        self._matches = [
-            functools.partial(finders[i].first, dismiss=dismiss) if i == dismissing else finders[i].first
-            for i in self._sources
-        ]
         self._data, self._length = data, len(data)
+        self._matches = [
+            finders[i].searcher(data, self._length, dismiss if i == dismissing else None) for i in self._sources
+        ]
         self._hits: list[tuple[int, int]] = [(-1, -1)] * len(self._matches)
         self.hits = self._hits  # read by ``dismiss`` while the last automaton is searched: the others' hits
         self._searched_from = -1
         self.ambiguous = False  # two automata hit at the last start: which branch the one alternation would
         # have chosen there is unknown, so the candidate's span is not a memo key
         self.source = self._sources[0] if len(self._sources) == 1 else -1  # the index of the last hit's automaton
-        self._finders, self._dismissing = finders, dismissing
         if len(self._matches) <= 1:
             self._narrow()
 
     def _narrow(self) -> None:
-        """One automaton (or none) is left: ``find`` becomes its plain search, without the merge. Dense text
-        (a candidate every few bytes, a remembered verdict each) spends most of its time in this call: its
-        layers of Python (the merge, ``Automaton.first``) cost as much as the RE2 search itself."""
-        if not self._matches:
-            self.find = lambda pos: (-1, -1)  # type: ignore[method-assign]
-            return
-        data, length, match = self._data, self._length, self._matches[0]
-        automaton = self._finders[self._sources[0]]
-        if automaton.search is None and self._sources[0] != self._dismissing:
-            search = automaton.finder._regexp.Match
-
-            def find(pos: int) -> tuple[int, int]:
-                return search(UNANCHORED, data, pos, length)[0]
-        else:
-            def find(pos: int) -> tuple[int, int]:
-                return match(data, pos, length)
-        self.find = find  # type: ignore[method-assign]
+        """One automaton (or none) is left: ``find`` becomes its search, without the merge."""
+        self.find = self._matches[0] if self._matches else _nothing  # type: ignore[method-assign,assignment]
 
     def find(self, pos: int) -> tuple[int, int]:
         """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none. Read again for every search
         (``_narrow`` replaces it once one automaton is left)."""
-        data, length = self._data, self._length
         hits = self._hits
         first_search = self._searched_from < 0
         self._searched_from = pos
         for i, match in enumerate(self._matches):
             if first_search or 0 <= hits[i][0] < pos:
-                hits[i] = match(data, pos, length)
+                hits[i] = match(pos)
         if (-1, -1) in hits:  # never searched again: none from here on
             live = [i for i, hit in enumerate(hits) if hit[0] >= 0]
             self._matches = [self._matches[i] for i in live]
@@ -200,39 +246,32 @@ def _ungrouped(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
-def _groups(
-    detectors: tuple[Detector, ...], split_searched: bool = False
-) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
-    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals.
-
-    ``split_searched``: the alternation's detectors with a ``search`` and those without in two automata. A hit
-    of an automaton with a scan costs two RE2 calls (the scan, then the anchored finder), one without a scan a
-    single call; in one automaton every hit paid both, so a candidate of a detector that needs no scan (the
-    bearer header on every line, each a remembered verdict) cost two calls where one gives the same span."""
+def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
+    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals."""
     together = tuple(d for d in detectors if not d.own_automaton)
-    parts = [tuple(d for d in together if d.search), tuple(d for d in together if not d.search)] \
-        if split_searched else [together]
-    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(part, ()) for part in parts if part]
+    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(together, ())] if together else []
     return groups + [((d,), d.literals) for d in detectors if d.own_automaton]
 
 
-def _automata(detectors: tuple[Detector, ...], split_searched: bool) -> tuple[Automaton, ...]:
-    """The finders of these detectors: two automata for the alternation (its detectors with a scan and those
-    without), one for each ``own_automaton``."""
-    groups = _groups(detectors, split_searched)
-    return tuple(
-        Automaton(_alternation(group, lambda d: d.finder or d.pattern), literals,
-                  _alternation(group, lambda d: d.search or d.finder or d.pattern)
-                  if any(d.search for d in group) else None)
-        for group, literals in groups
-    )
+def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
+    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
+    automata = []
+    for group, literals in _groups(detectors):
+        searches = tuple(d for d in group if d.search)
+        automata.append(Automaton(
+            _alternation(group, lambda d: d.finder or d.pattern), literals,
+            _alternation(group, lambda d: d.search or d.finder or d.pattern) if searches else None,
+            # Only where some detectors have no search: a hit of the others is always matched by its finder.
+            _alternation(searches, lambda d: d.search) if searches and len(searches) < len(group) else None,
+        ))
+    return tuple(automata)
 
 
 def _alternation(detectors: tuple[Detector, ...], pattern: Callable[[Detector], str]) -> re2._Regexp:
     return re2.compile("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors), re2_options())
 
 
-def _compile_pass(detectors: tuple[Detector, ...], split_searched: bool = False) -> DetectorPass:
+def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     parts = []
     for index, detector in enumerate(detectors):
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
@@ -241,7 +280,7 @@ def _compile_pass(detectors: tuple[Detector, ...], split_searched: bool = False)
         # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
         return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
 
-    finders = _automata(detectors, split_searched)
+    finders = _automata(detectors)
     assignment, assignment_parser = -1, None
     if detectors[-1].check == "assignment" and detectors[-1].own_automaton:
         assignment = len(finders) - 1  # the last detector's own automaton comes last (``_automata``)
@@ -251,7 +290,7 @@ def _compile_pass(detectors: tuple[Detector, ...], split_searched: bool = False)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)
-CONTEXT_PASS = _compile_pass(CONTEXT, split_searched=True)
+CONTEXT_PASS = _compile_pass(CONTEXT)
 # Both passes' candidates in as few automata as the passes use: text in which they find none (most output)
 # skips both passes; text with a candidate pays only the scans up to the first one. Only the scans, a superset of
 # the finders (a hit the finder would refuse only runs the passes for nothing), so no finder is compiled twice.

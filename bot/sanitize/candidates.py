@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 
 from bot.sanitize import shapes
-from bot.sanitize.automata import DetectorPass, Leftmost, MemoKey
+from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.judge import NAME, extended_end, judge, quoted_span
 
 Marker = Callable[[str, bytes], bytes]
@@ -57,8 +57,8 @@ ACCEPT_UNITS = 4
 DENSE_SPAN = 4096
 DENSE_KIND = "dense_candidates"
 # The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
-_MEMO_KEY_BYTES = 192
-_MEMO_ENTRIES = 4096
+_MEMO_KEY_BYTES = MEMO_KEY_BYTES
+_MEMO_ENTRIES = MEMO_ENTRIES
 # Assignment names already judged by shapes.name_kind: True when the name holds no secret.
 _HARMLESS_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
@@ -203,11 +203,8 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             continue
         key: MemoKey | None = None
         if candidate_end - candidate_start <= _MEMO_KEY_BYTES and not leftmost.ambiguous:
-            if candidate_start > 0 and candidate_end < length:  # a byte on each side: no edge of the text in it
-                key = data[candidate_start - 1 : candidate_end + 1]
-            else:  # at an edge of the text, which decides "^", "$" and "\b" as a byte would
-                low, high = max(0, candidate_start - 1), min(length, candidate_end + 1)
-                key = (data[low:high], low == candidate_start, high == candidate_end)
+            key = (data[candidate_start - 1 : candidate_end + 1] if candidate_start > 0 and candidate_end < length
+                   else memo_key(data, candidate_start, candidate_end, length))  # memo_key: inline where it can be
             resume = rejected.get(key)
             if resume is not None:
                 pos = candidate_start + resume
