@@ -130,8 +130,8 @@ def test_the_azure_storage_key_is_searched_apart_and_still_found_next_to_other_t
     states (random base64 with ":@._-": 2.1 MB/s at 64 KiB, ``bench_sanitize.py``); apart, they add."""
     from bot.sanitize.automata import _ANY_CANDIDATE
 
-    own = [a for a in (*TOKEN_PASS.finders, *_ANY_CANDIDATE) if a.literals == (b"==",)]
-    assert len(own) == 2 and all(a.finder.pattern.count("{86}") == 1 for a in own)
+    own = {id(a): a for a in (*TOKEN_PASS.finders, *_ANY_CANDIDATE) if a.literals == (b"==",)}
+    assert len(own) == 1 and all(a.finder.pattern.count("{86}") == 1 for a in own.values())
     key = "Ab3" * 28 + "xy=="
     for text in (f"AccountName=x;AccountKey={key} xoxb-1234567890-abcdefghij", f"{key} ghp_{'a1' * 18}",
                  f'"value": "{key}"'):
@@ -224,3 +224,33 @@ def test_a_searched_detectors_hit_is_never_taken_as_proven_though_its_bytes_recu
     assert automaton.first(b" abc.def", 0, 8) == (1, 8)
     assert automaton.first(b" xyz.def", 0, 8) == (1, 4)
     assert automaton.plain_spans == {b" abc.": False, b" xyz.": True}
+
+
+def test_the_candidate_check_scans_with_the_passes_own_automata() -> None:
+    """One automaton over both passes' alternations multiplied their DFA states: on random base64 it built new
+    states for every 8 KiB it had not seen (5 MB/s, ``bench_sanitize.py``), and it kept a DFA budget of its own.
+    ``has_candidate`` now scans with the automata the passes search with (no automaton of its own), and says yes
+    exactly where one of them hits."""
+    from bot.sanitize.automata import _ANY_CANDIDATE
+
+    passes = (*TOKEN_PASS.finders, *CONTEXT_PASS.finders)
+    assert len(_ANY_CANDIDATE) == len(passes)
+    assert all(any(a is b for b in passes) for a in _ANY_CANDIDATE)
+    texts = [leak.text.encode() for leak in LEAKS] + [path.read_bytes() for path in BENIGN]
+    texts += [b"random words only\n", b"x" * 5000, b"DB_PASSWORD=hunter2x\n", b"a:1:b:c:d\n"]
+    for text in texts:
+        hits = any(Leftmost(pass_.finders, text).find(0)[0] >= 0 for pass_ in (TOKEN_PASS, CONTEXT_PASS))
+        assert has_candidate(text) or not hits, text[:80]
+
+
+def test_a_pgpass_line_after_a_long_first_field_is_still_parsed_as_before() -> None:
+    """The .pgpass scan takes its first field unbounded (a count to 253 from every line's start multiplied the
+    DFA states at the start of every text); the finder still bounds it, so a host name over 253 characters is no
+    candidate there, and a real line still is."""
+    assert "s3cretPw!" not in redact("db.internal:5432:app:admin:s3cretPw!\n")[0]
+    long_host = "h" * 300 + ":5432:app:admin:s3cretPw!\n"
+    assert redact(long_host) == (long_host, 0)  # as the bounded pattern has always read it
+    together = CONTEXT_PASS.finders[0]
+    for text in (long_host.encode(), b"x\n" + long_host.encode(), b"db:5432:app:admin:pw\n" + long_host.encode()):
+        alone = together.finder._regexp.Match(UNANCHORED, text, 0, len(text))[0]
+        assert together.first(text, 0, len(text)) == alone
