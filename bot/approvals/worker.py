@@ -41,7 +41,7 @@ from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.cancelling import cancel_and_wait
 from bot.logcontext import log_context
-from bot.runner.execute import STOP_REQUEST
+from bot.runner.execute import STOP_REQUEST, StopRequest
 from bot.streams import ensure_group, next_read_id
 from bot.streams import text as _text
 
@@ -262,7 +262,7 @@ class RunnerWorker:
             return acknowledged
 
     async def _execute_logged(self, record: CallRecord, entry_id: str) -> bool:
-        stop = asyncio.Event()
+        stop = StopRequest()  # the executor waits for the child's exit and for this on one future
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
         # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting for
@@ -301,7 +301,7 @@ class RunnerWorker:
                         exc.current_state)
         return True
 
-    async def _call_executor(self, record: CallRecord, stop: asyncio.Event) -> dict[str, Any]:
+    async def _call_executor(self, record: CallRecord, stop: StopRequest) -> dict[str, Any]:
         STOP_REQUEST.set(stop)  # this task's own context: only this call's executor sees it
         return await self.executor(record)
 
@@ -311,7 +311,7 @@ class RunnerWorker:
                 lambda: self.store.mark_interrupted(call_id, reason, actor=f"runner:{self.runner_id}")
             )
 
-    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any], stop: asyncio.Event) -> None:
+    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any], stop: StopRequest) -> None:
         while True:
             await asyncio.sleep(self.heartbeat_interval)
             try:
