@@ -6,9 +6,10 @@ Process handling, and why:
   everything it started (``killpg``), not only the direct child.
 - stdout and stderr share one pipe so the output reads in the order it was written; stdin is /dev/null so a
   tool that prompts fails instead of hanging.
-- The child's exit is watched through a pidfd (``os.pidfd_open``) registered with the event loop, and the
-  pipe is read by the loop directly: asyncio's default child watcher on Python 3.11 starts a thread per child
-  (``ThreadedChildWatcher``), which cost ~0.3 ms and a thread switch per call. Exit and EOF are separate
+- The child's exit is watched through a pidfd (``os.pidfd_open``) and the pipe is read by the event loop
+  directly, both through the loop's own epoll for children (``watch.py``): asyncio's default child watcher on
+  Python 3.11 starts a thread per child (``ThreadedChildWatcher``), which cost ~0.3 ms and a thread switch per
+  call. Exit and EOF are separate
   signals on purpose: a grandchild that inherited stdout keeps the pipe open after the tool exited.
   Where pidfds are missing (Linux < 5.3, other systems) a thread waits for the exit instead.
 - Grandchild policy: once the tool exits, the runner waits at most ``DRAIN_GRACE`` seconds for the pipe to
@@ -38,6 +39,7 @@ from typing import Any
 from bot.runner import spawn
 from bot.runner.output import OutputCapture
 from bot.runner.result import CallResult, CallStatus
+from bot.runner.watch import child_watch
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
 from bot.sanitize.cap import SanitizedOutput
 from bot.sanitize.offload import INLINE_LIMIT
@@ -108,16 +110,17 @@ class _Child:
         self._waiter: asyncio.Future[None] | None = None
         self._waiting_for: asyncio.Future[None] | None = None
         assert process.stdout is not None
+        self._watch = child_watch(loop)  # the loop's own epoll for children's descriptors (watch.py)
         self._pipe: int | None = process.stdout.fileno()
         os.set_blocking(self._pipe, False)
-        loop.add_reader(self._pipe, self._read)
+        self._watch.watch(self._pipe, self._read)
         self._pidfd: int | None = None
         try:
             self._pidfd = os.pidfd_open(process.pid)
         except (AttributeError, OSError):  # no pidfd on this system: a thread waits instead
             loop.run_in_executor(None, process.wait).add_done_callback(lambda _: self._mark_exited())
         else:
-            loop.add_reader(self._pidfd, self._reap)
+            self._watch.watch(self._pidfd, self._reap)
 
     @property
     def pid(self) -> int:
@@ -143,7 +146,7 @@ class _Child:
     def _reap(self) -> None:
         """The pidfd became readable: the child exited. Collect its status (no zombie) and say so."""
         if self._pidfd is not None:
-            self.loop.remove_reader(self._pidfd)
+            self._watch.unwatch(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
         self.process.poll()
@@ -187,7 +190,7 @@ class _Child:
 
     def _close_pipe(self) -> None:
         if self._pipe is not None:
-            self.loop.remove_reader(self._pipe)
+            self._watch.unwatch(self._pipe)
             self._pipe = None
             assert self.process.stdout is not None
             self.process.stdout.close()
