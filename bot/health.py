@@ -19,9 +19,8 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
-
 from bot.listen import ListenError, listen_error
+from bot.metric_types import CONTENT_TYPE
 from bot.metrics import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -67,7 +66,7 @@ class HealthServer:
                 await asyncio.wait_for(collect(), self.check_timeout)
             except Exception:
                 log.warning("metrics collector failed", exc_info=True)
-        return 200, CONTENT_TYPE_LATEST, generate_latest(REGISTRY)
+        return 200, CONTENT_TYPE, REGISTRY.exposition()
 
     async def start(self) -> int:
         """Bind and serve; raises :class:`ListenError` (one line naming the address and the fix) when the port

@@ -1,6 +1,6 @@
 """Each role loads only its own dependencies: a runner process never imports the Anthropic SDK or slack-bolt
 (together ~50 MiB of RSS and thousands of modules it has no use for), nor aiohttp (its health endpoint is
-served by asyncio itself)."""
+served by asyncio itself), nor prometheus_client (``bot/metric_types.py`` writes the exposition)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ PROBE = """
 import sys
 import bot.cli, bot.roles, bot.config
 from bot.roles import runner_worker, make_executor
-heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'anthropic', 'slack_bolt', 'slack_sdk', 'httpx', 'aiohttp'}
+heavy = sorted(m for m in sys.modules if m.split('.')[0] in {'anthropic', 'slack_bolt', 'slack_sdk', 'httpx', 'aiohttp',
+                                                             'prometheus_client'}
                or m.startswith(('bot.agent.loop', 'bot.agent.model', 'bot.slack.app')))
 print(','.join(heavy))
 """
@@ -37,7 +38,8 @@ import bot.cli
 assert bot.cli.main(["serve", "--config", config, "--role", "runner"]) == 0
 print(",".join(sorted(m for m in sys.modules
                       if m.split(".")[0] in {"anthropic", "slack_bolt", "slack_sdk", "httpx", "aiohttp",
-                                             "pydantic_settings"} or m.startswith("cryptography.hazmat"))))
+                                             "pydantic_settings", "prometheus_client"}
+                      or m.startswith("cryptography.hazmat"))))
 """
 
 

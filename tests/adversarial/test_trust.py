@@ -44,7 +44,7 @@ def status_proposal(catalog: Catalog, service: str) -> Proposal:
 
 
 def refusals(cause: str) -> float:
-    return DECISIONS_REFUSED.labels(cause)._value.get()  # type: ignore[attr-defined]
+    return DECISIONS_REFUSED.labels(cause).value
 
 
 async def force(redis: Redis, store: CallStore, call_id: str, **fields: str) -> None:

@@ -24,7 +24,7 @@ async def test_calls_finishing_one_after_another_are_counted_in_batches(
     watcher = Redis.from_url(redis_url)
     stop = asyncio.Event()
     reads: list[str] = []
-    before = CALLS_FINAL.labels("finished")._value.get()
+    before = CALLS_FINAL.labels("finished").value
     try:
         async with watcher.monitor() as monitor:
             async def watch() -> None:
@@ -42,7 +42,7 @@ async def test_calls_finishing_one_after_another_are_counted_in_batches(
                 await core.store.claim(record.id, "r1")
                 await core.store.finish(record.id, "r1", {"status": "finished", "exit_code": 0})
             deadline = asyncio.get_running_loop().time() + 10
-            while CALLS_FINAL.labels("finished")._value.get() < before + 5:
+            while CALLS_FINAL.labels("finished").value < before + 5:
                 assert asyncio.get_running_loop().time() < deadline, "not every call was counted"
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.2)
@@ -52,7 +52,7 @@ async def test_calls_finishing_one_after_another_are_counted_in_batches(
     finally:
         await watcher.aclose()
         await core.close()
-    assert CALLS_FINAL.labels("finished")._value.get() == before + 5  # each once
+    assert CALLS_FINAL.labels("finished").value == before + 5  # each once
     # the first call's read, one read after the pause for the other four, and the read waiting when it stopped;
     # one read per call (at least 6) without the pause
     assert len(reads) <= 4, reads

@@ -193,6 +193,7 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
                for line in log.read_text().splitlines() if line.startswith("import time:")}
     imported = {name.split(".")[0] for name in modules}
     assert {"redis", "bot", "re2"} <= imported  # the import log is there
-    assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings"}
+    assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings",
+                               "prometheus_client"}
     # it verified the decision with the interpreter's libcrypto, not cryptography's own OpenSSL (verify_key.py)
     assert "bot.approvals.verify_key" in modules and not any(m.startswith("cryptography.hazmat") for m in modules)

@@ -59,11 +59,11 @@ async def test_answers_and_refusals_are_slack_sdks() -> None:
         posted = await client.chat_postMessage(channel="C1", text="hi")
         assert posted["ok"] and posted.status_code == 200 and posted.data["message"]["text"] == "hi"
         slack.fail_next("chat.update", error="message_not_found")  # 200 with ok: false
-        before = SLACK_API_ERRORS.labels("chat.update")._value.get()
+        before = SLACK_API_ERRORS.labels("chat.update").value
         with pytest.raises(SlackApiError) as refused:
             await client.chat_update(channel="C1", ts="9.9", text="x")
         assert api.error_code(refused.value) == "message_not_found" and not api.is_transient(refused.value)
-        assert SLACK_API_ERRORS.labels("chat.update")._value.get() == before + 1
+        assert SLACK_API_ERRORS.labels("chat.update").value == before + 1
         slack.fail_next("chat.postMessage", status=500)  # no handler retries a 5xx by default: transient
         with pytest.raises(SlackApiError) as failed:
             await client.chat_postMessage(channel="C1", text="x")

@@ -1,0 +1,129 @@
+"""Our Prometheus exposition (``bot/metric_types.py``), read back with ``prometheus_client``'s own parser: what a
+Prometheus server would scrape."""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.metric_types import Counter, Gauge, Histogram, Registry, register_process_metrics
+
+
+def scraped(registry: Registry) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(registry.exposition().decode())
+            for s in family.samples}
+
+
+def test_counter_gauge_and_histogram_read_back_as_prometheus_parses_them() -> None:
+    registry = Registry()
+    calls = Counter("demo_calls_total", "Calls, by state", ["state"], registry=registry)
+    plain = Counter("demo_plain", "A counter named without the suffix", registry=registry)
+    depth = Gauge("demo_depth", "Depth", ["stage"], registry=registry)
+    waits = Histogram("demo_wait_seconds", "Waits", buckets=(1, 5, 0.5), registry=registry)
+    calls.labels("finished").inc()
+    calls.labels("finished").inc(2)
+    calls.labels("denied").inc()
+    plain.inc()
+    depth.labels("running").set(4)
+    depth.labels("running").dec()
+    depth.labels("queued").inc(2)
+    for seconds in (0.2, 0.5, 3, 9):
+        waits.observe(seconds)
+
+    samples = scraped(registry)
+    assert samples[("demo_calls_total", (("state", "finished"),))] == 3
+    assert samples[("demo_calls_total", (("state", "denied"),))] == 1
+    assert samples[("demo_plain_total", ())] == 1
+    assert samples[("demo_depth", (("stage", "running"),))] == 3
+    assert samples[("demo_depth", (("stage", "queued"),))] == 2
+    # cumulative buckets, sorted bounds, +Inf equal to the count
+    assert [samples[("demo_wait_seconds_bucket", (("le", le),))] for le in ("0.5", "1.0", "5.0", "+Inf")] == [
+        2, 2, 3, 4]
+    assert samples[("demo_wait_seconds_count", ())] == 4
+    assert samples[("demo_wait_seconds_sum", ())] == pytest.approx(12.7)
+    types = {f.name: f.type for f in text_string_to_metric_families(registry.exposition().decode())}
+    assert types == {"demo_calls": "counter", "demo_plain": "counter", "demo_depth": "gauge",
+                     "demo_wait_seconds": "histogram"}
+    assert registry.get_sample_value("demo_calls_total", {"state": "finished"}) == 3
+    assert registry.get_sample_value("demo_calls_total", {"state": "expired"}) is None
+
+
+def test_label_values_and_help_are_escaped() -> None:
+    registry = Registry()
+    odd = Gauge("demo_odd", 'Help with a \\ backslash\nand a newline', ["path"], registry=registry)
+    value = 'C:\\dir "quoted"\nnext line'
+    odd.labels(value).set(math.inf)
+    text = registry.exposition().decode()
+    assert '# HELP demo_odd Help with a \\\\ backslash\\nand a newline\n' in text
+    (family,) = text_string_to_metric_families(text)
+    (sample,) = family.samples
+    assert sample.labels == {"path": value} and sample.value == math.inf
+
+
+def test_misuse_is_refused_with_a_clear_error() -> None:
+    registry = Registry()
+    calls = Counter("demo_calls", "Calls", ["state"], registry=registry)
+    with pytest.raises(ValueError, match="registered already"):
+        Counter("demo_calls", "Again", registry=registry)
+    with pytest.raises(ValueError, match="only goes up"):
+        calls.labels("finished").inc(-1)
+    with pytest.raises(ValueError, match=r"takes labels \('state',\), got 2"):
+        calls.labels("a", "b")
+    with pytest.raises(ValueError, match="call labels"):
+        calls.inc()
+    with pytest.raises(ValueError, match="has no labels"):
+        Gauge("demo_plain", "Plain").labels("x")
+    with pytest.raises(ValueError, match="invalid metric name"):
+        Gauge("demo-dash", "Dash")
+    with pytest.raises(ValueError, match="invalid label name"):
+        Histogram("demo_h", "H", ["le"], buckets=(1,))
+    with pytest.raises(ValueError, match="buckets"):
+        Histogram("demo_h", "H", buckets=())
+    assert registry.get_sample_value("demo_calls_total", {"state": "finished"}) == 0  # the refused inc added nothing
+    empty = Registry()
+    Counter("demo_none", "No child yet", ["state"], registry=empty)
+    assert scraped(empty) == {}  # a labelled metric without children shows only its header
+
+
+def test_increments_from_many_threads_are_all_counted() -> None:
+    counter = Counter("demo_threads", "Threads")
+    histogram = Histogram("demo_threads_seconds", "Threads", buckets=(1,))
+
+    def work() -> None:
+        for _ in range(5000):
+            counter.inc()
+            histogram.observe(0.5)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    registry = Registry()
+    registry.register(counter)
+    registry.register(histogram)
+    samples = scraped(registry)
+    assert samples[("demo_threads_total", ())] == 20000
+    assert samples[("demo_threads_seconds_bucket", (("le", "1.0"),))] == 20000
+
+
+def test_process_metrics_are_the_process_own_figures() -> None:
+    registry = Registry()
+    register_process_metrics(registry)
+    samples = scraped(registry)
+    with open("/proc/self/status") as status:
+        rss = next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+    assert samples[("process_resident_memory_bytes", ())] == pytest.approx(rss, rel=0.2)
+    assert samples[("process_cpu_seconds_total", ())] > 0
+    assert samples[("process_open_fds", ())] >= 3
+    assert samples[("process_max_fds", ())] >= samples[("process_open_fds", ())]
+    import time
+
+    assert 0 < time.time() - samples[("process_start_time_seconds", ())] < 3600
+    assert samples[("python_gc_collections_total", (("generation", "0"),))] >= 0
+    info = next(labels for (name, labels) in samples if name == "python_info")
+    assert dict(info)["implementation"] == "CPython" and dict(info)["major"] == "3"
