@@ -8,7 +8,7 @@ import random
 import pytest
 
 from bot.sanitize import redact, sanitize_output
-from bot.sanitize.shapes import code_reference
+from bot.sanitize.shapes import code_reference, settings_reference
 from tests.corpora.code_grep import code_grep_line
 
 EXPRESSIONS = [
@@ -118,3 +118,45 @@ def test_a_long_grep_of_source_code_is_not_cut_by_the_density_budget() -> None:
     text = "\n".join(lines) + "\n"
     result = sanitize_output(text.encode(), output_limit=1 << 20)
     assert (result.text, result.redactions) == (text, 0)
+
+
+def test_the_settings_shortcut_says_yes_only_where_code_reference_says_yes_in_every_context() -> None:
+    """``settings_reference`` lets the scan dismiss ``password = settings.X_PASSWORD`` without decoding the value
+    or the general parse (``grep -rn password src/`` 15 -> 19 MB/s at 64 KiB): it must never say yes where
+    ``code_reference`` would say no, whatever follows the value and whichever separator came before it."""
+    rng = random.Random(7)
+    roots = ["settings", "cfg", "self", "os", "Config", "SETTINGS", "env", "process", "x", "db", "Winter2024", "a1b2"]
+    parts = [*roots, ".", "?.", "->", "::", ".", "_", "$", "1", "22", "Password", "secret", "value", "!", "*", "&",
+             "(", "[", "-", ":", "é", "ſtr"]
+    values = {"settings.SECRET_KEY", ".Values.db.password", "*cfg.Password", "cfg.Db.Password!", "self.x9y9",
+              "Winter2024.Secure", "settings.a1b2", "settings.", "settings..x", "os->environ", "os::x"}
+    values |= {"".join(rng.choice(parts) for _ in range(rng.randint(1, 7))) for _ in range(2000)}
+    for _ in range(2000):  # shaped like references, with a stray part now and then
+        segments = [rng.choice(("", "", "*", "&", ".")), rng.choice(roots)]
+        for _ in range(rng.randint(1, 3)):
+            segments += [rng.choice(("." , "?.", "->", "::")), rng.choice((*roots, "Password", "db_password", "x1y2"))]
+        if rng.random() < 0.3:
+            segments.insert(rng.randrange(len(segments) + 1), rng.choice(parts))
+        values.add("".join(segments) + rng.choice(("", "", "!")))
+    said_yes = 0
+    for value in values:
+        if settings_reference(value.encode()):
+            said_yes += 1
+            for following in ("", ",", ")", "\n", " ", '"'):
+                for colon in (False, True):
+                    assert code_reference(value, following, colon), (value, following, colon)
+    assert said_yes > 200
+    assert not settings_reference(b"Winter2024.Secure") and not settings_reference(b"settings.a1b2")
+
+
+def test_the_hint_check_finds_what_the_whole_hint_finds() -> None:
+    """``candidates._hinted`` tries the hint's one-character class alone first: the same answer on any bytes."""
+    from bot.sanitize.candidates import _EXPRESSION_HINT, _hinted
+
+    rng = random.Random(5)
+    alphabet = b"abcXYZ019.([$:>_&*-/str STRING intbyte\xc5\xbf"
+    for _ in range(3000):
+        value = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 12)))
+        assert _hinted(value) is (_EXPRESSION_HINT.search(value) is not None), value
+    for word in (b"str", b"String", b"BYTES", b"int", b"any", b"object", b"char", b"byte", b"strs"):
+        assert _hinted(word) is (_EXPRESSION_HINT.search(word) is not None)

@@ -221,6 +221,29 @@ def code_reference(value: str, following: str = "", colon: bool = False) -> bool
     return last.lower() in _ACCESSOR_WORDS or name_kind(last) is not None
 
 
+# ``code_reference``'s surest "yes" on a value's raw bytes: a reference (no call, no subscript) that starts with
+# "." or at a known settings object. Identifiers, separators and the digit-run check are code_reference's own.
+_ROOTED_REFERENCE = re.compile(
+    rf"[&*]?(?P<dot>\.)?(?P<root>{_IDENTIFIER})(?:{_SEPARATOR}{_IDENTIFIER})+!?".encode()
+)
+_TWO_DIGIT_RUNS_BYTES = re.compile(_TWO_DIGIT_RUNS.pattern.encode())
+_CODE_ROOTS_BYTES = frozenset(root.encode() for root in _CODE_ROOTS)
+
+
+def settings_reference(value: bytes) -> bool:
+    """Whether ``value`` (an unquoted value's bytes) is a reference to a setting or a field that ``code_reference``
+    accepts in every context (``settings.DB_PASSWORD``, ``cfg.Db.Password``, ``.Values.db.password``): True
+    only where ``code_reference`` of the decoded value says True whatever follows it, so a caller may skip
+    decoding it and the general parse (source code is made of these: ``grep -rn password src/``). False says
+    nothing: ask ``code_reference``."""
+    reference = _ROOTED_REFERENCE.fullmatch(value)
+    return (
+        reference is not None
+        and (reference.group("dot") is not None or reference.group("root").lower() in _CODE_ROOTS_BYTES)
+        and _TWO_DIGIT_RUNS_BYTES.search(value) is None
+    )
+
+
 def accept_assignment(
     name: str,
     separator: str,

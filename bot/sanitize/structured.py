@@ -72,6 +72,13 @@ def _orphan_lines(lines: list[bytes]) -> tuple[list[int], int]:
     return orphans, -1  # no key after them: their object's kind is not in the text
 
 
+def _secret_signed(data: bytes) -> bool:
+    """``_SECRET_SIGN`` found in ``data``: each of its two alternatives starts with a literal (``"Secret"``,
+    ``kind``) that ``bytes.find`` looks for at memchr speed, so text with neither (grep output that says "-Secret"
+    on every line) is not searched by ``re`` (which tried both alternatives at every byte: 0.2 ms per 64 KiB)."""
+    return (b'"Secret"' in data or b"kind" in data) and _SECRET_SIGN.search(data) is not None
+
+
 def redact_secret_manifests(
     data: bytes, marker: Callable[[str, bytes], bytes], *, cut_start: bool = False, cut_end: bool = False
 ) -> tuple[bytes, int]:
@@ -83,7 +90,7 @@ def redact_secret_manifests(
     off are redacted when their object turns out to be a Secret."""
     if b"Secret" not in data and not (cut_end and b"apiVersion" in data) and not (cut_start and _starts_inside(data)):
         return data, 0
-    if not cut_start and not cut_end and _SECRET_SIGN.search(data) is None:
+    if not cut_start and not cut_end and not _secret_signed(data):
         return data, 0  # "Secret" only in other words (grep output, prose): no object here is a Secret
     lines = data.split(b"\n")
     count = 0
