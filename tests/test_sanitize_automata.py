@@ -202,10 +202,10 @@ def test_a_recurring_scan_hit_proven_to_be_its_finders_span_skips_the_finder_and
 
 
 def test_every_branch_of_both_passes_has_its_group_names_spelled() -> None:
-    from bot.sanitize.judge import BRANCH, NAME, VALUE
+    from bot.sanitize.judge import NAME, VALUE
 
     for pass_ in (TOKEN_PASS, CONTEXT_PASS):
-        assert len(pass_.detectors) <= len(BRANCH) == len(NAME) == len(VALUE)
+        assert len(pass_.detectors) <= len(NAME) == len(VALUE)
         assert all(f"b{i}_v" in pass_.parser.groupindex for i in range(len(pass_.detectors)))
 
 
@@ -254,3 +254,26 @@ def test_a_pgpass_line_after_a_long_first_field_is_still_parsed_as_before() -> N
     for text in (long_host.encode(), b"x\n" + long_host.encode(), b"db:5432:app:admin:pw\n" + long_host.encode()):
         alone = together.finder._regexp.Match(UNANCHORED, text, 0, len(text))[0]
         assert together.first(text, 0, len(text)) == alone
+
+
+def test_the_parsers_branch_is_the_first_detector_whose_pattern_matches_there() -> None:
+    """The parser's branches are not groups (``DetectorPass.branch_of``): the group that closed last names the
+    branch, and it must be the first detector, in order, whose own pattern matches at the candidate, with the
+    same span."""
+    import re
+
+    texts = [leak.text.encode() for leak in LEAKS] + [path.read_bytes() for path in BENIGN]
+    texts.append(b"password=a1\nBearer abcdefgh\nx pass: x1 <password>p4ss</password> u:p@tcp(h) key=\"v\"\n")
+    parsed = 0
+    for pass_, detectors in ((TOKEN_PASS, TOKENS), (CONTEXT_PASS, CONTEXT)):
+        alone = [re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", d.pattern).encode()) for d in detectors]
+        for text in texts:
+            for start in _starts(pass_, text):
+                match = pass_.parser.match(text, start)
+                if match is None:
+                    continue
+                first = next(i for i, pattern in enumerate(alone) if pattern.match(text, start))
+                assert pass_.branch_of[match.lastgroup] == first, (text[start : start + 60], first)
+                assert alone[first].match(text, start).span() == match.span()  # type: ignore[union-attr]
+                parsed += 1
+    assert parsed > 200

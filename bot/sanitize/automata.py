@@ -166,8 +166,11 @@ class DetectorPass:
     pattern's positions, so one automaton over detectors that each keep a counter alive at once holds the
     product of their counts: kept apart, their states add up instead.
 
-    Branch i is group ``b{i}``; its secret is group ``b{i}_v``. ``rejected`` is the verdict memo: candidate
-    key -> where the search resumes, relative to the candidate's start."""
+    Branch i's groups are ``b{i}_<name>`` (its secret ``b{i}_v``), and ``branch_of`` maps each group's name to
+    i: the group that closed last (``Match.lastgroup``) is the matched branch's. A branch is not itself a group:
+    Python's ``re`` skips an alternative that cannot start at the byte without entering it only when no group
+    opens first, and groups around the branches cost a quarter of the parse. The match is the branch's span.
+    ``rejected`` is the verdict memo: candidate key -> where the search resumes, relative to its start."""
 
     finders: tuple[Automaton, ...]
     parser: re.Pattern[bytes]
@@ -181,6 +184,7 @@ class DetectorPass:
     # accept there (every finder holds what its detector accepts), so the candidate is parsed by this instead of
     # trying the alternation's branches one by one (a third of a judgement's cost).
     assignment_parser: re.Pattern[bytes] | None = None
+    branch_of: dict[str, int] = field(default_factory=dict)
 
 
 def _nothing(pos: int) -> tuple[int, int]:
@@ -281,7 +285,7 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     parts = []
     for index, detector in enumerate(detectors):
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
-        parts.append(f"(?P<b{index}>{inner})")
+        parts.append(f"(?:{inner})")
     def compiled(pattern: str) -> re.Pattern[bytes]:
         # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.
         return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", pattern).encode())
@@ -291,8 +295,10 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     if detectors[-1].check == "assignment" and detectors[-1].own_automaton:
         assignment = len(finders) - 1  # the last detector's own automaton comes last (``_automata``)
         assignment_parser = compiled(parts[-1])
-    return DetectorPass(finders=finders, parser=compiled("|".join(parts)), detectors=detectors, rejected={},
-                        assignment_automaton=assignment, assignment_parser=assignment_parser)
+    parser = compiled("|".join(parts))
+    branch_of = {name: int(name[1 : name.index("_")]) for name in parser.groupindex}
+    return DetectorPass(finders=finders, parser=parser, detectors=detectors, rejected={},
+                        assignment_automaton=assignment, assignment_parser=assignment_parser, branch_of=branch_of)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)

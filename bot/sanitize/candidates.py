@@ -203,7 +203,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
     leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment)
     parse, length = pass_.parser.match, len(data)
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
-    rejected = pass_.rejected
+    rejected, branch_of = pass_.rejected, pass_.branch_of
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
         candidate_start, candidate_end = span
         spent += 1
@@ -247,7 +247,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue
-        index = int(match.lastgroup[1:])  # type: ignore[index]  # the branch group closes last
+        index = branch_of[match.lastgroup]  # type: ignore[index]  # the last group closed is the branch's
         detector = pass_.detectors[index]
         start, end = quoted_span(data, match, index)
         if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
@@ -261,7 +261,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             fallback = assignment_parse(data, candidate_start)
             if fallback is not None:
                 match, context_free = fallback, False  # not memoized: two parses read this span
-                index = int(match.lastgroup[1:])  # type: ignore[index]
+                index = branch_of[match.lastgroup]  # type: ignore[index]
                 detector = pass_.detectors[index]
                 start, end = quoted_span(data, match, index)
                 kind, _ = judge(detector, match, index, data[start:end])

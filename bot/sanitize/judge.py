@@ -26,10 +26,9 @@ _FIXED_LENGTH_KINDS = frozenset(
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
-# Each branch's group names (``automata._compile_pass``: branch i is ``b{i}``, its parts ``b{i}_<part>``), spelled
+# Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
 _BRANCHES = 256
-BRANCH = tuple(f"b{i}" for i in range(_BRANCHES))
 NAME, VALUE, SEPARATOR, QUOTE = (tuple(f"b{i}_{part}" for i in range(_BRANCHES)) for part in ("name", "v", "sep", "q"))
 
 
@@ -61,8 +60,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # that is an expression of code (``password=os.environ["X"]``) is judged whole, never by its first word.
         # Only an indented line may be code (a keyword argument: ``    password=os.environ["X"],``); ``env``, a .env
         # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
-        code = text[match.start(BRANCH[index]) : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
-            rb"[-a-z]", text[match.start(BRANCH[index]) : name_start]
+        code = text[match.start() : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
+            rb"[-a-z]", text[match.start() : name_start]
         )
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         first = _FIRST_WORD.match(shown)

@@ -59,6 +59,7 @@ _TRIVIAL_VALUES = _word_set(
     "optional string secret password token value example n/a na"
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
+_NUMBERISH_FIRST = frozenset("+-0123456789")  # what can start a _NUMBERISH match
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 # A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
 # not password-like a path is one only when it says so, or has no capital (a key in base64 would).
@@ -71,6 +72,7 @@ _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
 _PLACEHOLDER = re.compile(
     r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
 )  # [MASKED], [FILTERED]: what loggers print instead of a value
+_PLACEHOLDER_FIRST = frozenset("[(<${%")  # what can start a _PLACEHOLDER match (each branch's first character)
 # Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
 _PLACEHOLDER_WORDS = _word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
@@ -159,9 +161,15 @@ def trivial(value: str) -> bool:
     if len(bare) < 3:
         return True
     lowered = bare.lower()
-    if lowered in _TRIVIAL_VALUES or lowered in _PLACEHOLDER_WORDS or _NUMBERISH.fullmatch(bare):
+    if lowered in _TRIVIAL_VALUES or lowered in _PLACEHOLDER_WORDS:
         return True
-    return bool(_PLACEHOLDER.match(bare)) or len(set(bare)) == 1
+    # Each pattern asked only where its first character can start it (dense text judges a value on every line).
+    first = bare[0]
+    if first in _NUMBERISH_FIRST and _NUMBERISH.fullmatch(bare):
+        return True
+    if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
+        return True
+    return bare.count(first) == len(bare)  # one character repeated
 
 
 def generated(value: str) -> bool:
