@@ -160,3 +160,24 @@ def test_the_hint_check_finds_what_the_whole_hint_finds() -> None:
         assert _hinted(value) is (_EXPRESSION_HINT.search(value) is not None), value
     for word in (b"str", b"String", b"BYTES", b"int", b"any", b"object", b"char", b"byte", b"strs"):
         assert _hinted(word) is (_EXPRESSION_HINT.search(word) is not None)
+
+
+def test_possessive_identifiers_match_exactly_what_backtracking_ones_matched() -> None:
+    """``shapes._IDENTIFIER`` is possessive (a failing match no longer tries every shorter identifier): the
+    reference and call patterns must match the same values, with the same groups, as with a plain ``*``."""
+    import re
+
+    from bot.sanitize import shapes
+
+    pairs = [(p, re.compile(p.pattern.replace("]*+", "]*"), p.flags))
+             for p in (shapes._REFERENCE, shapes._CALL_OR_SUBSCRIPT)]
+    assert all(new.pattern != old.pattern for new, old in pairs)
+    rng = random.Random(9)
+    parts = ["settings", "a", "Xk9", "$x", "_", ".", "?.", "->", "::", "(", "[", "<int>", "::<u32>", "!", "&", "*",
+             "new ", "await ", "1", "=", "-", ":", ")", "]"]
+    for _ in range(5000):
+        value = "".join(rng.choice(parts) for _ in range(rng.randint(1, 8)))
+        for new, old in pairs:
+            for method in ("match", "fullmatch"):
+                got, want = getattr(new, method)(value), getattr(old, method)(value)
+                assert (got and (got.span(), got.groupdict())) == (want and (want.span(), want.groupdict())), value

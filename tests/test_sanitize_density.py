@@ -145,3 +145,25 @@ def test_a_start_another_detector_shares_is_judged_by_that_detector_too() -> Non
     out = sanitize_output(text.encode(), output_limit=1 << 30).text
     assert out == ("DB_PASSWORD=[REDACTED:password]\n    password = settings.DB_PASSWORD\n"
                    "API_TOKEN=[REDACTED:token]\n")
+
+
+def test_a_name_out_of_the_bounded_patterns_reach_is_refused_without_the_parse_and_only_then() -> None:
+    """``candidates._within_reach`` says False only where the bounded name pattern cannot take the name, so the
+    parse it skips would have failed: checked on generated names of every length around the reach."""
+    import random
+
+    from bot.sanitize.candidates import _within_reach
+    from bot.sanitize.context_detectors import _NAME
+
+    bounded = re.compile(_NAME.encode())
+    rng = random.Random(3)
+    words = ["pass", "PWD", "Secret", "token", "credential", "signature", "auth", "key", "Key", "_key",
+             "sharedaccess_key", "ApiKey", "x", "9", "-", "."]
+    refused = 0
+    for _ in range(20000):
+        name = "a" * rng.randint(0, 70) + "".join(rng.choice(words) for _ in range(rng.randint(1, 3)))
+        name += "b" * rng.randint(0, 45)
+        if not _within_reach(name.encode()):
+            refused += 1
+            assert bounded.fullmatch(name.encode()) is None, name
+    assert refused > 1000

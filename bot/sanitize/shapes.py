@@ -80,7 +80,10 @@ _PLACEHOLDER_WORDS = _word_set(
 )
 # Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
 # literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
-_IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*"
+# Possessive (``*+``): what may follow an identifier here (a separator, a bracket, "<", "!", the end) never starts
+# with an identifier's character, so a shorter identifier never matches where the whole one did not; without it a
+# failing match tried every shorter one at every identifier (a 256-byte value of name characters: 3.6 us, not 0.3).
+_IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*+"
 _SEPARATOR = r"(?:\.|\?\.|->|::)"
 _CALL_OR_SUBSCRIPT = re.compile(
     rf"(?:new\s|await\s|[&*])?\.?{_IDENTIFIER}(?:{_SEPARATOR}{_IDENTIFIER})*(?:(?:::)?<[A-Za-z0-9_$.\[\]]{{1,64}}>)?[(\[]"
