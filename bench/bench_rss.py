@@ -71,7 +71,8 @@ from tests.support.fake_slack import FakeSlack  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
 #: What a runner process imports, in an order where each step adds its own part (``bot.cli`` last: the rest).
-RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic", "re2", "prometheus_client",
+#: ``bot.fisk.model`` holds the first pydantic models: building any model loads pydantic's schema machinery.
+RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic", "bot.fisk.model", "re2", "yaml",
                   "bot.sanitize", "bot.approvals.store", "bot.config", "bot.roles", "bot.cli")
 #: What the agent and slack roles import on top of a runner's (the combined process holds all of it): they sign
 #: decisions with cryptography, which a runner, verifying with the interpreter's libcrypto, never loads.
@@ -157,6 +158,21 @@ def mapped_split(role: Role) -> str:
         name, value = line.split(":", 1)
         fields[name] = int(value.split()[0]) / 1024
     return f"anonymous {fields['Anonymous']:.1f} MiB, file-backed {fields['Rss'] - fields['Anonymous']:.1f} MiB"
+
+
+def mapped_files(role: Role, top: int = 6) -> str:
+    """The shared libraries and extension modules with the most resident pages (file-backed: their code and
+    read-only data, paged in from the page cache as they run)."""
+    resident: dict[str, int] = {}
+    mapping = ""
+    for line in Path(f"/proc/{role.process.pid}/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's header line
+            mapping = Path(fields[5]).name.split(".cpython-")[0] if len(fields) > 5 and "/" in fields[5] else ""
+        elif fields[0] == "Rss:" and mapping:
+            resident[mapping] = resident.get(mapping, 0) + int(fields[1])
+    biggest = sorted(resident.items(), key=lambda item: -item[1])[:top]
+    return ", ".join(f"{name} {kib / 1024:.1f}" for name, kib in biggest)
 
 
 def status_mib(role: Role, field: str) -> float:
@@ -276,6 +292,8 @@ def main(args: argparse.Namespace) -> None:
                         time.sleep(5)
                         print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB"
                               f" ({mapped_split(process)})")
+                        if role == "runner":
+                            print(f"    its most resident files (MiB): {mapped_files(process)}")
                 port = free_port()
                 watch = SlackWatch(slack)
                 with started("all", "combined", write_config(work, port), env, work) as process:
