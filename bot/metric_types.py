@@ -46,10 +46,11 @@ def _label_value(value: str) -> str:
 
 
 def render(samples: Iterable[Sample]) -> str:
-    """Sample lines, one per sample."""
+    """Sample lines, one per sample; labels sorted by name, as ``prometheus_client`` writes them (so a line reads
+    the same whichever order the metric declared its labels in)."""
     lines = []
     for name, labels, value in samples:
-        shown = ",".join(f'{key}="{_label_value(val)}"' for key, val in labels.items())
+        shown = ",".join(f'{key}="{_label_value(val)}"' for key, val in sorted(labels.items()))
         lines.append(f"{name}{{{shown}}} {_number(value)}\n" if shown else f"{name} {_number(value)}\n")
     return "".join(lines)
 

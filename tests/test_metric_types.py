@@ -49,6 +49,19 @@ def test_counter_gauge_and_histogram_read_back_as_prometheus_parses_them() -> No
     assert types == {"demo_calls": "counter", "demo_plain": "counter", "demo_depth": "gauge",
                      "demo_wait_seconds": "histogram"}
     assert registry.get_sample_value("demo_calls_total", {"state": "finished"}) == 3
+
+
+def test_sample_lines_are_written_as_prometheus_client_wrote_them() -> None:
+    registry = Registry()
+    deliveries = Counter("demo_deliveries_total", "By source and outcome", ["source", "outcome"], registry=registry)
+    waits = Histogram("demo_seconds", "Waits", ["pool"], buckets=(0.25,), registry=registry)
+    deliveries.labels("alertmanager", "new").inc()
+    waits.labels("cmd").observe(0.1)
+    lines = registry.exposition().decode().splitlines()
+    assert 'demo_deliveries_total{outcome="new",source="alertmanager"} 1.0' in lines  # labels sorted by name
+    assert 'demo_seconds_bucket{le="0.25",pool="cmd"} 1.0' in lines
+    assert 'demo_seconds_bucket{le="+Inf",pool="cmd"} 1.0' in lines
+    assert 'demo_seconds_sum{pool="cmd"} 0.1' in lines
     assert registry.get_sample_value("demo_calls_total", {"state": "expired"}) is None
 
 
