@@ -27,13 +27,14 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 import redis.asyncio
 from redis.asyncio.cluster import ClusterNode, PipelineCommand, RedisCluster
+from redis.asyncio.sentinel import SentinelConnectionPool
 from redis.commands.core import AsyncScript
 from redis.exceptions import (
     AskError,
@@ -45,6 +46,8 @@ from redis.exceptions import (
     SlotNotCoveredError,
     TryAgainError,
 )
+
+from bot.redis_replicas import ReplicaMarks, cluster_replicas_listed, sentinel_replicas_promotable
 
 __all__ = ["Acknowledgement", "DurabilitySettings", "DurableScripts"]
 
@@ -103,9 +106,15 @@ class DurableScripts:
         settings: DurabilitySettings | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        marks_prefix: str | None = None,
     ) -> None:
         self.client = client
         self.settings = settings or DurabilitySettings()
+        # auto on a plain primary: the replica-seen mark shared by every process (``bot.redis_replicas``)
+        self.marks = (ReplicaMarks(client, marks_prefix, self.settings.remember_replica_seconds)
+                      if marks_prefix is not None else None)
+        # primary -> why auto waits for a replica none of which is connected (said when the wait falls short)
+        self._missing: dict[str, str] = {}
         self._clock = clock
         self._replicas: dict[str, tuple[float, int]] = {}  # primary name -> (asked at, replicas to wait for)
         # replication history (master_replid) that had a replica -> when we first saw it without one (None: has one)
@@ -128,7 +137,7 @@ class DurableScripts:
         if cluster is not None:
             return await self._run_on_node(cluster, script, keys, args)
         try:
-            wanted = await self._wanted("primary", self._ask_replication)
+            wanted = await self._wanted("primary", self._ask_replication, self._known_replicas)
         except _NotPrimary:  # a demoted primary refuses the write itself (READONLY): redis-py reconnects, retries
             wanted = 0
         if wanted == 0:
@@ -154,7 +163,8 @@ class DurableScripts:
                 node = cluster.get_node_from_key(keys[0], replica=False)
                 if node is None:
                     raise SlotNotCoveredError(f"no cluster node serves {keys[0]!r}")
-                wanted = await self._wanted(node.name, functools.partial(_node_command, node, "INFO", "replication"))
+                wanted = await self._wanted(node.name, functools.partial(_node_command, node, "INFO", "replication"),
+                                            functools.partial(_cluster_replicas, node))
                 if wanted == 0:
                     reply = await script(keys=list(keys), args=list(args))
                     return reply, Acknowledgement(0, 0, self.settings.timeout_ms)
@@ -199,31 +209,41 @@ class DurableScripts:
         ack = Acknowledgement(wanted, int(acked), self.settings.timeout_ms)
         if not ack.durable:
             self._replicas.pop(primary, None)  # ask again next time: the replica may be gone, or this a new primary
-            self._explain_fixed_shortfall(primary, ack)
+            self._explain_shortfall(primary, ack)
         return reply, ack
 
-    def _explain_fixed_shortfall(self, primary: str, ack: Acknowledgement) -> None:
-        """A fixed ``replicas: N`` the deployment does not meet stalls everything (each click asks to be
-        confirmed, each claim is given back, nothing runs) without saying why: say it, at most once a minute."""
-        if self.settings.replicas is None:
-            return
+    def _explain_shortfall(self, primary: str, ack: Acknowledgement) -> None:
+        """A fixed ``replicas: N`` the deployment does not meet, or an auto wait for a replica that is cut off,
+        stalls everything (each click asks to be confirmed, each claim is given back, nothing runs) without
+        saying why: say it, at most once a minute."""
+        missing = self._missing.get(primary)
+        if self.settings.replicas is None and missing is None:
+            return  # auto and the replica is connected: a lagging replica, counted by the store's metric
         now = self._clock()
         if now - self._last_shortfall_log < _SHORTFALL_LOG_SECONDS:
             return
         self._last_shortfall_log = now
+        if missing is not None:
+            log.error("redis.durability.replicas auto waits for %s, which is not connected to %s: no approval, "
+                      "claim or result is confirmed and approved calls do not run until it is back or gone for "
+                      "remember_replica_seconds (a failover to it would lose them); reconnect or remove the replica",
+                      missing, primary)
+            return
         log.error("redis.durability.replicas asks for %d replica(s), %d acknowledged within %d ms on %s: until enough "
                   "replicas are connected and keep up, no approval, claim or result is confirmed and approved calls "
                   "do not run; attach replicas, or set redis.durability.replicas: auto", ack.wanted, ack.acked,
                   ack.timeout_ms, primary)
 
-    async def _wanted(self, primary: str, ask_replication: Callable[[], Any]) -> int:
+    async def _wanted(
+        self, primary: str, ask_replication: Callable[[], Any], ask_topology: Callable[[str], Awaitable[int]]
+    ) -> int:
         if self.settings.replicas is not None:
             return self.settings.replicas
         now = self._clock()
         cached = self._replicas.get(primary)
         if cached is None or now - cached[0] > self.settings.refresh_seconds:
             try:
-                wanted = self._auto(await ask_replication(), now)  # _NotPrimary: not cached, asked again next time
+                info = await ask_replication()
             except ResponseError as err:  # e.g. an ACL user without +info: auto cannot know, so it cannot wait
                 if not self._warned_info:
                     log.error("INFO replication refused by Redis (%s): redis.durability.replicas auto cannot see the "
@@ -231,29 +251,69 @@ class DurableScripts:
                               "redis.durability.replicas to a number", err)
                     self._warned_info = True
                 wanted = 0
+            else:
+                wanted = await self._auto(primary, info, now, ask_topology)  # _NotPrimary: asked again next time
             cached = (now, wanted)
             self._replicas[primary] = cached
         return cached[1]
 
-    def _auto(self, info: Any, now: float) -> int:
-        """1 when the primary has a replica now, or had one and we noticed it gone less than
-        ``remember_replica_seconds`` ago (counted from when we noticed: never shorter than since the loss); else 0."""
+    async def _auto(
+        self, primary: str, info: Any, now: float, ask_topology: Callable[[str], Awaitable[int]]
+    ) -> int:
+        """1 when the primary has a replica now; or had one that we noticed gone less than
+        ``remember_replica_seconds`` ago (counted from when we noticed: never shorter than since the loss); or
+        when the deployment knows of a replica that could be promoted though none is connected now
+        (``bot.redis_replicas``: what a process started during the cut-off cannot have noticed); else 0."""
         fields = info if isinstance(info, dict) else {}
         if str(fields.get("role", "")) != "master":
             raise _NotPrimary("the node is a replica now")
         history = str(fields.get("master_replid", ""))
-        if int(fields.get("connected_slaves", 0) or 0) > 0:
+        connected = int(fields.get("connected_slaves", 0) or 0)
+        if connected > 0:
             self._lost_replica[history] = None
+            self._missing.pop(primary, None)
+            if self.marks is not None and self.cluster is None:
+                await self.marks.saw(history, connected)
             return 1
-        if history not in self._lost_replica:
-            return 0
-        lost = self._lost_replica[history]
-        if lost is None:
-            self._lost_replica[history] = lost = now
-        return 1 if now - lost < self.settings.remember_replica_seconds else 0
+        if history in self._lost_replica:
+            lost = self._lost_replica[history]
+            if lost is None:
+                self._lost_replica[history] = lost = now
+            if now - lost < self.settings.remember_replica_seconds:
+                self._missing[primary] = "a replica this process saw connected"
+                return 1
+        known = await ask_topology(history)
+        if known > 0:
+            self._missing[primary] = f"{known} replica(s) the deployment lists ({self._where_listed()})"
+            return 1
+        self._missing.pop(primary, None)
+        return 0
+
+    def _where_listed(self) -> str:
+        if self.cluster is not None:
+            return "CLUSTER NODES"
+        if isinstance(self.client.connection_pool, SentinelConnectionPool):
+            return "SENTINEL REPLICAS, or the replica mark in Redis"
+        return "the replica mark in Redis"
+
+    async def _known_replicas(self, history: str) -> int:
+        """Standalone and Sentinel: replicas the sentinels could promote, else the mark a process left."""
+        promotable = await sentinel_replicas_promotable(self.client, self.settings.remember_replica_seconds)
+        if promotable is not None:
+            return promotable
+        return await self.marks.expected(history) if self.marks is not None else 0
 
     async def _ask_replication(self) -> Any:
         return await self.client.info("replication")
+
+
+async def _cluster_replicas(node: ClusterNode, _history: str) -> int:
+    try:
+        nodes = await _node_command(node, "CLUSTER NODES")
+    except ResponseError as err:  # an ACL user without +cluster|nodes: only what this process saw counts
+        log.warning("CLUSTER NODES refused on %s (%s): auto cannot see replicas that are cut off", node.name, err)
+        return 0
+    return cluster_replicas_listed(nodes)
 
 
 async def _node_pipeline(node: ClusterNode, *commands: tuple[Any, ...]) -> list[Any]:

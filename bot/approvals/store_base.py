@@ -51,8 +51,9 @@ class StoreBase:
         durability: DurabilitySettings | None = None,
     ) -> None:
         self.redis = redis
-        # approve, claim and finish wait for replicas (redis.durability; auto: one when the primary has any)
-        self.durable = DurableScripts(redis, durability)
+        # approve, claim and finish wait for replicas (redis.durability; auto: one when the primary has any, or
+        # should have one: a replica the sentinels or the cluster list, or one a process saw, marked in Redis)
+        self.durable = DurableScripts(redis, durability, marks_prefix=f"{key_prefix}:durability")
         # execution.redact_patterns: also applied to the command line kept on the record and the audit trail
         self.redact_patterns = tuple(redact_patterns)
         self.signer = signer

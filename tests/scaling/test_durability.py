@@ -24,6 +24,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
+from bot.metrics import REGISTRY
 from bot.redis_connection import RedisHandle
 from bot.redis_durable import DurabilitySettings
 from tests.approvals.conftest import proposal
@@ -321,3 +322,56 @@ async def test_a_claim_held_up_by_a_briefly_stalled_replica_is_claimed_again_soo
     assert executions(marker) == [call_id]
     audit = await read_audit(deployment.client, call_id=call_id)
     assert [e.to_state for e in audit].count("running") >= 2  # claimed, given back, claimed again
+
+
+@contextlib.contextmanager
+def link_cut(deployment: Deployment, key: str) -> Iterator[_Node]:
+    """Cut the replication link of ``key``'s replica (a wrong ``masterauth``, as in a partition: the sentinels and
+    the cluster bus still see the replica, which could be promoted); restored and resynced afterwards."""
+    password = deployment.servers.password
+    replica = deployment.replica_of(key)
+    primary = (deployment.servers.current_primary() if isinstance(deployment.servers, RedisSentinelServers)
+               else deployment.servers.primary_of_key(key))
+    with replica.client(password) as client:
+        client.config_set("masterauth", "not-the-password")
+        client.execute_command("CLIENT KILL TYPE master")
+    with primary.client(password) as client:
+        _wait(lambda: int(client.info("replication")["connected_slaves"]) == 0, 20, "the primary to lose its replica")
+    try:
+        yield replica
+    finally:
+        with replica.client(password) as client:
+            client.config_set("masterauth", password or "")
+        with primary.client(password) as client:
+            _wait(lambda: _replicas_synced(client), 30, "the replica back in sync")
+
+
+async def test_a_process_started_while_the_replica_is_cut_off_still_waits_for_it(
+    deployment: Deployment, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``auto`` learns the replica from the deployment (SENTINEL REPLICAS, CLUSTER NODES), not only from the
+    primary's connected replicas: a process that never saw the replica connected must not acknowledge a click or
+    spawn on a claim that a failover to that replica would lose (the claim lost, another runner would run the call
+    again). The shortfall goes through the usual path: NotDurable, the metric, an error naming the replica."""
+    seed = deployment.store()
+    call_id = await awaiting_call(seed)
+    key = seed.keys.call(call_id)
+    with link_cut(deployment, key):
+        late = deployment.store(timeout_ms=200)  # a process started during the cut: it has seen no replica
+        before = {t: unconfirmed(t) for t in ("approval", "claim")}
+        with pytest.raises(NotDurable) as caught:
+            await late.approve(call_id, "U_APP", [], POLICY)
+        assert (caught.value.wanted, caught.value.acked) == (1, 0)
+        with pytest.raises(NotDurable):
+            await late.claim(call_id, "r1")
+        assert (await late.get(call_id)).state is CallState.approved  # given back before anything was spawned
+        assert unconfirmed("approval") == before["approval"] + 1 and unconfirmed("claim") == before["claim"] + 1
+        said = [r.getMessage() for r in caplog.records if "redis.durability.replicas auto waits for" in r.getMessage()]
+        assert said and "the deployment lists" in said[0], caplog.text
+    with pytest.raises(AlreadyApproved):  # the replica is back: the repeat is confirmed, nothing stalls
+        await late.approve(call_id, "U_APP", [], POLICY)
+
+
+def unconfirmed(transition: str) -> float:
+    value = REGISTRY.get_sample_value("fisk_chatops_redis_unconfirmed_writes_total", {"transition": transition})
+    return value or 0.0

@@ -197,3 +197,29 @@ def test_settings_from_the_configuration_file(tmp_path: Path, monkeypatch: pytes
 def test_the_example_configuration_waits_for_a_replica_when_there_is_one() -> None:
     example = Path(__file__).resolve().parents[2] / "config" / "fisk-chatops.yaml"
     assert durability_settings(load_config(example)) == DurabilitySettings(replicas=None, timeout_ms=1000)
+
+
+async def test_a_process_started_after_the_replica_was_lost_waits_for_it_from_the_mark_in_redis(pair: Pair) -> None:
+    """On a plain primary nothing lists replicas that are gone: ``auto`` keeps a mark in Redis for each
+    replication history that had one, so a process started after the loss still waits for it (as the process that
+    saw it does), for ``remember_replica_seconds`` after the last sighting (the mark's TTL), then not any more."""
+    client = Redis(host="127.0.0.1", port=pair.primary.port)
+    try:
+        seen = store_on(client, timeout_ms=200, remember_replica_seconds=60)
+        await seen.approve(await awaiting(seen, 1), "U_APP", [], POLICY)  # confirmed by the replica, and marked
+        (mark,) = await client.keys("fc:durability:replica-seen:*")
+        assert 0 < await client.ttl(mark) <= 60
+        pair.replica.kill()
+        with sync_redis.Redis(port=pair.primary.port) as primary:
+            _wait(lambda: primary.info("replication")["connected_slaves"] == 0, 20, "the primary to drop the replica")
+        late = store_on(client, timeout_ms=200, remember_replica_seconds=60)  # started after the loss
+        second = await awaiting(late, 2)
+        before = unconfirmed("approval")
+        with pytest.raises(NotDurable):
+            await late.approve(second, "U_APP", [], POLICY)
+        assert unconfirmed("approval") == before + 1
+        await client.delete(mark)  # what its TTL does remember_replica_seconds after the last sighting
+        with pytest.raises(AlreadyApproved):  # nothing left to wait for: the repeat is confirmed
+            await late.approve(second, "U_APP", [], POLICY)
+    finally:
+        await client.aclose()
