@@ -25,24 +25,41 @@ _ROUNDS_BEFORE_A_PAUSE = 50  # a task that keeps losing cancellations must not m
 
 
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]], *, again_after: float = AGAIN_AFTER_SECONDS) -> None:
-    """Cancel every task in ``tasks`` and return once all have ended (their exceptions retrieved and dropped)."""
+    """Cancel every task in ``tasks`` and return once all have ended (their exceptions retrieved and dropped).
+
+    The caller being cancelled meanwhile does not cut this short: the tasks are still cancelled until they have
+    ended, and the caller's cancellation is raised after that. Otherwise an owner cancelled while stopping its
+    helpers (a shutdown cancelled in turn, a conversation's lock lost twice) would leave them running on their own:
+    a model call or a Redis write nobody owns any more."""
     stopping = list(tasks)
     pending = {task for task in stopping if not task.done()}
     for task in pending:
         task.cancel()
+    interrupted: BaseException | None = None
     if pending:
-        _, pending = await asyncio.wait(pending, timeout=again_after)
+        try:
+            await asyncio.wait(pending, timeout=again_after)
+        except asyncio.CancelledError as exc:
+            interrupted = exc
+        pending = {task for task in pending if not task.done()}
     rounds = 0
     while pending:
         for task in pending:
             task.cancel()
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
-        rounds += 1
-        if rounds % _ROUNDS_BEFORE_A_PAUSE == 0:
-            await asyncio.sleep(0.01)
+        try:
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+            rounds += 1
+            if rounds % _ROUNDS_BEFORE_A_PAUSE == 0:
+                await asyncio.sleep(0.01)
+        except asyncio.CancelledError as exc:
+            interrupted = interrupted or exc
         pending = {task for task in pending if not task.done()}
-    await asyncio.gather(*stopping, return_exceptions=True)
+    for task in stopping:  # all ended: retrieve what they raised (not awaited: no await left to be cancelled in)
+        if not task.cancelled():
+            task.exception()
+    if interrupted is not None:
+        raise interrupted
 
 
 __all__ = ["AGAIN_AFTER_SECONDS", "cancel_and_wait"]

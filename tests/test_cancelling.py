@@ -88,3 +88,40 @@ async def test_tasks_already_ended_and_failed_ones_are_fine() -> None:
     await cancel_and_wait([failed, finished])  # exceptions retrieved: no "never retrieved" warning
     await cancel_and_wait([])
     assert failed.done() and finished.done()
+
+
+async def test_an_owner_cancelled_while_stopping_its_tasks_still_stops_them_then_is_cancelled(redis: Redis) -> None:
+    """A shutdown that is itself cancelled (twice, while its helpers take their time and lose cancellations)
+    must not leave them running: no Redis write after the owner has ended."""
+    counter = [0]
+    swallowed: list[bool] = []
+    quit_anyway: list[bool] = []  # lets the test end its helper whatever the code under test did
+
+    async def slow_and_stubborn() -> None:
+        while not quit_anyway:
+            try:
+                await redis.incr("stubborn")
+                counter[0] += 1
+                await asyncio.sleep(0.01)
+            except asyncio.CancelledError:
+                if len(swallowed) >= 2:
+                    raise
+                swallowed.append(True)  # a lost cancellation
+
+    helper = asyncio.create_task(slow_and_stubborn())
+    await asyncio.sleep(0.05)
+    owner = asyncio.create_task(cancel_and_wait([helper], again_after=0.3))
+    await asyncio.sleep(0.05)
+    owner.cancel()  # while its first wait runs: it goes on stopping the helper
+    await asyncio.sleep(0.4)
+    owner.cancel()  # again, while it re-cancels
+    try:
+        done, _ = await asyncio.wait({owner}, timeout=10)
+        assert done and owner.cancelled()  # the owner's own cancellation is raised once the helper ended
+        assert helper.done()
+        writes = int(await redis.get("stubborn") or 0)
+        await asyncio.sleep(0.1)
+        assert int(await redis.get("stubborn") or 0) == writes
+    finally:
+        quit_anyway.append(True)
+        await asyncio.wait({helper}, timeout=5)

@@ -32,6 +32,7 @@ from bot.approvals.errors import ApprovalError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.cancelling import cancel_and_wait
 from bot.fisk.environment import scrub_environment
 from bot.logcontext import log_context
 from bot.sanitize import Redactor, build_redactor, clean_model_text
@@ -131,18 +132,22 @@ class Agent:
         return True
 
     async def _locked(self, conversation: str, token: str) -> None:
-        """Run ``_advance`` while renewing the lock; cancel it if the lock is lost."""
+        """Run ``_advance`` while renewing the lock; cancel it if the lock is lost, or if this is cancelled itself
+        (a stopping worker, a renewal that failed): the work must never go on without its owner or its lock."""
         work = asyncio.create_task(self._advance(conversation, token))
         ttl = self.settings.lock_ttl_seconds
         lost = False
-        while not work.done():
-            done, _ = await asyncio.wait({work}, timeout=ttl / 3)
-            if done:
-                break
-            if not await self.conversations.renew(conversation, token, ttl):
-                lost = True
-                work.cancel()
-                break
+        try:
+            while not work.done():
+                done, _ = await asyncio.wait({work}, timeout=ttl / 3)
+                if done:
+                    break
+                if not await self.conversations.renew(conversation, token, ttl):
+                    lost = True
+                    break
+        finally:
+            if not work.done():  # lost, cancelled or failed here: stop it, until it has really ended (3.11)
+                await cancel_and_wait([work])
         try:
             await work
         except LockLost:  # a fenced save refused: the lock expired before the renewal noticed
