@@ -14,9 +14,10 @@ from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved
 from bot.runner.result import CallResult
 from bot.tools.catalog import Catalog
 from bot.wiring import load_catalog
-from tests.support.fisk_app import make_script
+from tests.support.fisk_app import make_fisk_app_doing
 
 ROOT = Path(__file__).resolve().parents[1]
+ENV_DUMP = "for k, v in sorted(os.environ.items()):\n    print(f'{k}={v}')"  # the child's whole environment
 
 
 async def run_approved(catalog: Catalog, tool: str, args: str, argv: list[str], limits: ExecutionLimits) -> CallResult:
@@ -54,14 +55,8 @@ async def test_approved_call_refuses_a_different_argv_or_unknown_tool(opsctl: Pa
 async def test_runner_environments_scrub_once_and_still_redact(tmp_path: Path, fixtures_dir: Path) -> None:
     """A runner's ChildEnvironments: credentials of its start-up environment never reach the child and are
     still redacted when the tool prints them some other way (here: passed back through its app env)."""
-    fixture = str(fixtures_dir / "opsctl.introspect.json")
-    body = (
-        "import os, sys\n"
-        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
-        "else:\n    [print(f'{k}={v}') for k, v in sorted(os.environ.items())]\n"
-        "    print('leaked', os.environ.get('ECHOED', ''))\n"
-    )
-    app = make_script(tmp_path, "envdump", body)
+    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "envdump", ENV_DUMP +
+                              "\nprint('leaked', os.environ.get('ECHOED', ''))")
     token = "xoxb-111-222-abcdefabcdef"
     config = config_for_binary(str(app))
     config.applications[0].env["ECHOED"] = "db-" + "correct-horse-battery"
@@ -98,13 +93,7 @@ def test_exec_invalid_input_exits_2_and_runs_nothing(opsctl: Path) -> None:
 
 
 def test_exec_child_environment_has_no_credentials(tmp_path: Path, fixtures_dir: Path) -> None:
-    fixture = str(fixtures_dir / "opsctl.introspect.json")
-    body = (
-        "import os, sys\n"
-        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
-        "else:\n    [print(f'{k}={v}') for k, v in sorted(os.environ.items())]\n"
-    )
-    app = make_script(tmp_path, "envdump", body)
+    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "envdump", ENV_DUMP)
     config = tmp_path / "c.yaml"
     config.write_text(
         f"applications: [{{binary: {app}, env: {{EXTRA_SETTING: 'on'}}}}]\nsensitive_env_vars: [DB_PASSWORD]\n"

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.corpora.leaks import LEAKS
-from tests.support.fisk_app import make_script
+from tests.support.fisk_app import make_fisk_app_doing
 
 ROOT = Path(__file__).resolve().parents[1]
 BENIGN = sorted((ROOT / "tests" / "corpora" / "benign").glob("*.txt"))
@@ -20,13 +20,8 @@ def _exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str,
     """``fisk-chatops exec`` of a tool whose application prints ``data`` (read from a file named in its env)."""
     corpus = tmp_path / "corpus.bin"
     corpus.write_bytes(data)
-    fixture = str(fixtures_dir / "opsctl.introspect.json")
-    body = (
-        "import os, sys\n"
-        f"if sys.argv[1:] == ['--fisk-introspect']:\n    sys.stdout.write(open({fixture!r}).read())\n"
-        "else:\n    sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())\n"
-    )
-    app = make_script(tmp_path, "printer", body)
+    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "printer",
+                              "sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())")
     config = tmp_path / "c.yaml"
     config.write_text(f"applications: [{{binary: {app}, env: {{CORPUS_FILE: '{corpus}'}}}}]\n")
     result = subprocess.run([sys.executable, "-m", "bot.cli", "exec", "--config", str(config), "service_status", "{}"],

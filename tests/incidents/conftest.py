@@ -76,7 +76,7 @@ async def intake(
 
 
 def top_level(h: Harness, channel: str) -> list[dict[str, Any]]:
-    return [m for (ch, _ts), m in sorted(h.slack.messages.items()) if ch == channel and "thread_ts" not in m]
+    return [m for (ch, _ts), m in sorted(h.slack.all_messages().items()) if ch == channel and "thread_ts" not in m]
 
 
 def replies(h: Harness, channel: str, thread_ts: str) -> list[str]:

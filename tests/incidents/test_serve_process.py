@@ -66,7 +66,7 @@ def test_serve_with_alert_intake(tmp_path: Path, opsctl: Path, redis_url: str) -
             assert post(url, dumps(am_payload()), bearer()) == 201
 
             def thread() -> list[str]:
-                tops = [ts for (ch, ts), m in slack.messages.items() if ch == CHANNEL and "thread_ts" not in m]
+                tops = [ts for (ch, ts), m in slack.all_messages().items() if ch == CHANNEL and "thread_ts" not in m]
                 return [json.dumps(m) for m in slack.thread(CHANNEL, tops[0])] if tops else []
 
             wait_until(lambda: any("web answers again." in m for m in thread()), 60, "the answer in the thread")

@@ -1,8 +1,13 @@
 """A burst against one combined ``serve`` process (issue #19): 500 signed ``/fisk`` requests, 50 in flight, against
 a command pool of 4 connections. Real Redis, the real bolt app over HTTP in a real process, loopback Slack and
-Messages API. Every request is acknowledged (no 5xx, no "could not start"), every acknowledged request ends in
-its own thread with its answer (one in ten through an auto-approved tool call the runner executes), and the
-process never holds more Redis connections than its bound (CLIENT LIST, sampled throughout)."""
+Messages API. Every request is answered at once (no 5xx); every acknowledged request ends in its own thread with
+its answer (one in ten through an auto-approved tool call the runner executes); and the process never holds more
+Redis connections than its bound (CLIENT LIST, sampled throughout).
+
+A request the intake cannot record within its 3 s (a machine starved of CPU by other work) is refused, and that is
+correct, not a failure: what is checked is that each refusal is the clear one (the ephemeral "could not start ...
+Nothing was started"), logged, and true (that request never gets a thread, an answer or a tool run), and that
+refusals stay the exception (at least 4 in 5 requests get through). On an idle machine there are none."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import redis
 
 from bot.config import parse_config
 from bot.roles import connection_bound
+from bot.slack.intake import COULD_NOT_START
 from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply
 from tests.support.fake_slack import FakeSlack, sign_slack_request
@@ -144,10 +150,13 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
             replies = asyncio.run(send_all(f"http://127.0.0.1:{port}/slack/events", slack))
             acked = time.monotonic() - started
             assert Counter(status for status, _, _ in replies) == {200: REQUESTS}
-            assert [text for _, text, _ in replies if text] == []  # acknowledged, not "could not start"
+            refused = {f"r{n:04d}" for n, (_, text, _) in enumerate(replies) if text}
+            for _, text, _ in replies:  # a refusal is the clear one, only the requester sees it
+                assert not text or json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_START}, text
+            assert len(refused) <= REQUESTS // 5, f"{len(refused)} of {REQUESTS} requests refused"
             slowest = max(latency for _, _, latency in replies)  # a figure, not a test: see bench/bench_load.py
 
-            tags = {f"r{n:04d}" for n in range(REQUESTS)}
+            tags = {f"r{n:04d}" for n in range(REQUESTS)} - refused
             deadline = time.monotonic() + 120
             while True:
                 threads, asked = answered(slack)
@@ -159,10 +168,14 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
             assert missing == set(), f"{len(missing)} acknowledged requests never answered: {sorted(missing)[:10]}"
             done = time.monotonic() - started
             assert set(asked.values()) == {1}  # one thread per request, none started twice
+            time.sleep(1.0)  # a refused request that was recorded after all would have its thread by now
+            threads, asked = answered(slack)
+            assert refused.isdisjoint(threads), f"refused yet started: {sorted(refused & set(threads))[:10]}"
             keys = [str(((c.params.get("metadata") or {}).get("event_payload") or {}).get("key", ""))
                     for c in slack.calls_to("chat.postMessage") if c.response.get("ok")]
             results = [k for k in keys if k.startswith("result:")]
-            assert len(results) == len(set(results)) == REQUESTS // 10  # every call ran; each result posted once
+            # every accepted call ran, each result posted once
+            assert len(results) == len(set(results)) == len([t for t in tags if int(t[1:]) % 10 == 0])
         finally:
             stop.set()
             process.send_signal(signal.SIGTERM)
@@ -170,8 +183,12 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
         assert code == 0, log.read_text()[-3000:]
         assert seen and max(seen) <= bound, f"up to {max(seen)} connections, bound {bound}"
         assert "Too many connections" not in log.read_text()
+        said = log.read_text()
+        logged = said.count("could not record a command request") + said.count("could not check a command before")
+        assert logged == len(refused)  # each refusal logged
         print(f"\n{REQUESTS} requests, {IN_FLIGHT} in flight: acknowledged in {acked:.1f}s "
-              f"(slowest ack {slowest:.2f}s), all answered in {done:.1f}s; connections max "
+              f"(slowest ack {slowest:.2f}s), {len(refused)} refused, all others answered in {done:.1f}s; "
+              f"connections max "
               f"{max(seen)} (bound {bound}); model requests {model.answered}")
 
 

@@ -44,3 +44,17 @@ def make_script(directory: Path, name: str, body: str) -> Path:
     path.write_text(f"#!{sys.executable}\n{body}")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
+
+
+def make_fisk_app_doing(directory: Path, fixture: Path, name: str, otherwise: str) -> Path:
+    """An application that answers ``--fisk-introspect`` with ``fixture``'s bytes (so the catalog is the real
+    one) and otherwise runs ``otherwise``: top-level Python with ``os`` and ``sys`` imported (print its
+    environment, a corpus, ...)."""
+    body = (
+        "import os, sys\n"
+        "if sys.argv[1:] == ['--fisk-introspect']:\n"
+        f"    sys.stdout.buffer.write(open({str(fixture)!r}, 'rb').read())\n"
+        "    sys.exit(0)\n"
+        f"{otherwise}\n"
+    )
+    return make_script(directory, name, body)
