@@ -28,6 +28,7 @@ from bot.agent import bus
 from bot.approvals.errors import ApprovalError, NotDurable
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
+from bot.cancelling import cancel_and_wait
 from bot.config import Config, Secrets
 from bot.console_view import ConsoleView, card_text, command_line, result_text
 from bot.fisk.environment import is_credential_name
@@ -95,8 +96,7 @@ class Console:
         finally:
             self.stop.set()
             self.view.close()
-            for task in (reader, stopping):
-                task.cancel()
+            await cancel_and_wait([reader, stopping])
             await asyncio.gather(*tasks, return_exceptions=True)
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -13,6 +13,7 @@ import logging
 import signal
 from typing import TYPE_CHECKING
 
+from bot.cancelling import cancel_and_wait
 from bot.config import Config, Secrets
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
@@ -99,9 +100,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
         await asyncio.wait(tasks, timeout=config.shutdown_grace_seconds + 5)
     finally:
         stop.set()
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(tasks)  # one cancel() each could be lost (3.11) and the process would never end
         if front is not None:  # a start-up failure after auth.test (a busy port) never ran the front end
             from bot.slack.client import close_client
 

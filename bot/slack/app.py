@@ -25,6 +25,7 @@ from slack_bolt.response import BoltResponse
 from bot.approvals.errors import PolicyError
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.store import CallStore
+from bot.cancelling import cancel_and_wait
 from bot.listen import start_site
 from bot.sanitize.redact import Redactor
 from bot.slack import client as api
@@ -214,10 +215,10 @@ class SlackFrontEnd:
             yield
         finally:
             own_stop.set()
-            relay.cancel()
+            await cancel_and_wait([relay])
             done, _ = await asyncio.wait({task}, timeout=15)
-            if not done:
-                task.cancel()
+            if not done:  # not left running on its own after the front end has gone (cancelled until it ends)
+                await cancel_and_wait([task])
 
     async def run_socket_mode(self, stop_event: asyncio.Event) -> None:
         await self.start()
@@ -237,11 +238,9 @@ class SlackFrontEnd:
             connecting = asyncio.create_task(handler.connect_async())
             stopping = asyncio.create_task(stop_event.wait())
             await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
-            stopping.cancel()
+            await cancel_and_wait([stopping])
             if not connecting.done():
-                connecting.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await connecting
+                await cancel_and_wait([connecting])  # a lost cancellation must not leave it reconnecting
                 await handler.close_async()
                 return
             connecting.result()
