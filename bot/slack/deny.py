@@ -118,7 +118,7 @@ async def handle_deny_submission(deps: SlackDeps, body: dict[str, Any]) -> str:
 DENIAL_NOT_CONFIRMED = (
     ":warning: Your denial is recorded, but no Redis replica confirmed it within {timeout_ms} ms: if Redis fails"
     " over now it could be lost, and the call would wait for approval again (it cannot run without one, and it"
-    " expires unanswered). If it is offered for approval again, deny it again."
+    " expires unanswered). Its card then offers Approve / Deny again: deny it again there."
 )
 
 
@@ -143,6 +143,7 @@ async def deny_with_reason(deps: SlackDeps, call_id: str, user: str, groups: lis
         await tell(f"This call is {word}; your denial changed nothing.")
         return "stale"
     except NotDurable as exc:
+        deps.unconfirmed.watch_denial(call_id)  # a failover that loses it must not leave the card saying "Denied"
         await refresh_card(deps, exc.record or await deps.store.get(call_id))
         await tell(DENIAL_NOT_CONFIRMED.format(timeout_ms=exc.timeout_ms))
         return "not_durable"

@@ -10,6 +10,11 @@ an event for a write that vanished, though, so the slack role re-reads each regi
 approval is gone. A confirmation (the clicker's Confirm, which waits for the replica again) clears the mark; a
 claim moves the call on (the claim's own wait covers the approval before it), and the poster shows that.
 
+A denial no replica confirmed is watched the same way (``watch_denial``): it has no mark (a denied card has no
+buttons to keep), so it is re-read for ``DENIAL_WATCH_SECONDS``; if a failover lost it the call is awaiting
+again, and its card gets Approve / Deny back (the denier was told to deny it again if it is offered) instead of
+staying "Denied" while the call quietly expires.
+
 The registry is the clicking process's memory: with several slack replicas the one that handled the click
 watches it; if that process dies within the window, the card is corrected at the call's next transition only."""
 
@@ -17,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -35,6 +42,9 @@ log = logging.getLogger(__name__)
 MARK = "slack_unconfirmed"  # record meta: the user whose approval no replica has confirmed yet
 PERIOD_SECONDS = 1.0
 MAX_WATCHED = 10_000  # a bound on memory if a replica stays away for long: the oldest are dropped first
+#: how long a denial no replica confirmed is re-read: past a failover's detection and election (Sentinel's default
+#: down-after-milliseconds is 30 s) with room for the slack role to reach the new primary
+DENIAL_WATCH_SECONDS = 300.0
 
 
 def unconfirmed_approver(record: CallRecord) -> str | None:
@@ -48,14 +58,26 @@ def unconfirmed_approver(record: CallRecord) -> str | None:
 class UnconfirmedApprovals:
     """The calls whose cards this process marked unconfirmed: call id -> the approver."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.watched: dict[str, str] = {}
+        self.denials: dict[str, float] = {}  # call id -> until when its unconfirmed denial is re-read
+        self.clock = clock
 
     def watch(self, call_id: str, user: str) -> None:
         self.watched.pop(call_id, None)
         self.watched[call_id] = user
         while len(self.watched) > MAX_WATCHED:
             del self.watched[next(iter(self.watched))]
+
+    def watch_denial(self, call_id: str, seconds: float = DENIAL_WATCH_SECONDS) -> None:
+        """A denial is on the primary only: re-read the call for ``seconds`` in case a failover loses it."""
+        self.denials.pop(call_id, None)
+        self.denials[call_id] = self.clock() + seconds
+        while len(self.denials) > MAX_WATCHED:
+            del self.denials[next(iter(self.denials))]
+
+    def watching(self) -> bool:
+        return bool(self.watched or self.denials)
 
 
 async def mark_unconfirmed(deps: SlackDeps, call_id: str, user: str) -> None:
@@ -98,13 +120,37 @@ async def reconcile(deps: SlackDeps) -> int:
             else:
                 fixed += 1
         deps.unconfirmed.watched.pop(call_id, None)
+    return fixed + await _reconcile_denials(deps, refresh_card)
+
+
+async def _reconcile_denials(deps: SlackDeps, refresh_card: Callable[..., Any]) -> int:
+    """Re-read each watched denial: awaiting again means a failover lost it, and its card offers the buttons again;
+    still denied, it is re-read until its watch ends; any other state (expired, ...) has its own card."""
+    fixed = 0
+    now = deps.unconfirmed.clock()
+    for call_id, until in list(deps.unconfirmed.denials.items()):
+        record = await deps.store.find(call_id)
+        if record is not None and record.state == CallState.denied and now < until:
+            continue  # still denied on the primary: a failover could yet lose it
+        if record is not None and record.state == CallState.awaiting_approval:
+            log.warning("call %s: its denial was lost in a Redis failover; its card awaits a decision again",
+                        call_id, extra={"call_id": call_id})
+            try:
+                await refresh_card(deps, record)
+            except SlackApiError as exc:
+                if api.is_transient(exc):
+                    continue  # kept: tried again next period
+                log.error("call %s: its card could not be updated (%s)", call_id, api.error_code(exc))
+            else:
+                fixed += 1
+        deps.unconfirmed.denials.pop(call_id, None)
     return fixed
 
 
 async def watch_unconfirmed(deps: SlackDeps, stop_event: asyncio.Event, period: float = PERIOD_SECONDS) -> None:
     """``reconcile`` every ``period`` until stopped; Redis being away (the failover itself) is "try again"."""
     while not stop_event.is_set():
-        if deps.unconfirmed.watched:
+        if deps.unconfirmed.watching():
             try:
                 await reconcile(deps)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:

@@ -14,7 +14,9 @@ import json
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal
 from bot.approvals.store import CallStore
+from bot.redis_durable import DurabilitySettings
 from bot.slack.cards import UNCONFIRMED_WORDS, render_card
+from bot.slack.deny import deny_with_reason
 from bot.slack.unconfirmed import MARK, reconcile, unconfirmed_approver, watch_unconfirmed
 from tests.slack.conftest import CHANNEL, Harness, wait_for
 from tests.slack.test_approvals import card_for, card_text
@@ -100,3 +102,36 @@ async def test_the_watcher_keeps_an_unconfirmed_approval_and_drops_a_confirmed_o
     await harness.store.set_meta(record.id, **{MARK: ""})  # confirmed (the clicker's Confirm clears it)
     assert await reconcile(deps) == 0 and record.id not in deps.unconfirmed.watched
     assert len(harness.slack.calls_to("chat.update")) == updates  # nothing to correct: no card update
+
+
+async def test_the_watcher_puts_the_card_of_a_lost_denial_back_to_awaiting(harness: Harness, poster) -> None:
+    """A denial no replica confirmed (the store asks for a replica this Redis lacks) is watched; a failover that
+    loses it leaves the call awaiting, and the card offers Approve / Deny again instead of saying "Denied" while the
+    call quietly expires. A denial still on the record is left alone, and watched no longer than its window."""
+    record = await card_for(harness, poster)
+    deps = harness.front.deps
+    key = harness.store.keys.call(record.id)
+    before = await harness.redis.hgetall(key)
+    deps.store.durable.settings = DurabilitySettings(replicas=1, timeout_ms=50)  # WAIT 1 with no replica: short
+    told: list[str] = []
+
+    async def tell(text: str) -> None:
+        told.append(text)
+
+    assert await deny_with_reason(deps, record.id, "UAPPROVER", [], "not now", tell) == "not_durable"
+    assert "no Redis replica confirmed it" in told[0] and record.id in deps.unconfirmed.denials
+    await wait_for(lambda: "Denied by" in card_text(harness, record))
+    assert await reconcile(deps) == 0 and record.id in deps.unconfirmed.denials  # still denied: kept, no update
+    # the failover lost the denial: the record on the new primary is the one from before the click
+    await harness.redis.delete(key)
+    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
+    try:
+        await wait_for(lambda: "fisk_approve" in card_text(harness, record))
+    finally:
+        stop.set()
+        await watcher
+    assert "Approval needed" in card_text(harness, record) and record.id not in deps.unconfirmed.denials
+    deps.unconfirmed.watch_denial("0-" + "f" * 32, seconds=0)  # a watch that ended is dropped, whatever the state
+    assert await reconcile(deps) == 0 and not deps.unconfirmed.watching()
