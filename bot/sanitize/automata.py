@@ -71,13 +71,13 @@ class Automaton:
     # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
     search: re2._Regexp | None = None
     # When the scan mixes detectors with a ``search`` and detectors without (a pass's alternation): the searches
-    # alone, asked (anchored) whether a hit may be a searched detector's (see ``first``).
+    # alone, asked (anchored) whether a hit may be a searched detector's (see ``searcher``).
     searched: re2._Regexp | None = None
-    # Scan hits known to be their finder's span (``first``): key -> True once proven, False when seen once.
+    # Scan hits known to be their finder's span (``searcher``): key -> True once proven, False when seen once.
     plain_spans: dict[MemoKey, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        # RE2's own Match of the scan and of the finder, looked up once: ``first`` runs once per candidate.
+        # RE2's own Match of the scan and of the finder, looked up once (``searcher``'s closures close over them).
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
         object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
