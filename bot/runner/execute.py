@@ -9,8 +9,8 @@ Process handling, and why:
 - The child's exit is watched through a pidfd (``os.pidfd_open``) and the pipe is read by the event loop
   directly, both through the loop's own epoll for children (``watch.py``): asyncio's default child watcher on
   Python 3.11 starts a thread per child (``ThreadedChildWatcher``), which cost ~0.3 ms and a thread switch per
-  call. Exit and EOF are separate
-  signals on purpose: a grandchild that inherited stdout keeps the pipe open after the tool exited.
+  call. Exit and EOF are separate signals on purpose: a grandchild that inherited stdout keeps the pipe open
+  after the tool exited.
   Where pidfds are missing (Linux < 5.3, other systems) a thread waits for the exit instead.
 - Grandchild policy: once the tool exits, the runner waits at most ``DRAIN_GRACE`` seconds for the pipe to
   reach EOF. If something still holds it, the tool's process group gets SIGKILL (leftovers of a finished call
@@ -50,7 +50,6 @@ DRAIN_GRACE = 1.0
 CLOSE_GRACE = 0.5
 # Bytes read from the output pipe per wake-up (a pipe holds 64 KiB by default).
 READ_CHUNK = 65536
-
 
 
 class StopRequest(asyncio.Event):
