@@ -257,7 +257,6 @@ class RunnerWorker:
         """Run a claimed call and store its outcome; True when the script that stored the result also
         acknowledged ``entry_id``."""
         with log_context(call_id=record.id, conversation=record.conversation, tool=record.tool):
-            log.info("runner %s: running %s", self.runner_id, record.tool)
             acknowledged = await self._execute_logged(record, entry_id)
             log.info("runner %s: %s done", self.runner_id, record.tool)
             return acknowledged
@@ -266,6 +265,10 @@ class RunnerWorker:
         stop = StopRequest()  # the executor waits for the child's exit and for this on one future
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
+        # "running" is said right after the executor's first step, which starts the child (the loop runs what is
+        # ready in order, and the callback keeps this call's log context): a formatted, written log line is
+        # bookkeeping the child's start need not wait for
+        asyncio.get_running_loop().call_soon(log.info, "runner %s: running %s", self.runner_id, record.tool)
         # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting for
         # Redis to come back must not look like a dead runner to the recovery sweep meanwhile.
         beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
+from bot.logcontext import current as log_ids
 from tests.approvals.conftest import proposal
 from tests.approvals.helpers import all_terminal, executions, marker_executor, running, wait_until
 from tests.support.redis_server import RedisServer
@@ -311,4 +313,37 @@ async def test_a_failing_prepare_does_not_stop_the_call(redis_url: str, tmp_path
         await wait_until(lambda: all_terminal(store, ids))
     assert sorted(executions(marker)) == sorted(ids)
     assert [(await store.get(i)).state for i in ids] == [CallState.finished] * 3
+    await client.aclose()
+
+
+async def test_the_running_line_is_logged_after_the_executors_first_step_with_the_calls_ids(redis_url: str):
+    """Logging is bookkeeping the child's start does not wait for: the executor's first step (where a real one
+    spawns the child) runs before the "running" line is written, and the line still carries the call's ids."""
+    client = Redis.from_url(redis_url)
+    store = CallStore(client)
+    events: list[tuple[str, str]] = []
+
+    class Recorder(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if "running" in record.getMessage():
+                events.append(("logged", log_ids().get("call_id", "")))
+
+    async def executor(record: CallRecord) -> dict[str, Any]:
+        events.append(("started", record.id))
+        await asyncio.sleep(0.01)
+        return {"status": "finished", "exit_code": 0, "output": "ok"}
+
+    worker_log = logging.getLogger("bot.approvals.worker")
+    recorder, level = Recorder(), worker_log.level
+    worker_log.addHandler(recorder)
+    worker_log.setLevel(logging.INFO)
+    try:
+        async with running(RunnerWorker(client, store, executor, runner_id="w-log", **FAST)):  # type: ignore[arg-type]
+            ids = await approved_calls(store, 3)
+            await wait_until(lambda: all_terminal(store, ids))
+    finally:
+        worker_log.removeHandler(recorder)
+        worker_log.setLevel(level)
+    for call_id in ids:
+        assert [e for e in events if e[1] == call_id] == [("started", call_id), ("logged", call_id)], events
     await client.aclose()
