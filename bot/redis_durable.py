@@ -14,8 +14,10 @@ How many replicas to wait for (``redis.durability.replicas``): ``auto`` waits fo
 connected replica (``INFO replication``, cached for ``refresh_seconds`` per primary and asked again after a
 wait fell short), and also while a replica it had is disconnected, for ``remember_replica_seconds`` (a replica
 cut off by a partition can still be promoted: Sentinel promotes one disconnected for less than 10 x
-``down-after-milliseconds``, and it would come up without what was written meanwhile). Where there is no replica
-and has been none (standalone, the embedded server) it waits for none: no cost at all. A number asks for exactly
+``down-after-milliseconds``, and it would come up without what was written meanwhile). A process that never saw
+the replica (started while it was cut off) learns of it from the deployment: the sentinels, ``CLUSTER NODES``, or
+the mark another process left in Redis (``bot.redis_replicas``). Where there is no replica and has been none
+(standalone, the embedded server) it waits for none: no WAIT at all. A number asks for exactly
 that many (``0``: never wait). A wait that falls short is reported, not raised: the write IS on the
 primary, and only the caller knows what to tell the user (``bot.approvals.store``).
 """
