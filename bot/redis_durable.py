@@ -299,11 +299,12 @@ class DurableScripts:
         return "the replica mark in Redis"
 
     async def _known_replicas(self, history: str) -> int:
-        """Standalone and Sentinel: replicas the sentinels could promote, else the mark a process left."""
+        """Standalone and Sentinel: replicas the sentinels could promote, or the mark a process left, whichever
+        is more: a sentinel's "none" does not outweigh a replica some process saw connected within
+        ``remember_replica_seconds`` (the sentinels may all have restarted during the cut-off, or be refused)."""
         promotable = await sentinel_replicas_promotable(self.client, self.settings.remember_replica_seconds)
-        if promotable is not None:
-            return promotable
-        return await self.marks.expected(history) if self.marks is not None else 0
+        marked = await self.marks.expected(history) if self.marks is not None else 0
+        return max(promotable or 0, marked)
 
     async def _ask_replication(self) -> Any:
         return await self.client.info("replication")

@@ -8,15 +8,18 @@ second runner run the call again. So auto also asks what the deployment itself k
 * Sentinel: ``SENTINEL REPLICAS <service>`` lists every replica the sentinels monitor. One they can reach (not
   ``s_down``/``o_down``/disconnected), with a ``replica-priority`` other than 0 and a replication link down for
   less than ``remember_replica_seconds``, may be promoted (Sentinel itself refuses unreachable replicas and
-  priority 0, and those whose link was down for more than 10 x ``down-after-milliseconds``);
+  priority 0, and those whose link was down for more than 10 x ``down-after-milliseconds``). Every sentinel is
+  asked, and the most any one lists counts: a sentinel restarted during the cut-off lists none;
 * Cluster: ``CLUSTER NODES`` on the primary lists its replicas; one not flagged ``fail``/``fail?``/``noaddr``
   can start a failover of that primary;
-* a plain primary (standalone, or Sentinel when no sentinel answers): a mark kept in Redis itself, one key per
-  replication history that had a connected replica, living ``remember_replica_seconds`` after the last process
-  saw one (``SET ... EX``: Redis's clock, shared by every process).
+* standalone and Sentinel alike: a mark kept in Redis itself, one key per replication history that had a
+  connected replica, living ``remember_replica_seconds`` after the last process saw one (``SET ... EX``: Redis's
+  clock, shared by every process). Under Sentinel it counts too: the sentinels may all have been restarted
+  during the cut-off, or refuse the question.
 
 Every answer is "how many replicas to expect", never an error: a question Redis refuses (ACL) counts as "none
-known" and is logged once by the caller's logger.
+known" and is logged once (an error naming what to allow); a question that fails otherwise (a sentinel down)
+counts as no answer from it.
 """
 
 from __future__ import annotations
@@ -37,18 +40,38 @@ _CLUSTER_DOWN_FLAGS = frozenset({"fail", "fail?", "noaddr", "handshake"})
 
 async def sentinel_replicas_promotable(client: redis.asyncio.Redis, within_seconds: float) -> int | None:
     """Replicas the sentinels of ``client``'s primary could promote; None when ``client`` is not Sentinel-managed
-    or no sentinel answered (the caller falls back to what else it knows)."""
+    or no sentinel answered (the caller falls back to what else it knows).
+
+    Every sentinel is asked and the largest answer counts: one sentinel's list is its own view, and a sentinel
+    started or reset while the replica was cut off has never heard of it (sentinels learn replicas from the
+    primary's ``INFO``, which no longer lists it), while the others still know it and would promote it."""
     pool = client.connection_pool
     if not isinstance(pool, SentinelConnectionPool):
         return None
+    answers: list[int] = []
     for sentinel in pool.sentinel_manager.sentinels:
         try:
             replicas = await sentinel.sentinel_slaves(pool.service_name)
+        except redis.ResponseError as err:  # an ACL without +sentinel|replicas: say so, it hides replicas
+            _warn_refused(err)
+            continue
         except (redis.RedisError, OSError) as err:
             log.debug("SENTINEL REPLICAS on one sentinel failed: %s", type(err).__name__)
             continue
-        return sum(1 for replica in replicas if _promotable(replica, within_seconds))
-    return None
+        answers.append(sum(1 for replica in replicas if _promotable(replica, within_seconds)))
+    return max(answers) if answers else None
+
+
+_refusal_warned = False
+
+
+def _warn_refused(err: Exception) -> None:
+    global _refusal_warned
+    if not _refusal_warned:
+        log.error("redis.durability.replicas auto: a sentinel refused SENTINEL REPLICAS (%s): it cannot tell of a "
+                  "replica that is cut off; allow the sentinel user +sentinel|replicas, or set "
+                  "redis.durability.replicas to a number", err)
+        _refusal_warned = True
 
 
 def _promotable(replica: dict[str, Any], within_seconds: float) -> bool:

@@ -375,3 +375,45 @@ async def test_a_process_started_while_the_replica_is_cut_off_still_waits_for_it
 def unconfirmed(transition: str) -> float:
     value = REGISTRY.get_sample_value("fisk_chatops_redis_unconfirmed_writes_total", {"transition": transition})
     return value or 0.0
+
+
+async def test_a_sentinel_that_never_heard_of_the_cut_off_replica_does_not_outvote_what_else_knows_it(
+    redis_sentinel: RedisSentinelServers, tmp_path: Path
+) -> None:
+    """Sentinels learn replicas from the primary's ``INFO``: one restarted (here: reset) while the replica is cut
+    off lists none, though the others still know the replica and would promote it. Neither its "none" nor that of
+    every sentinel outweighs the replica-seen mark a process left in Redis: a process started during the cut-off
+    still waits for the replica (before: it asked the first sentinel that answered, and it said none)."""
+    handle = await open_on("sentinel", redis_sentinel, tmp_path)
+    deployment = Deployment("sentinel", redis_sentinel, handle)
+    try:
+        seed = deployment.store()
+        call_id = await awaiting_call(seed)
+        await seed.approve(call_id, "U_APP", [], POLICY)  # confirmed: the replica is seen, the mark written
+        other = await awaiting_call(seed)
+        (mark,) = await deployment.client.keys("*:durability:replica-seen:*")
+        kept = await deployment.client.get(mark)
+        asked_first = handle.client.connection_pool.sentinel_manager.sentinels[0]  # type: ignore[attr-defined]
+        first_port = int(asked_first.connection_pool.connection_kwargs["port"])
+        sentinels = sorted(redis_sentinel.sentinels, key=lambda node: node.port != first_port)
+        with link_cut(deployment, seed.keys.call(other)):
+            _reset(redis_sentinel, sentinels[:1])
+            await deployment.client.delete(mark)  # only the other sentinels know the replica now
+            with pytest.raises(NotDurable):
+                await deployment.store(timeout_ms=200).approve(other, "U_APP", [], POLICY)
+            _reset(redis_sentinel, sentinels[1:])  # no sentinel knows it: the mark does
+            await deployment.client.set(mark, kept, ex=60)
+            with pytest.raises(NotDurable):
+                await deployment.store(timeout_ms=200).deny(await awaiting_call(seed), "U_APP", [], POLICY)
+    finally:
+        await handle.close()
+        _wait(redis_sentinel._sentinels_agree, 30, "the reset sentinels to know the replica again")
+
+
+def _reset(servers: RedisSentinelServers, sentinels: list[_Node]) -> None:
+    """``SENTINEL RESET``: what a restarted sentinel knows, the primary and what its ``INFO`` lists (no replica)."""
+    for node in sentinels:
+        with redis.Redis(host="127.0.0.1", port=node.port, password=servers.sentinel_password) as sentinel:
+            sentinel.execute_command("SENTINEL RESET", servers.SERVICE)
+            _wait(lambda s=sentinel: not s.execute_command("SENTINEL REPLICAS", servers.SERVICE), 10,  # type: ignore[misc]
+                  "the reset sentinel to list no replica")
