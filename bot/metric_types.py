@@ -84,10 +84,12 @@ class Registry:
             self._families[family.name] = family
 
     def exposition(self) -> bytes:
-        """The ``/metrics`` body."""
+        """The ``/metrics`` body. A lone surrogate (JSON's ``"\\ud800"`` decodes to one) in a label value is
+        written as ``?``: encoding it strictly would fail the whole scrape, and Prometheus refuses a body that
+        is not UTF-8."""
         with self._lock:
             families = list(self._families.values())
-        return "".join(family.exposition() for family in families).encode()
+        return "".join(family.exposition() for family in families).encode("utf-8", "replace")
 
     def get_sample_value(self, name: str, labels: dict[str, str] | None = None) -> float | None:
         """The value of the sample named ``name`` with exactly these labels, None when there is none."""

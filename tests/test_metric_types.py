@@ -3,6 +3,7 @@ Prometheus server would scrape."""
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 
@@ -140,3 +141,20 @@ def test_process_metrics_are_the_process_own_figures() -> None:
     assert samples[("python_gc_collections_total", (("generation", "0"),))] >= 0
     info = next(labels for (name, labels) in samples if name == "python_info")
     assert dict(info)["implementation"] == "CPython" and dict(info)["major"] == "3"
+
+
+def test_a_label_value_that_is_not_valid_unicode_does_not_break_the_scrape() -> None:
+    """JSON may carry a lone surrogate (``"\\ud800"`` decodes to one): had such a value (an alert source, a team
+    id) become a label, encoding the body failed and every scrape of the process answered nothing."""
+    registry = Registry()
+    deliveries = Counter("demo_deliveries_total", "By source", ["source"], registry=registry)
+    depth = Gauge("demo_depth", "Depth", registry=registry)
+    deliveries.labels(json.loads('"team\\ud800x"')).inc()
+    deliveries.labels('ok"}\ndemo_depth 99').inc()  # an attempt to add a line of its own
+    depth.set(2)
+    body = registry.exposition()
+    assert body.decode("utf-8")  # valid UTF-8, as Prometheus requires of the whole body
+    samples = scraped(registry)
+    assert samples == {("demo_deliveries_total", (("source", "team?x"),)): 1.0,
+                       ("demo_deliveries_total", (("source", 'ok"}\ndemo_depth 99'),)): 1.0,
+                       ("demo_depth", ()): 2.0}
