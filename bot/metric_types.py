@@ -65,23 +65,35 @@ class Family:
     def samples(self) -> Iterator[Sample]:
         raise NotImplementedError
 
+    def sample_names(self) -> tuple[str, ...]:
+        """Every sample name this family writes (its own name included): no other family may write one."""
+        return (self.name,)
+
     def exposition(self) -> str:
         help_text = self.documentation.replace("\\", r"\\").replace("\n", r"\n")
         return f"# HELP {self.name} {help_text}\n# TYPE {self.name} {self.kind}\n" + render(self.samples())
 
 
 class Registry:
-    """The families one process exports, in registration order; a name is registered once."""
+    """The families one process exports, in registration order; a sample name is written by one family only
+    (as ``prometheus_client`` refuses duplicated time series): a gauge named like a histogram's ``_count`` would
+    put one series under two TYPE lines, and Prometheus would keep only one of its values."""
 
     def __init__(self) -> None:
         self._families: dict[str, Family] = {}
+        self._writers: dict[str, str] = {}  # sample name -> the family that writes it
         self._lock = threading.Lock()
 
     def register(self, family: Family) -> None:
         with self._lock:
             if family.name in self._families:
                 raise ValueError(f"metric {family.name!r} is registered already")
+            for name in family.sample_names():
+                if name in self._writers:
+                    raise ValueError(f"metric {family.name!r} would write {name!r}, written by "
+                                     f"{self._writers[name]} already")
             self._families[family.name] = family
+            self._writers.update(dict.fromkeys(family.sample_names(), family.name))
 
     def exposition(self) -> bytes:
         """The ``/metrics`` body. A lone surrogate (JSON's ``"\\ud800"`` decodes to one) in a label value is
@@ -257,6 +269,9 @@ class Histogram(_Metric[HistogramChild]):
 
     def _new_child(self) -> HistogramChild:
         return HistogramChild(self.bounds)
+
+    def sample_names(self) -> tuple[str, ...]:
+        return self.name, f"{self.name}_bucket", f"{self.name}_count", f"{self.name}_sum"
 
     def observe(self, value: float) -> None:
         self._only().observe(value)

@@ -158,3 +158,21 @@ def test_a_label_value_that_is_not_valid_unicode_does_not_break_the_scrape() -> 
     assert samples == {("demo_deliveries_total", (("source", "team?x"),)): 1.0,
                        ("demo_deliveries_total", (("source", 'ok"}\ndemo_depth 99'),)): 1.0,
                        ("demo_depth", ()): 2.0}
+
+
+def test_a_metric_whose_samples_another_family_writes_is_refused() -> None:
+    """A gauge named like a histogram's ``_count`` (or a histogram named like a counter) would write one sample
+    name under two TYPE lines: Prometheus keeps one of the two values and counts the scrape's duplicates."""
+    registry = Registry()
+    Histogram("demo_wait_seconds", "Waits", buckets=(1,), registry=registry)
+    Counter("demo_calls", "Calls", registry=registry)
+    with pytest.raises(ValueError, match="demo_wait_seconds_count.*written by demo_wait_seconds"):
+        Gauge("demo_wait_seconds_count", "Clash", registry=registry)
+    Gauge("demo_depth_sum", "A gauge first", registry=registry)
+    with pytest.raises(ValueError, match="demo_depth_sum.*written by demo_depth_sum"):
+        Histogram("demo_depth", "Clash", buckets=(1,), registry=registry)
+    with pytest.raises(ValueError, match="registered already"):
+        Gauge("demo_calls_total", "Clash", registry=registry)
+    Gauge("demo_wait", "No clash: a prefix of a histogram's name is its own", registry=registry)
+    assert {f.name for f in text_string_to_metric_families(registry.exposition().decode())} == {
+        "demo_wait_seconds", "demo_calls", "demo_depth_sum", "demo_wait"}
