@@ -26,12 +26,15 @@ async def stop_consumer(loops: Iterable[asyncio.Task[Any]], handlers: Iterable[a
     """Stop a stream consumer: its read and reclaim loops at once, then its entry handlers once they had ``grace``
     seconds to finish their step. Whatever is cut short was not acknowledged, so it stays pending in its stream
     and is read again by a restart or taken over by a peer. Each task is cancelled until it has ended, not once
-    (``bot/cancelling.py``: Python 3.11 can lose a cancellation and the loop would read on for ever)."""
-    await cancel_and_wait(loops)  # not a single cancel(): Python 3.11 can lose one (see bot/cancelling.py)
+    (``bot/cancelling.py``: Python 3.11 can lose a cancellation and the loop would read on for ever). The caller
+    being cancelled meanwhile (during the grace) cuts the grace short, not the stopping."""
     running = list(handlers)
-    if running and grace > 0:
-        await asyncio.wait(running, timeout=grace)
-    await cancel_and_wait(running)
+    try:
+        await cancel_and_wait(loops)  # not a single cancel(): Python 3.11 can lose one (see bot/cancelling.py)
+        if running and grace > 0:
+            await asyncio.wait(running, timeout=grace)
+    finally:  # the owner cancelled during the grace (a shutdown cut short): its handlers must not run on alone
+        await cancel_and_wait(running)
 
 
 def next_read_id(last_id: str, entries: list[Any]) -> str:

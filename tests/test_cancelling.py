@@ -125,3 +125,26 @@ async def test_an_owner_cancelled_while_stopping_its_tasks_still_stops_them_then
     finally:
         quit_anyway.append(True)
         await asyncio.wait({helper}, timeout=5)
+
+
+async def test_a_consumer_cancelled_during_its_handlers_grace_still_stops_them(redis: Redis) -> None:
+    """A shutdown cut short (serve cancels a role still draining) cancels ``stop_consumer`` while its handlers
+    have their grace: they must be stopped all the same, not left writing to Redis after their owner has ended
+    (before: the cancellation left the grace wait and the handlers were never cancelled)."""
+    counter = [0]
+    loop = asyncio.create_task(_commands_back_to_back(redis, [0]))
+    handler = asyncio.create_task(_commands_back_to_back(redis, counter))
+    await asyncio.sleep(0.05)
+    owner = asyncio.create_task(stop_consumer([loop], [handler], grace=30))
+    await asyncio.sleep(0.2)
+    assert not owner.done() and not handler.done()  # in its grace
+    owner.cancel()
+    try:
+        done, _ = await asyncio.wait({owner}, timeout=10)
+        assert done and owner.cancelled()
+        assert loop.done() and handler.done()
+        sent = counter[0]
+        await asyncio.sleep(0.1)
+        assert counter[0] == sent
+    finally:
+        await cancel_and_wait([loop, handler])

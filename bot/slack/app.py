@@ -215,10 +215,12 @@ class SlackFrontEnd:
             yield
         finally:
             own_stop.set()
-            await cancel_and_wait([relay])
-            done, _ = await asyncio.wait({task}, timeout=15)
-            if not done:  # not left running on its own after the front end has gone (cancelled until it ends)
-                await cancel_and_wait([task])
+            try:
+                await cancel_and_wait([relay])
+                await asyncio.wait({task}, timeout=15)
+            finally:  # not left running on its own after the front end has gone, even when that was cancelled
+                if not task.done():
+                    await cancel_and_wait([task])
 
     async def run_socket_mode(self, stop_event: asyncio.Event) -> None:
         await self.start()
