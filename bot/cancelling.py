@@ -36,11 +36,15 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]], *, again_after: fl
     for task in pending:
         task.cancel()
     interrupted: BaseException | None = None
-    if pending:
+    clock = asyncio.get_running_loop().time
+    deadline = clock() + again_after
+    # their time to end on their own, all of it even when the caller is cancelled meanwhile: re-cancelling at once
+    # would cut short what a task does on its way out (a last flush of acknowledgements)
+    while pending and (left := deadline - clock()) > 0:
         try:
-            await asyncio.wait(pending, timeout=again_after)
+            await asyncio.wait(pending, timeout=left)
         except asyncio.CancelledError as exc:
-            interrupted = exc
+            interrupted = interrupted or exc
         pending = {task for task in pending if not task.done()}
     rounds = 0
     while pending:

@@ -148,3 +148,26 @@ async def test_a_consumer_cancelled_during_its_handlers_grace_still_stops_them(r
         assert counter[0] == sent
     finally:
         await cancel_and_wait([loop, handler])
+
+
+async def test_an_owner_cancelled_meanwhile_still_gives_its_tasks_their_time_to_clean_up(redis: Redis) -> None:
+    """The owner's own cancellation must not cut short a stopping task's last flush (before: it went straight to
+    re-cancelling, which cancelled the flush)."""
+    flushed: list[str] = []
+
+    async def flushes_on_the_way_out() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.3)
+            await redis.set("flushed-late", "1")
+            flushed.append("done")
+
+    task = asyncio.create_task(flushes_on_the_way_out())
+    await asyncio.sleep(0.01)
+    owner = asyncio.create_task(cancel_and_wait([task], again_after=2.0))
+    await asyncio.sleep(0.05)
+    owner.cancel()
+    done, _ = await asyncio.wait({owner}, timeout=5)
+    assert done and owner.cancelled() and task.done()
+    assert flushed == ["done"] and await redis.get("flushed-late") == b"1"
