@@ -113,7 +113,7 @@ class DurableScripts:
         self.client = client
         self.settings = settings or DurabilitySettings()
         # auto on a plain primary: the replica-seen mark shared by every process (``bot.redis_replicas``)
-        self.marks = (ReplicaMarks(client, marks_prefix, self.settings.remember_replica_seconds)
+        self.marks = (ReplicaMarks(client, marks_prefix, self.settings.remember_replica_seconds, clock)
                       if marks_prefix is not None else None)
         # primary -> why auto waits for a replica none of which is connected (said when the wait falls short)
         self._missing: dict[str, str] = {}

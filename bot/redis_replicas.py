@@ -13,9 +13,9 @@ second runner run the call again. So auto also asks what the deployment itself k
 * Cluster: ``CLUSTER NODES`` on the primary lists its replicas; one not flagged ``fail``/``fail?``/``noaddr``
   can start a failover of that primary;
 * standalone and Sentinel alike: a mark kept in Redis itself, one key per replication history that had a
-  connected replica, living ``remember_replica_seconds`` after the last process saw one (``SET ... EX``: Redis's
-  clock, shared by every process). Under Sentinel it counts too: the sentinels may all have been restarted
-  during the cut-off, or refuse the question.
+  connected replica, living ``remember_replica_seconds`` (a quarter more at most) after the last process saw one
+  (``SET ... EX``: Redis's clock, shared by every process). Under Sentinel it counts too: the sentinels may all
+  have been restarted during the cut-off, or refuse the question.
 
 Every answer is "how many replicas to expect", never an error: a question Redis refuses (ACL) counts as "none
 known" and is logged once (an error naming what to allow); a question that fails otherwise (a sentinel down)
@@ -24,8 +24,10 @@ counts as no answer from it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import redis.asyncio
@@ -48,18 +50,23 @@ async def sentinel_replicas_promotable(client: redis.asyncio.Redis, within_secon
     pool = client.connection_pool
     if not isinstance(pool, SentinelConnectionPool):
         return None
-    answers: list[int] = []
-    for sentinel in pool.sentinel_manager.sentinels:
-        try:
-            replicas = await sentinel.sentinel_slaves(pool.service_name)
-        except redis.ResponseError as err:  # an ACL without +sentinel|replicas: say so, it hides replicas
-            _warn_refused(err)
-            continue
-        except (redis.RedisError, OSError) as err:
-            log.debug("SENTINEL REPLICAS on one sentinel failed: %s", type(err).__name__)
-            continue
-        answers.append(sum(1 for replica in replicas if _promotable(replica, within_seconds)))
-    return max(answers) if answers else None
+    # together: one sentinel that does not answer costs its timeout once, not once per sentinel after it
+    answers = await asyncio.gather(*(_promotable_per(sentinel, pool.service_name, within_seconds)
+                                     for sentinel in pool.sentinel_manager.sentinels))
+    known = [answer for answer in answers if answer is not None]
+    return max(known) if known else None
+
+
+async def _promotable_per(sentinel: redis.asyncio.Redis, service: str, within_seconds: float) -> int | None:
+    try:
+        replicas = await sentinel.sentinel_slaves(service)
+    except redis.ResponseError as err:  # an ACL without +sentinel|replicas: say so, it hides replicas
+        _warn_refused(err)
+        return None
+    except (redis.RedisError, OSError) as err:
+        log.debug("SENTINEL REPLICAS on one sentinel failed: %s", type(err).__name__)
+        return None
+    return sum(1 for replica in replicas if _promotable(replica, within_seconds))
 
 
 _refusal_warned = False
@@ -109,12 +116,21 @@ def _node_rows(nodes: Any) -> Iterator[tuple[str, frozenset[str], str]]:
 
 
 class ReplicaMarks:
-    """The plain primary's memory of having had a replica, kept in Redis so every process shares it."""
+    """The plain primary's memory of having had a replica, kept in Redis so every process shares it.
 
-    def __init__(self, client: redis.asyncio.Redis, prefix: str, remember_seconds: float) -> None:
+    While the replica stays connected a process rewrites the mark once every quarter of
+    ``remember_replica_seconds`` (not at every ``INFO`` refresh: that would add a round trip to a write every few
+    seconds), with that quarter added to its TTL: the mark outlives the last sighting by ``remember_replica_seconds``
+    at least, by a quarter more at most."""
+
+    def __init__(self, client: redis.asyncio.Redis, prefix: str, remember_seconds: float,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.prefix = prefix
         self.remember_seconds = max(1, int(remember_seconds + 0.999))
+        self.rewrite_after = max(1, self.remember_seconds // 4)
+        self._clock = clock
+        self._written: dict[str, tuple[float, int]] = {}  # history -> (when this process wrote it, replicas)
         self._warned = False
 
     def key(self, history: str) -> str:
@@ -122,10 +138,16 @@ class ReplicaMarks:
 
     async def saw(self, history: str, replicas: int) -> None:
         """The primary of replication history ``history`` has ``replicas`` connected now."""
+        now = self._clock()
+        written = self._written.get(history)
+        if written is not None and written[1] == replicas and now - written[0] < self.rewrite_after:
+            return
         try:
-            await self.client.set(self.key(history), replicas, ex=self.remember_seconds)
+            await self.client.set(self.key(history), replicas, ex=self.remember_seconds + self.rewrite_after)
         except redis.ResponseError as err:  # ACL without +set on the key, a read-only node: the caller still waits
             self._warn(err)
+            return
+        self._written[history] = (now, replicas)
 
     async def expected(self, history: str) -> int:
         """Replicas some process saw connected to ``history``'s primary within ``remember_replica_seconds``."""
