@@ -167,8 +167,9 @@ class DecisionSigner:
         ~115 us, on the way from a click to the child's start. Anything that differs is verified in full: a
         genuine signature made another way (an implementation with random nonces) still passes, and a forged or
         rewritten one still fails. The comparison is constant-time, so timing teaches nobody this key's
-        signature of claims they chose."""
-        if hmac.compare_digest(self.sign_detached(kind, claims).encode(), signature.encode()):
+        signature of claims they chose. Only ASCII is compared: a seal read from JSON may hold a lone surrogate,
+        which no encoder takes, and the verification refuses it as it refuses any text that is not base64."""
+        if signature.isascii() and hmac.compare_digest(self.sign_detached(kind, claims).encode(), signature.encode()):
             return True
         return verify_detached(kind, signature, claims, self.public_key)
 
