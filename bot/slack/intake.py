@@ -10,6 +10,15 @@ refusal it understands: events and clicks a 503 (Slack retries events; a click s
 (which Slack never retries) a 200 with an ephemeral "could not start, please try again"; a refused click's person
 also gets a note only they see, through the click's response_url, to click again (nothing was changed).
 
+What the user is told is settled, never guessed. A deadline that passes while the script is on its way (sent, no
+reply yet: the bot starved of CPU, a stalled Redis) says nothing about whether Redis ran it. So the attempt is
+settled by a second script (``_SETTLE``, within ``SETTLE_TIMEOUT_SECONDS``, still inside Slack's 3 s): if the
+record landed, the request was recorded and is acknowledged as usual; if not, the attempt key is marked void, so a
+record that reaches Redis later refuses itself, and only then is the user told "Nothing was started". When even
+the settling fails, the user is told the truth: it could not be confirmed, look before asking again (an event is
+still answered 503: Slack's retry carries the same ``event_id``, which the record drops if the first one landed).
+A deadline that passes while waiting for a connection (nothing sent) needs no settling.
+
 Recording is ONE Lua script in one hash slot (``{intake}``): answer a re-sent attempt with its entry, refuse a
 replayed signature, drop a retried delivery of an event already recorded (``event_id``), then XADD. Keys (prefix
 ``fc:slack``):
@@ -18,7 +27,8 @@ replayed signature, drop a retried delivery of an event already recorded (``even
 * ``<p>:sig:{intake}:<signature>``: a signed HTTP request seen within the replay window (every signed request,
   whether it asks for work or not);
 * ``<p>:{intake}:event:<event_id>``: an event recorded within ``event_dedupe_seconds``;
-* ``<p>:{intake}:attempt:<uuid>``: the entry one ``record`` call made (a minute), for redis-py's re-sends.
+* ``<p>:{intake}:attempt:<uuid>``: the entry one ``record`` call made (a minute), for redis-py's re-sends, or
+  ``void`` (``VOID_MEMORY_SECONDS``) once an unanswered attempt was settled as not recorded.
 """
 
 from __future__ import annotations
@@ -44,7 +54,10 @@ from bot.streams import text as _text
 log = logging.getLogger(__name__)
 
 RequestKind = Literal["command", "event", "action", "view"]
+# The rate-limit check and the record share this deadline (they used to get it each: 4 s, past Slack's 3); settling
+# an unanswered record gets SETTLE_TIMEOUT_SECONDS more, so every answer leaves within 2.75 s.
 RECORD_TIMEOUT_SECONDS = ACK_TIMEOUT_SECONDS
+SETTLE_TIMEOUT_SECONDS = 0.75
 # slack_sdk's verifier accepts a timestamp up to 5 minutes away from our clock in EITHER direction, so one signed
 # request stays acceptable for 10 minutes from its first possible arrival: remember each signature at least that
 # long (plus a minute of margin), or a replay inside the gap would pass.
@@ -60,9 +73,18 @@ CLICK_NOT_RECORDED = (
     "I could not record your click: a temporary problem on my side. Nothing was changed; please click again in a "
     "moment."
 )
+COULD_NOT_CONFIRM = (
+    "I could not confirm that your request was recorded: a temporary problem on my side. It may still start: "
+    "check this channel in a minute before asking again."
+)
+CLICK_NOT_CONFIRMED = (
+    "I could not confirm that your click was recorded: a temporary problem on my side. Look at the card in a "
+    "minute before clicking again."
+)
 
 _RECORD = r"""
 local again = redis.call('GET', KEYS[4])
+if again == 'void' then return {0, 'void'} end
 if again then return {1, again} end
 if ARGV[1] == '1' and not redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then return {0, 'replay'} end
 if ARGV[2] == '1' and not redis.call('SET', KEYS[3], '1', 'NX', 'EX', ARGV[4]) then return {0, 'duplicate'} end
@@ -75,10 +97,25 @@ return {1, id}
 # the entry it made, so that second run answers "recorded" instead of finding its own signature (a 401 for a
 # request that then ran) or, unsigned, adding the request twice.
 ATTEMPT_MEMORY_SECONDS = 60
+# Settle an attempt whose reply did not come in time: the entry it made, or (nothing made) mark it void, so the
+# record script, should it reach Redis later still (it was sent, perhaps queued behind a stall), refuses to run.
+_SETTLE = r"""
+local made = redis.call('GET', KEYS[1])
+if made then return made end
+redis.call('SET', KEYS[1], 'void', 'EX', ARGV[1])
+return 'void'
+"""
+# A void mark outlives any record still in flight by far: redis-py gives up on a connection long before this.
+VOID_MEMORY_SECONDS = 3600
 
 
 class IntakeUnavailable(RuntimeError):
     """The request could not be recorded; nothing was started and Slack must be told so."""
+
+
+class IntakeUnconfirmed(RuntimeError):
+    """Whether the request was recorded could not be learned (sent, no answer, and settling failed too): it may
+    still run, so the user must not be told that nothing was started."""
 
 
 @dataclass(frozen=True)
@@ -109,22 +146,57 @@ class Intake:
         self.prefix = settings.key_prefix
         self.stream = f"{self.prefix}:{{intake}}:requests"
         self._record = redis.register_script(_RECORD)
+        self._settle_script = redis.register_script(_SETTLE)
 
-    async def record(self, kind: RequestKind, body: dict[str, Any], *, signature: str = "",
-                     event_id: str = "") -> Recorded:
-        """Write the request (one script). Raises ``IntakeUnavailable`` when Redis cannot take it in time."""
-        keys = [self.stream, f"{self.prefix}:sig:{{intake}}:{signature}",
-                f"{self.prefix}:{{intake}}:event:{event_id}", f"{self.prefix}:{{intake}}:attempt:{uuid.uuid4().hex}"]
+    async def record(self, kind: RequestKind, body: dict[str, Any], *, signature: str = "", event_id: str = "",
+                     timeout: float = RECORD_TIMEOUT_SECONDS) -> Recorded:
+        """Write the request (one script) within ``timeout``. Raises ``IntakeUnavailable`` when it was not recorded
+        (settled: nothing will run) and ``IntakeUnconfirmed`` when that could not be learned."""
+        attempt = f"{self.prefix}:{{intake}}:attempt:{uuid.uuid4().hex}"
+        keys = [self.stream, f"{self.prefix}:sig:{{intake}}:{signature}", f"{self.prefix}:{{intake}}:event:{event_id}",
+                attempt]
         args = ["1" if signature else "0", "1" if event_id else "0", REPLAY_WINDOW_SECONDS,
                 self.settings.event_dedupe_seconds, STREAM_MAXLEN, kind, json.dumps(body), ATTEMPT_MEMORY_SECONDS]
+        deadline = asyncio.get_running_loop().time() + timeout
+        # A connection of its own, taken first: a deadline passed while waiting for it sent nothing (settled). A
+        # cluster client has no such handle: its every failure is settled by the second script instead.
+        client = self.redis.client() if isinstance(self.redis, Redis) else None
         try:
-            ok, value = await asyncio.wait_for(self._record(keys=keys, args=args), RECORD_TIMEOUT_SECONDS)
-        except (RedisError, OSError, TimeoutError) as exc:
-            log.error("slack: could not record a %s request (%s); Slack is told to retry", kind, exc)
-            raise IntakeUnavailable(str(exc)) from exc
+            if client is not None:
+                try:
+                    await asyncio.wait_for(client.initialize(), timeout)
+                except (RedisError, OSError, TimeoutError) as exc:
+                    log.error("slack: could not record a %s request (no Redis connection: %s); nothing was sent",
+                              kind, exc)
+                    raise IntakeUnavailable(str(exc)) from exc
+            left = max(0.0, deadline - asyncio.get_running_loop().time())
+            try:
+                ok, value = await asyncio.wait_for(self._record(keys=keys, args=args, client=client), left)
+            except (RedisError, OSError, TimeoutError) as exc:
+                return await self._settle(kind, attempt, exc)
+        finally:
+            if client is not None:
+                await client.aclose()
         if ok:
             return Recorded("recorded", _text(value))
+        if _text(value) == "void":  # settled as not recorded by an earlier call with this attempt: cannot happen
+            raise IntakeUnavailable("attempt void")
         return Recorded("replay" if _text(value) == "replay" else "duplicate")
+
+    async def _settle(self, kind: RequestKind, attempt: str, exc: BaseException) -> Recorded:
+        """The record was sent but its reply did not come (or the connection broke): learn what Redis did."""
+        try:
+            made = _text(await asyncio.wait_for(self._settle_script(keys=[attempt], args=[VOID_MEMORY_SECONDS]),
+                                                SETTLE_TIMEOUT_SECONDS))
+        except (RedisError, OSError, TimeoutError) as settle_exc:
+            log.error("slack: could not confirm whether a %s request was recorded (%s, then %s); the user is told "
+                      "so", kind, exc, settle_exc)
+            raise IntakeUnconfirmed(str(settle_exc)) from exc
+        if made == "void":
+            log.error("slack: could not record a %s request (%s); voided, Slack is told to retry", kind, exc)
+            raise IntakeUnavailable(str(exc)) from exc
+        log.warning("slack: a %s request was recorded, its reply late (%s); acknowledged", kind, exc)
+        return Recorded("recorded", made)
 
     async def first_signature(self, signature: str) -> bool:
         """The replay check of a request that starts nothing (help, a refusal): True when the signature is new.
@@ -138,12 +210,15 @@ class Intake:
             return True
 
 
-def _could_not_start(kind: RequestKind, body: dict[str, Any]) -> BoltResponse:
+def _could_not_start(kind: RequestKind, body: dict[str, Any], *, confirmed: bool = True) -> BoltResponse:
+    """Slack's answer to a request not recorded (``confirmed``) or perhaps recorded: the user is told which."""
     if kind == "command":  # Slack never retries a slash command: tell the user, in a reply only they see
-        return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": COULD_NOT_START}),
+        text = COULD_NOT_START if confirmed else COULD_NOT_CONFIRM
+        return BoltResponse(status=200, body=json.dumps({"response_type": "ephemeral", "text": text}),
                             headers={"content-type": "application/json"})
     if kind == "action":  # nor a click, and the 503 shows only as a failure mark on the button
-        _tell_clicker(body.get("response_url"))
+        _tell_clicker(body.get("response_url"), CLICK_NOT_RECORDED if confirmed else CLICK_NOT_CONFIRMED)
+    # an event is retried by Slack with its event_id, dropped by the record if the first one landed after all
     return BoltResponse(status=503, body="could not record the request; please retry")
 
 
@@ -152,21 +227,21 @@ _CLICKER_NOTES: set[asyncio.Task[None]] = set()
 CLICKER_NOTE_TIMEOUT_SECONDS = 10.0
 
 
-def _tell_clicker(response_url: Any) -> None:
+def _tell_clicker(response_url: Any, text: str) -> None:
     """Tell the person whose click was refused, in a note only they see (the click's ``response_url``: Slack's
     own, from a verified request; ``replace_original`` false, so the card stays), that nothing changed and to
     click again. Sent after the 503, in its own task: the refusal is not delayed by it."""
     if not isinstance(response_url, str) or not response_url:
         return
-    task = asyncio.create_task(_send_clicker_note(response_url))
+    task = asyncio.create_task(_send_clicker_note(response_url, text))
     _CLICKER_NOTES.add(task)
     task.add_done_callback(_CLICKER_NOTES.discard)
 
 
-async def _send_clicker_note(response_url: str) -> None:
+async def _send_clicker_note(response_url: str, text: str) -> None:
     try:
         respond = AsyncRespond(response_url=response_url)
-        await asyncio.wait_for(respond(text=CLICK_NOT_RECORDED, response_type="ephemeral", replace_original=False),
+        await asyncio.wait_for(respond(text=text, response_type="ephemeral", replace_original=False),
                                CLICKER_NOTE_TIMEOUT_SECONDS)
     except Exception as exc:  # best effort; the URL itself is a credential for the message: never logged
         log.warning("slack: could not tell a refused clicker to click again (%s)", type(exc).__name__)
@@ -178,6 +253,7 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
     Returns the response to send instead of the ack (None: go on and ack). A slash command's ack (help, a
     refusal, a rate-limit note, or None for work) is decided here, once, and left in ``context[COMMAND_ANSWER]``."""
     kind = request_kind(body)
+    deadline = asyncio.get_running_loop().time() + RECORD_TIMEOUT_SECONDS  # the check and the record share it
     if kind == "command":
         try:
             context[COMMAND_ANSWER] = answer = await asyncio.wait_for(command_ack(deps, body), RECORD_TIMEOUT_SECONDS)
@@ -193,10 +269,13 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
         return None
     assert kind is not None
     event_id = str(body.get("event_id") or "") if kind == "event" else ""
+    left = max(0.0, deadline - asyncio.get_running_loop().time())
     try:
-        recorded = await intake.record(kind, body, signature=signature, event_id=event_id)
+        recorded = await intake.record(kind, body, signature=signature, event_id=event_id, timeout=left)
     except IntakeUnavailable:
         return _could_not_start(kind, body)
+    except IntakeUnconfirmed:
+        return _could_not_start(kind, body, confirmed=False)
     if recorded.outcome == "replay":
         return BoltResponse(status=401, body="replayed request")
     if recorded.outcome == "duplicate":

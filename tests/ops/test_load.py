@@ -29,7 +29,7 @@ import redis
 
 from bot.config import parse_config
 from bot.roles import connection_bound
-from bot.slack.intake import COULD_NOT_START
+from bot.slack.intake import COULD_NOT_CONFIRM, COULD_NOT_START
 from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic, RecordedRequest, Reply, text_reply, tool_use_reply
 from tests.support.fake_slack import FakeSlack, sign_slack_request
@@ -150,13 +150,17 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
             replies = asyncio.run(send_all(f"http://127.0.0.1:{port}/slack/events", slack))
             acked = time.monotonic() - started
             assert Counter(status for status, _, _ in replies) == {200: REQUESTS}
-            refused = {f"r{n:04d}" for n, (_, text, _) in enumerate(replies) if text}
-            for _, text, _ in replies:  # a refusal is the clear one, only the requester sees it
-                assert not text or json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_START}, text
-            assert len(refused) <= REQUESTS // 5, f"{len(refused)} of {REQUESTS} requests refused"
+            replied = {f"r{n:04d}": json.loads(text) for n, (_, text, _) in enumerate(replies) if text}
+            refused = {tag for tag, reply in replied.items() if reply.get("text") == COULD_NOT_START}
+            # the record's reply and its settling both too late: the user is told it may still start
+            unsure = {tag for tag, reply in replied.items() if reply.get("text") == COULD_NOT_CONFIRM}
+            for reply in replied.values():  # a refusal is the clear one, only the requester sees it
+                assert reply in ({"response_type": "ephemeral", "text": COULD_NOT_START},
+                                 {"response_type": "ephemeral", "text": COULD_NOT_CONFIRM}), reply
+            assert len(replied) <= REQUESTS // 5, f"{len(replied)} of {REQUESTS} requests refused"
             slowest = max(latency for _, _, latency in replies)  # a figure, not a test: see bench/bench_load.py
 
-            tags = {f"r{n:04d}" for n in range(REQUESTS)} - refused
+            tags = {f"r{n:04d}" for n in range(REQUESTS)} - refused - unsure
             deadline = time.monotonic() + 120
             while True:
                 threads, asked = answered(slack)
@@ -175,7 +179,8 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
                     for c in slack.calls_to("chat.postMessage") if c.response.get("ok")]
             results = [k for k in keys if k.startswith("result:")]
             # every accepted call ran, each result posted once
-            assert len(results) == len(set(results)) == len([t for t in tags if int(t[1:]) % 10 == 0])
+            started = tags | (unsure & set(threads))
+            assert len(results) == len(set(results)) == len([t for t in started if int(t[1:]) % 10 == 0])
         finally:
             stop.set()
             process.send_signal(signal.SIGTERM)
@@ -186,8 +191,10 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
         said = log.read_text()
         logged = said.count("could not record a command request") + said.count("could not check a command before")
         assert logged == len(refused)  # each refusal logged
+        assert said.count("could not confirm whether a command request") == len(unsure)
         print(f"\n{REQUESTS} requests, {IN_FLIGHT} in flight: acknowledged in {acked:.1f}s "
-              f"(slowest ack {slowest:.2f}s), {len(refused)} refused, all others answered in {done:.1f}s; "
+              f"(slowest ack {slowest:.2f}s), {len(refused)} refused, {len(unsure)} unconfirmed, "
+              f"all others answered in {done:.1f}s; "
               f"connections max "
               f"{max(seen)} (bound {bound}); model requests {model.answered}")
 
