@@ -107,6 +107,7 @@ return 'void'
 """
 # A void mark outlives any record still in flight by far: redis-py gives up on a connection long before this.
 VOID_MEMORY_SECONDS = 3600
+SPARE_CLIENTS = 64  # one-connection clients kept for reuse (each holds a connection only while it records)
 
 
 class IntakeUnavailable(RuntimeError):
@@ -147,6 +148,7 @@ class Intake:
         self.stream = f"{self.prefix}:{{intake}}:requests"
         self._record = redis.register_script(_RECORD)
         self._settle_script = redis.register_script(_SETTLE)
+        self._spare_clients: list[Redis] = []
 
     async def record(self, kind: RequestKind, body: dict[str, Any], *, signature: str = "", event_id: str = "",
                      timeout: float = RECORD_TIMEOUT_SECONDS) -> Recorded:
@@ -157,31 +159,41 @@ class Intake:
                 attempt]
         args = ["1" if signature else "0", "1" if event_id else "0", REPLAY_WINDOW_SECONDS,
                 self.settings.event_dedupe_seconds, STREAM_MAXLEN, kind, json.dumps(body), ATTEMPT_MEMORY_SECONDS]
-        deadline = asyncio.get_running_loop().time() + timeout
-        # A connection of its own, taken first: a deadline passed while waiting for it sent nothing (settled). A
-        # cluster client has no such handle: its every failure is settled by the second script instead.
-        client = self.redis.client() if isinstance(self.redis, Redis) else None
+        # A client bound to one connection, taken from the pool by the command itself: when the deadline passes
+        # and the client still has none, nothing was sent (settled). A cluster client has no such handle: its every
+        # failure is settled by the second script instead.
+        client = self._one_connection_client()
+        sent = True
         try:
-            if client is not None:
-                try:
-                    await asyncio.wait_for(client.initialize(), timeout)
-                except (RedisError, OSError, TimeoutError) as exc:
-                    log.error("slack: could not record a %s request (no Redis connection: %s); nothing was sent",
-                              kind, exc)
-                    raise IntakeUnavailable(str(exc)) from exc
-            left = max(0.0, deadline - asyncio.get_running_loop().time())
-            try:
-                ok, value = await asyncio.wait_for(self._record(keys=keys, args=args, client=client), left)
-            except (RedisError, OSError, TimeoutError) as exc:
-                return await self._settle(kind, attempt, exc)
+            ok, value = await asyncio.wait_for(self._record(keys=keys, args=args, client=client), timeout)
+        except (RedisError, OSError, TimeoutError) as exc:
+            sent = client is None or client.connection is not None
+            failure: BaseException | None = exc
+        else:
+            failure = None
         finally:
-            if client is not None:
+            if client is not None:  # the connection back to the pool first: settling may need it (2 ack connections)
                 await client.aclose()
+                if len(self._spare_clients) < SPARE_CLIENTS:
+                    self._spare_clients.append(client)
+        if failure is not None:
+            if not sent:
+                log.error("slack: could not record a %s request (no Redis connection: %s); nothing was sent", kind,
+                          failure)
+                raise IntakeUnavailable(str(failure)) from failure
+            return await self._settle(kind, attempt, failure)
         if ok:
             return Recorded("recorded", _text(value))
         if _text(value) == "void":  # settled as not recorded by an earlier call with this attempt: cannot happen
             raise IntakeUnavailable("attempt void")
         return Recorded("replay" if _text(value) == "replay" else "duplicate")
+
+    def _one_connection_client(self) -> Redis | None:
+        """A client bound to one pooled connection (taken on ``initialize``, released on ``aclose``), reused:
+        building one costs ~100 us (redis-py fills a 170-entry callback table), more than the record itself."""
+        if not isinstance(self.redis, Redis):
+            return None
+        return self._spare_clients.pop() if self._spare_clients else self.redis.client()
 
     async def _settle(self, kind: RequestKind, attempt: str, exc: BaseException) -> Recorded:
         """The record was sent but its reply did not come (or the connection broke): learn what Redis did."""
@@ -198,13 +210,13 @@ class Intake:
         log.warning("slack: a %s request was recorded, its reply late (%s); acknowledged", kind, exc)
         return Recorded("recorded", made)
 
-    async def first_signature(self, signature: str) -> bool:
+    async def first_signature(self, signature: str, timeout: float = RECORD_TIMEOUT_SECONDS) -> bool:
         """The replay check of a request that starts nothing (help, a refusal): True when the signature is new.
         If Redis cannot answer, the request is answered anyway: it starts nothing, so a replay is harmless."""
         key = f"{self.prefix}:sig:{{intake}}:{signature}"
         try:
             return bool(await asyncio.wait_for(self.redis.set(key, "1", nx=True, ex=REPLAY_WINDOW_SECONDS),
-                                               RECORD_TIMEOUT_SECONDS))
+                                               timeout))
         except (RedisError, OSError, TimeoutError) as exc:
             log.warning("slack: replay check skipped for a request that starts nothing (%s)", exc)
             return True
@@ -263,8 +275,9 @@ async def admit(deps: SlackDeps, intake: Intake, body: dict[str, Any], signature
         work = answer is None
     else:
         work = kind in ("action", "view") or (kind == "event" and not event_ignored(deps, body))
-    if not work:
-        if signature and not await intake.first_signature(signature):
+    if not work:  # within what is left of the deadline too
+        left = max(0.0, deadline - asyncio.get_running_loop().time())
+        if signature and not await intake.first_signature(signature, left):
             return BoltResponse(status=401, body="replayed request")
         return None
     assert kind is not None
