@@ -116,6 +116,7 @@ async def handle_action(deps: SlackDeps, body: dict[str, Any]) -> str:
         return "refused"
     except NotDurable as exc:
         if not approve:  # denied on the primary; nothing runs without an approval even if a failover undoes it
+            deps.unconfirmed.watch_denial(call_id)  # as the dialog's: a failover that loses it gives the buttons back
             await refresh_card(deps, exc.record or await deps.store.get(call_id), channel, card_ts)
             await tell(DENIAL_NOT_CONFIRMED.format(timeout_ms=exc.timeout_ms))
             return "not_durable"

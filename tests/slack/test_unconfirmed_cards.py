@@ -15,7 +15,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal
 from bot.approvals.store import CallStore
 from bot.redis_durable import DurabilitySettings
-from bot.slack.cards import UNCONFIRMED_WORDS, render_card
+from bot.slack.cards import DENY_ACTION, UNCONFIRMED_WORDS, render_card
 from bot.slack.deny import deny_with_reason
 from bot.slack.unconfirmed import MARK, reconcile, unconfirmed_approver, watch_unconfirmed
 from tests.slack.conftest import CHANNEL, Harness, wait_for
@@ -135,3 +135,28 @@ async def test_the_watcher_puts_the_card_of_a_lost_denial_back_to_awaiting(harne
     assert "Approval needed" in card_text(harness, record) and record.id not in deps.unconfirmed.denials
     deps.unconfirmed.watch_denial("0-" + "f" * 32, seconds=0)  # a watch that ended is dropped, whatever the state
     assert await reconcile(deps) == 0 and not deps.unconfirmed.watching()
+
+
+async def test_a_deny_button_no_replica_confirmed_is_watched_like_the_dialog_s_denial(harness: Harness, poster) -> None:
+    """Deny without the reason dialog (``deny_reason_dialog: false``, or a click without a trigger) tells the denier
+    the same thing as the dialog ("its card then offers Approve / Deny again"): so its denial must be watched too
+    (before: only the dialog's was, and the button's card kept saying "Denied" after a failover lost it)."""
+    record = await card_for(harness, poster)
+    deps = harness.front.deps
+    deps.settings = deps.settings.model_copy(update={"deny_reason_dialog": False})
+    key = harness.store.keys.call(record.id)
+    before = await harness.redis.hgetall(key)
+    deps.store.durable.settings = DurabilitySettings(replicas=1, timeout_ms=50)  # WAIT 1 with no replica: short
+    assert (await harness.click(record, DENY_ACTION, "UAPPROVER"))[0] == 200
+    await wait_for(lambda: record.id in deps.unconfirmed.denials)  # once its WAIT fell short
+    await wait_for(lambda: "Denied by" in card_text(harness, record))
+    await harness.redis.delete(key)  # the failover lost the denial
+    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
+    try:
+        await wait_for(lambda: "fisk_approve" in card_text(harness, record))
+    finally:
+        stop.set()
+        await watcher
+    assert "Approval needed" in card_text(harness, record)
