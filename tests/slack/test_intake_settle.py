@@ -160,3 +160,27 @@ async def test_record_settles_each_way(redis_url: str, redis: Redis, settings: S
             await handle.client.connection_pool.release(connection)
     finally:
         await handle.close()
+
+
+async def test_the_rate_limit_check_and_the_record_share_one_deadline_inside_slacks_three_seconds(
+    slack: FakeSlack, redis_url: str, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """Both slow (1.5 s each, under the 2 s each used to get): the answer still leaves within Slack's 3 s, and
+    the record, landed but late, is settled as recorded (it used to take 3 s and more: Slack showed a timeout)."""
+    await _loaded(redis, settings)
+    async with DelayingProxy(*_host_port(redis_url), b"USLOW", delay=1.5, hold="reply", times=2) as proxy:
+        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
+        try:
+            front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
+            async with serving(front, slack, store, redis) as h:
+                started = time.monotonic()
+                status, text = await h.command("slow both ways", user="USLOW")
+                took = time.monotonic() - started
+                assert proxy.held == 2  # the rate-limit count's reply and the record's
+                assert took < RECORD_TIMEOUT_SECONDS + SETTLE_TIMEOUT_SECONDS + 0.2, took
+                assert status == 200 and not text  # acknowledged: recorded
+                (message,) = await wait_for(lambda: inbox(redis), timeout=10)
+                assert message.data["text"] == "slow both ways"
+        finally:
+            await handle.close()
