@@ -210,3 +210,26 @@ async def test_refused_app_token_stops_start_up_with_a_clear_error(
         assert "invalid_auth" in str(failure.value) and "SLACK_APP_TOKEN" in str(failure.value)
         assert ws.connections == [] and await front.connected() is False
 
+
+
+async def test_a_stop_while_the_websocket_cannot_be_reached_ends_the_front_and_leaves_no_connect_running(
+    redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog
+) -> None:
+    """SIGTERM during a Slack outage: the connect (slack_sdk retries it for ever) is cancelled until it has ended,
+    so the front end returns and nothing reconnects behind it once Slack is back. (A lost cancellation, which the
+    change of 50e0744 is about, cannot be produced on demand here: this guards the path, it does not replay the
+    race.)"""
+    with FakeSocketMode() as ws, FakeSlack(expected_token=BOT_TOKEN, app_token=APP_TOKEN, socket_mode=ws) as slack:
+        front = make_front(slack, redis, store, policy, catalog)
+        ws.hold()  # the handshake waits: Slack unreachable
+        stop = asyncio.Event()
+        task = asyncio.create_task(front.run_socket_mode(stop))
+        await wait_for(lambda: asyncio.sleep(0, ws.waiting >= 1 or None), timeout=5)
+        stop.set()
+        await asyncio.wait_for(task, 10)
+        assert await front.connected() is False
+        connecting = [t for t in asyncio.all_tasks() if "connect_async" in repr(t.get_coro()) and not t.done()]
+        assert connecting == []
+        ws.release()  # Slack is back: nothing of ours may connect now
+        await asyncio.sleep(1.0)
+        assert ws.open_connections() == 0 and ws.connections == []
