@@ -10,8 +10,9 @@ second runner run the call again. So auto also asks what the deployment itself k
   less than ``remember_replica_seconds``, may be promoted (Sentinel itself refuses unreachable replicas and
   priority 0, and those whose link was down for more than 10 x ``down-after-milliseconds``). Every sentinel is
   asked, and the most any one lists counts: a sentinel restarted during the cut-off lists none;
-* Cluster: ``CLUSTER NODES`` on the primary lists its replicas; one not flagged ``fail``/``fail?``/``noaddr``
-  can start a failover of that primary;
+* Cluster: ``CLUSTER NODES`` on the primary lists its replicas; one not flagged ``fail``/``noaddr`` can start a
+  failover of that primary (``fail?`` is only the primary's view: cut off from it alone, the replica can still be
+  elected by the others);
 * standalone and Sentinel alike: a mark kept in Redis itself, one key per replication history that had a
   connected replica, living ``remember_replica_seconds`` (a quarter more at most) after the last process saw one
   (``SET ... EX``: Redis's clock, shared by every process). Under Sentinel it counts too: the sentinels may all
@@ -37,7 +38,9 @@ __all__ = ["ReplicaMarks", "cluster_replicas_listed", "sentinel_replicas_promota
 
 log = logging.getLogger(__name__)
 
-_CLUSTER_DOWN_FLAGS = frozenset({"fail", "fail?", "noaddr", "handshake"})
+# "fail?" is not among them: the answering primary's own view (no pong from the replica), which the majority that
+# would promote the replica need not share
+_CLUSTER_DOWN_FLAGS = frozenset({"fail", "noaddr", "handshake"})
 
 
 async def sentinel_replicas_promotable(client: redis.asyncio.Redis, within_seconds: float) -> int | None:
@@ -92,7 +95,8 @@ def _promotable(replica: dict[str, Any], within_seconds: float) -> bool:
 
 def cluster_replicas_listed(nodes: Any) -> int:
     """Replicas of the node that answered ``CLUSTER NODES`` (its ``myself`` line) that the cluster does not
-    consider failed: each can start a failover of that primary. ``nodes``: the raw text, or redis-py's parsed
+    consider failed (``fail``, agreed by the majority; ``fail?`` is the answering primary's view alone): each can
+    start a failover of that primary. ``nodes``: the raw text, or redis-py's parsed
     form (address -> fields)."""
     rows = list(_node_rows(nodes))
     myself = next((node_id for node_id, flags, _master in rows if "myself" in flags), None)
