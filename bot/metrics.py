@@ -25,7 +25,9 @@ RUN_DURATION = Histogram(
     buckets=(0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600), registry=REGISTRY,
 )
 QUEUE_DEPTH = Gauge(
-    "fisk_chatops_queue_depth", "Calls waiting, by stage (awaiting_approval, queued, running)", ["stage"],
+    "fisk_chatops_queue_depth",
+    "Calls by stage across all shards: awaiting_approval, queued (approved, not yet claimed by a runner), running",
+    ["stage"],
     registry=REGISTRY,
 )
 OLDEST_PENDING = Gauge(

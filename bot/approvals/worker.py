@@ -211,12 +211,21 @@ class RunnerWorker:
                 if record is not None:
                     acknowledged = await self._execute(record, entry_id)
             if not acknowledged:
-                await self._retry(lambda: self.redis.xack(stream, self.group, entry_id))
+                await self._retry(lambda: self._drop_entry(stream, entry_id))
         except Exception:
             log.exception("runner %s: entry %s failed; it stays pending", self.runner_id, entry_id)
         finally:
             self._inflight.pop(entry_id, None)
             self._freed.set()
+
+    async def _drop_entry(self, stream: str, entry_id: str) -> None:
+        """Acknowledge and delete an entry that brought no result to store (its claim was refused: the call was
+        cancelled, interrupted or is malformed): left in the stream it would be counted as queued
+        (``bot.approvals.queue_depth``) and keep its decision token until trimmed. Not the claim's path."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.xack(stream, self.group, entry_id)
+            pipe.xdel(stream, entry_id)
+            await pipe.execute()
 
     async def _claim_ahead(self, call_id: str, fields: dict[str, str]) -> CallRecord | None:
         """Claim, and while the claim is in Redis run ``prepare`` on the entry's fields (CPU work that is then

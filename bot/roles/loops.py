@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from redis.exceptions import RedisError
 
 from bot.approvals.events import CompletionConsumer
+from bot.approvals.queue_depth import read_queue_depth
 from bot.metrics import APPROVAL_WAIT, CALLS_FINAL, OLDEST_PENDING, QUEUE_DEPTH, STREAM_UNACKNOWLEDGED_AGE
 from bot.roles.core import Core, instance_name
 from bot.streams import entry_age_seconds, trim_acknowledged
@@ -83,19 +84,17 @@ async def watch_binaries(core: Core, stop_event: asyncio.Event, interval: float 
 
 
 def queue_collector(core: Core) -> Callable[[], Awaitable[None]]:
+    """Set the queue-depth gauges (awaiting_approval, queued, running) and the oldest pending call's age from
+    the shard indexes, before each scrape (``bot.approvals.queue_depth``: reads only, one script per shard)."""
+
     async def collect() -> None:
-        keys, client = core.store.keys, core.redis.client
-        awaiting = running = 0
-        oldest: float | None = None
-        for shard in keys.all_shards():
-            awaiting += int(await client.zcard(keys.awaiting(shard)))
-            running += int(await client.zcard(keys.running(shard)))
-            first = await client.zrange(keys.awaiting(shard), 0, 0, withscores=True)
-            if first:  # scored by expiry: proposal time is expiry minus the approval window
-                created = float(first[0][1]) - core.config.approval.expire_after_seconds
-                oldest = created if oldest is None else min(oldest, created)
-        QUEUE_DEPTH.labels("awaiting_approval").set(awaiting)
-        QUEUE_DEPTH.labels("running").set(running)
+        depth = await read_queue_depth(core.redis.client, core.store.keys)
+        QUEUE_DEPTH.labels("awaiting_approval").set(depth.awaiting_approval)
+        QUEUE_DEPTH.labels("queued").set(depth.queued)
+        QUEUE_DEPTH.labels("running").set(depth.running)
+        oldest = None  # scored by expiry: proposal time is expiry minus the approval window
+        if depth.earliest_expiry is not None:
+            oldest = depth.earliest_expiry - core.config.approval.expire_after_seconds
         OLDEST_PENDING.set(max(0.0, time.time() - oldest) if oldest is not None else 0.0)
 
     return collect

@@ -189,6 +189,8 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     assert any(e.get("message") == "runner: decision signatures verified with libcrypto" for e in runner_lines)
     families = {f.name: f for f in text_string_to_metric_families(metrics)}
     assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
+    stages = {s.labels["stage"] for s in families["fisk_chatops_queue_depth"].samples}
+    assert stages == {"awaiting_approval", "queued", "running"}  # every stage the HELP names is set
     modules = {line.split("|")[-1].strip() for log in logs.glob("runner-*.log")
                for line in log.read_text().splitlines() if line.startswith("import time:")}
     imported = {name.split(".")[0] for name in modules}

@@ -1,0 +1,122 @@
+"""fisk_chatops_queue_depth's stages read from a real Redis after real approvals, claims and runs: ``queued`` is
+the approved calls no runner has claimed yet, over every shard; denied, expired and cancelled calls never count."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+
+from bot.approvals.policy import ApprovalPolicy
+from bot.approvals.queue_depth import QueueDepth, read_queue_depth
+from bot.approvals.records import CallRecord, CallState
+from bot.approvals.store import CallStore
+from bot.approvals.worker import RunnerWorker
+from tests.approvals.conftest import proposal
+from tests.approvals.helpers import all_terminal, running, wait_until
+from tests.support import decision_keys
+
+FAST = {"heartbeat_interval": 0.1, "stale_after": 0.6, "reclaim_after": 0.3, "recovery_interval": 0.1,
+        "block_seconds": 0.1}
+
+
+def conversation_per_shard(store: CallStore) -> list[str]:
+    """One conversation that lands on each shard (the shard comes from the conversation's CRC)."""
+    found: dict[int, str] = {}
+    n = 0
+    while len(found) < store.keys.shards:
+        conv = f"C{n}/1.0"
+        found.setdefault(store.keys.shard_for_conversation(conv), conv)
+        n += 1
+    return [found[s] for s in range(store.keys.shards)]
+
+
+async def propose(store: CallStore, conversation: str, n: int) -> list[str]:
+    records = await store.propose(conversation, [proposal() for _ in range(n)], ApprovalPolicy(), "U_REQ")
+    return [r.id for r in records]
+
+
+async def depth(store: CallStore) -> QueueDepth:
+    return await read_queue_depth(store.redis, store.keys)
+
+
+async def test_approved_calls_with_no_runner_are_queued_across_shards_and_closed_ones_never(redis: Redis):
+    store = CallStore(redis, shards=3, signer=decision_keys.signer())
+    policy = ApprovalPolicy()
+    convs = conversation_per_shard(store)
+    expired = await propose(store, convs[0], 2)
+    await store.expire_due(datetime.now(UTC) + timedelta(days=2))
+    approved = []
+    for shard, conv in enumerate(convs):  # 1, 2 and 3 approved calls on the three shards
+        ids = await propose(store, conv, shard + 1)
+        for call_id in ids:
+            await store.approve(call_id, "U_APP", [], policy)
+        approved += ids
+    denied = await propose(store, convs[1], 2)
+    await store.deny(denied[0], "U_APP", [], policy)
+    await store.cancel(denied[1], "U_REQ")  # an awaiting call cancelled: denied
+    waiting = await propose(store, convs[2], 1)
+    assert {(await store.get(i)).state for i in expired} == {CallState.expired}
+    assert {(await store.get(i)).state for i in denied} == {CallState.denied}
+    result = await depth(store)
+    assert (result.awaiting_approval, result.queued, result.running) == (1, 6, 0)
+    assert result.earliest_expiry == (await store.get(waiting[0])).expires_at.timestamp()
+    assert await depth(CallStore(redis, key_prefix="other")) == QueueDepth()  # another deployment's keys
+
+
+async def test_claimed_calls_leave_queued_for_running_then_nothing(redis: Redis, tmp_path: Path):
+    store = CallStore(redis, shards=2, heartbeat_ttl=1.0, signer=decision_keys.signer())
+    policy = ApprovalPolicy()
+    ids = []
+    for conv in conversation_per_shard(store):
+        for call_id in await propose(store, conv, 3):
+            await store.approve(call_id, "U_APP", [], policy)
+            ids.append(call_id)
+    assert (await depth(store)).queued == 6
+    release = asyncio.Event()
+
+    async def held(record: CallRecord) -> dict[str, Any]:
+        await release.wait()
+        return {"status": "finished", "exit_code": 0, "output": "ok"}
+
+    worker = RunnerWorker(redis, store, held, runner_id="r1", **FAST)  # type: ignore[arg-type]
+    async with running(worker):
+        await wait_until(lambda: _is(store, QueueDepth(0, 0, 6, None)))
+        release.set()
+        await wait_until(lambda: all_terminal(store, ids))
+        await wait_until(lambda: _is(store, QueueDepth()))
+    assert {(await store.get(i)).state for i in ids} == {CallState.finished}
+
+
+async def test_an_approved_call_cancelled_before_any_runner_stops_counting_once_a_runner_refuses_it(
+    redis: Redis,
+):
+    """The documented exception: its run entry counts until a runner reads it, refuses the claim and deletes
+    the entry (an entry only acknowledged would count as queued until the stream is trimmed)."""
+    store = CallStore(redis, heartbeat_ttl=1.0, signer=decision_keys.signer())
+    policy = ApprovalPolicy()
+    cancelled, kept = await propose(store, "C1/1.0", 2)
+    await store.approve(cancelled, "U_APP", [], policy)
+    await store.approve(kept, "U_APP", [], policy)
+    await store.cancel(cancelled, "U_REQ")
+    assert (await store.get(cancelled)).state is CallState.denied
+    assert (await depth(store)).queued == 2  # no runner has read its entry yet
+    ran: list[str] = []
+
+    async def record_run(record: CallRecord) -> dict[str, Any]:
+        ran.append(record.id)
+        return {"status": "finished", "exit_code": 0, "output": "ok"}
+
+    worker = RunnerWorker(redis, store, record_run, runner_id="r1", **FAST)  # type: ignore[arg-type]
+    async with running(worker):
+        await wait_until(lambda: all_terminal(store, [kept]))
+        await wait_until(lambda: _is(store, QueueDepth()))
+    assert ran == [kept]
+    assert await redis.xlen(store.keys.run_stream(0)) == 0
+
+
+async def _is(store: CallStore, expected: QueueDepth) -> bool:
+    return await depth(store) == expected
