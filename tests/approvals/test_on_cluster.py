@@ -19,6 +19,7 @@ from bot.approvals.store import CallStore
 from tests.approvals.test_cancel import *  # noqa: F403
 from tests.approvals.test_events import *  # noqa: F403
 from tests.approvals.test_layout import *  # noqa: F403
+from tests.approvals.test_queue_depth import *  # noqa: F403
 from tests.approvals.test_store import *  # noqa: F403
 from tests.approvals.test_worker import *  # noqa: F403
 from tests.support import decision_keys

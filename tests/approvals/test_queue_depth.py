@@ -59,10 +59,13 @@ async def test_approved_calls_with_no_runner_are_queued_across_shards_and_closed
     await store.deny(denied[0], "U_APP", [], policy)
     await store.cancel(denied[1], "U_REQ")  # an awaiting call cancelled: denied
     waiting = await propose(store, convs[2], 1)
+    (auto,) = await store.propose(convs[1], [proposal()], ApprovalPolicy(auto_approve={"tools": ["_status$"]}),
+                                  "U_REQ")
+    assert auto.state is CallState.auto_approved
     assert {(await store.get(i)).state for i in expired} == {CallState.expired}
     assert {(await store.get(i)).state for i in denied} == {CallState.denied}
     result = await depth(store)
-    assert (result.awaiting_approval, result.queued, result.running) == (1, 6, 0)
+    assert (result.awaiting_approval, result.queued, result.running) == (1, 7, 0)
     assert result.earliest_expiry == (await store.get(waiting[0])).expires_at.timestamp()
     assert await depth(CallStore(redis, key_prefix="other")) == QueueDepth()  # another deployment's keys
 
@@ -116,6 +119,31 @@ async def test_an_approved_call_cancelled_before_any_runner_stops_counting_once_
         await wait_until(lambda: _is(store, QueueDepth()))
     assert ran == [kept]
     assert await redis.xlen(store.keys.run_stream(0)) == 0
+
+
+async def test_a_call_whose_runner_died_stops_counting_once_a_live_runner_takes_its_entry_over(redis: Redis):
+    """A runner read the entry, claimed the call and died: the call is interrupted (never re-run) and its entry,
+    pending to the dead runner, counts as queued until a live runner takes it over and deletes it."""
+    store = CallStore(redis, heartbeat_ttl=0.3, signer=decision_keys.signer())
+    (call_id,) = await propose(store, "C1/1.0", 1)
+    await store.approve(call_id, "U_APP", [], ApprovalPolicy())
+    stream = store.keys.run_stream(0)
+    await redis.xgroup_create(stream, "runners", id="0", mkstream=True)
+    await redis.xreadgroup("runners", "dead", {stream: ">"}, count=1)  # what the dead runner read
+    assert await store.claim(call_id, "dead", heartbeat_ttl=0.3) is not None
+    assert (await depth(store)) == QueueDepth(0, 0, 1, None)
+    await asyncio.sleep(0.4)  # its heartbeat lapses
+    await store.interrupt_stale()
+    assert (await store.get(call_id)).state is CallState.interrupted
+    assert (await depth(store)).queued == 1  # the documented exception: its entry is pending to the dead runner
+
+    async def never(record: CallRecord) -> dict[str, Any]:
+        raise AssertionError(f"{record.id} ran again")
+
+    worker = RunnerWorker(redis, store, never, runner_id="live", **FAST)  # type: ignore[arg-type]
+    async with running(worker):
+        await wait_until(lambda: _is(store, QueueDepth()))
+    assert (await store.get(call_id)).state is CallState.interrupted
 
 
 async def _is(store: CallStore, expected: QueueDepth) -> bool:
