@@ -331,6 +331,14 @@ async def run_argv(
     display = redact_argv(argv, secrets, patterns)
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
+    except asyncio.CancelledError:
+        _signal_group(child.pid, signal.SIGKILL)
+        # reaped before the cancellation goes on (a killed process is gone within milliseconds; bounded all the
+        # same): a loop closed right after, as at shutdown, would never hand out its exit, leaving a zombie and
+        # an open pidfd for as long as this process lives
+        with contextlib.suppress(asyncio.CancelledError):
+            await child.wait(child.exited, CLOSE_GRACE)
+        raise
     except BaseException:
         _signal_group(child.pid, signal.SIGKILL)
         raise

@@ -44,8 +44,18 @@ class ChildWatch:
     def _dispatch(self) -> None:
         for fd, _ in self._epoll.poll(0):
             callback = self._callbacks.get(fd)  # gone when an earlier callback of this batch unwatched it
-            if callback is not None:
+            if callback is None:
+                continue
+            try:
                 callback()
+            except (SystemExit, KeyboardInterrupt):
+                raise
+            except BaseException as exc:  # noqa: BLE001
+                # reported as a loop reader's would be, and the batch goes on: epoll hands back a level-triggered
+                # batch in the same order each pass, so a descriptor whose callback keeps failing, first in the
+                # batch, would otherwise starve every other child's pipe and exit (each of those calls hung)
+                asyncio.get_running_loop().call_exception_handler(
+                    {"message": f"child watch callback for descriptor {fd} failed", "exception": exc})
 
 
 class LoopReaders:
