@@ -68,7 +68,10 @@ _FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
 _KUBERNETES_GENERATED_NAME = re.compile(r"[a-z][a-z0-9-]{0,200}-[bcdfghjklmnpqrstvwxz2456789]{5}")
 # An access log's protocol after a query ending in a word ("GET /?token_type=bearer HTTP/1.1"): no bearer token.
 _PROTOCOL_VERSION = re.compile(r"(?i:https?)/[0-9.]{1,4}")
-_CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+")
+# Possessive: written "(?:[A-Z]?[a-z]+)+", a run of lowercase letters could be split into words in 2**n ways, and
+# Python's re tried every split before failing at a character that is no letter ("Bearer " + "w" * 40 + "/X"
+# never finished). Taking each run whole loses no match: a word ends only where the next starts with a capital.
+_CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]++)++")
 _PLACEHOLDER = re.compile(
     r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
 )  # [MASKED], [FILTERED]: what loggers print instead of a value
