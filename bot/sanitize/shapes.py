@@ -59,7 +59,6 @@ _TRIVIAL_VALUES = _word_set(
     "optional string secret password token value example n/a na"
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
-_NUMBERISH_FIRST = frozenset("+-0123456789")  # what can start a _NUMBERISH match
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 # A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
 # not password-like a path is one only when it says so, or has no capital (a key in base64 would).
@@ -171,7 +170,8 @@ def trivial(value: str) -> bool:
         return True
     # Each pattern asked only where its first character can start it (dense text judges a value on every line).
     first = bare[0]
-    if first in _NUMBERISH_FIRST and _NUMBERISH.fullmatch(bare):
+    # "\d" of a str pattern is any decimal digit (str.isdecimal: "١٢٣" too), not only ASCII's.
+    if (first in "+-" or first.isdecimal()) and _NUMBERISH.fullmatch(bare):
         return True
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
         return True
