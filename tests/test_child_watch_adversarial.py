@@ -234,3 +234,32 @@ def test_a_loop_on_another_selector_watches_children_too(selector: type[selector
     _in_loop(lambda: asyncio.SelectorEventLoop(selector()), 5, out)
     [(results, watch)] = out
     assert results == [("finished", f"{i}\n") for i in range(5)] and isinstance(watch, ChildWatch)
+
+
+async def test_calls_cancelled_at_every_point_of_their_way_leave_nothing_behind(tmp_path: Path) -> None:
+    """200 calls, 20 at a time, each cancelled after a different number of loop passes (before its start, while
+    it runs, while its output is read, after its exit): each ends cancelled or finished, and afterwards nothing is
+    open, registered or unreaped."""
+    watch = await _watch_ready(tmp_path)
+    before = _open_fds()
+    talker = make_script(tmp_path, "talker", "import sys, time\nfor i in range(20):\n    print(i, flush=True)\n"
+                                             "    time.sleep(0.001)\n")
+    outcomes: list[str] = []
+
+    async def one(passes: int) -> None:
+        call = asyncio.create_task(_run([str(talker)] if passes % 2 else ["/bin/echo", "x"]))
+        for _ in range(passes):
+            await asyncio.sleep(0)
+        call.cancel()
+        try:
+            result = await call
+        except asyncio.CancelledError:
+            outcomes.append("cancelled")
+        else:
+            assert result.status == "finished" and result.exit_code == 0, result
+            outcomes.append("finished")
+
+    for batch in range(10):
+        await asyncio.gather(*(one(batch * 20 + i) for i in range(20)))
+    assert len(outcomes) == 200 and "cancelled" in outcomes
+    await _settled(watch, before)
