@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -131,8 +132,10 @@ class ReplicaMarks:
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.prefix = prefix
-        self.remember_seconds = max(1, int(remember_seconds + 0.999))
-        self.rewrite_after = max(1, self.remember_seconds // 4)
+        self.remember_seconds = max(1, math.ceil(remember_seconds))
+        # the TTL: a quarter more than remembered (whole seconds), the quarter being how long a mark is not rewritten
+        self.ttl_seconds = max(self.remember_seconds, math.ceil(remember_seconds * 1.25))
+        self.rewrite_after = self.ttl_seconds - self.remember_seconds  # 0 (a remember of a few seconds): each time
         self._clock = clock
         self._written: dict[str, tuple[float, int]] = {}  # history -> (when this process wrote it, replicas)
         self._warned = False
@@ -147,7 +150,7 @@ class ReplicaMarks:
         if written is not None and written[1] == replicas and now - written[0] < self.rewrite_after:
             return
         try:
-            await self.client.set(self.key(history), replicas, ex=self.remember_seconds + self.rewrite_after)
+            await self.client.set(self.key(history), replicas, ex=self.ttl_seconds)
         except redis.ResponseError as err:  # ACL without +set on the key, a read-only node: the caller still waits
             self._warn(err)
             return
