@@ -111,14 +111,10 @@ async def reconcile(deps: SlackDeps) -> int:
         if record.state == CallState.awaiting_approval and all(a.user != user for a in record.approvals):
             log.warning("call %s: the approval by %s was lost in a Redis failover; its card awaits approval again",
                         call_id, user, extra={"call_id": call_id})
-            try:
-                await refresh_card(deps, record)
-            except SlackApiError as exc:
-                if api.is_transient(exc):
-                    continue  # kept: tried again next period
-                log.error("call %s: its card could not be updated (%s)", call_id, api.error_code(exc))
-            else:
-                fixed += 1
+            shown = await _show_again(deps, record, refresh_card)
+            if shown is None:
+                continue  # kept: tried again next period
+            fixed += shown
         deps.unconfirmed.watched.pop(call_id, None)
     return fixed + await _reconcile_denials(deps, refresh_card)
 
@@ -135,16 +131,25 @@ async def _reconcile_denials(deps: SlackDeps, refresh_card: Callable[..., Any]) 
         if record is not None and record.state == CallState.awaiting_approval:
             log.warning("call %s: its denial was lost in a Redis failover; its card awaits a decision again",
                         call_id, extra={"call_id": call_id})
-            try:
-                await refresh_card(deps, record)
-            except SlackApiError as exc:
-                if api.is_transient(exc):
-                    continue  # kept: tried again next period
-                log.error("call %s: its card could not be updated (%s)", call_id, api.error_code(exc))
-            else:
-                fixed += 1
+            shown = await _show_again(deps, record, refresh_card)
+            if shown is None:
+                continue  # kept: tried again next period
+            fixed += shown
         deps.unconfirmed.denials.pop(call_id, None)
     return fixed
+
+
+async def _show_again(deps: SlackDeps, record: CallRecord, refresh_card: Callable[..., Any]) -> bool | None:
+    """Re-render the card of a call a failover put back to awaiting: True when shown, False when Slack refused for
+    good (logged), None when Slack's refusal was transient and the watch should try again next period."""
+    try:
+        await refresh_card(deps, record)
+    except SlackApiError as exc:
+        if api.is_transient(exc):
+            return None
+        log.error("call %s: its card could not be updated (%s)", record.id, api.error_code(exc))
+        return False
+    return True
 
 
 async def watch_unconfirmed(deps: SlackDeps, stop_event: asyncio.Event, period: float = PERIOD_SECONDS) -> None:
