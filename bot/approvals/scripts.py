@@ -102,6 +102,7 @@ local function move(key, id, from, to, actor, reason)
     progress(id, conv, to)
   end
   if TERMINAL[to] then
+    if from == 'running' then redis.call('HDEL', key, 'claim') end  -- the claim's nonce ends with the call
     redis.call('HDEL', calls, id)
     local left = redis.call('HLEN', calls) + redis.call('SCARD', open)
     redis.call('DEL', base .. 'hb:' .. id)
@@ -251,15 +252,34 @@ move(key, id, state, ARGV[9], ARGV[6], ARGV[7])
 return {'ok', record(id)}
 """
 
-# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms. The reply's third element is
-# the state claimed from (what RELEASE goes back to).
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 runner id, 7 heartbeat ttl ms, 8 the claim's nonce (random,
+# one per run entry a runner handles, reused by its retries; '' for none). The reply's third element is the state
+# claimed from (what RELEASE goes back to). A retry whose first attempt's reply was lost (Redis ran it, the runner
+# never heard back) finds the call running with its own runner id and nonce: it gets the record back as its claim
+# (no second audit entry; its heartbeat is refreshed, a write the durability WAIT covers the first one with), so
+# the call runs once instead of never. Any other runner, entry or nonce is refused as before. The nonce is kept
+# in the 'claim' field with the state claimed from ("<nonce> <state>") only while the call runs (move and RELEASE
+# delete it).
 CLAIM = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
+local nonce = ARGV[8] or ''
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
+if state == 'running' and nonce ~= '' and redis.call('HGET', key, 'runner') == ARGV[6] then
+  local held = redis.call('HGET', key, 'claim') or ''
+  local mine, was = string.match(held, '^(%S+) (%S+)$')
+  if mine == nonce then
+    redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
+    return {'ok', record(id), was}
+  end
+end
 if state ~= 'approved' and state ~= 'auto_approved' then return {'invalid', state} end
-redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now)
+if nonce ~= '' then
+  redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now, 'claim', nonce .. ' ' .. state)
+else
+  redis.call('HSET', key, 'runner', ARGV[6], 'started_at', now)
+end
 redis.call('SET', KEYS[2], ARGV[6], 'PX', ARGV[7])
 move(key, id, state, 'running', 'runner:' .. ARGV[6], 'claimed')
 return {'ok', record(id), state}
@@ -365,7 +385,7 @@ if cancel and cancel ~= '' then
   move(key, id, state, 'cancelled', cjson.decode(cancel).actor, 'stopped before it started')
   return {'ok', record(id)}
 end
-redis.call('HDEL', key, 'runner', 'started_at')
+redis.call('HDEL', key, 'runner', 'started_at', 'claim')
 redis.call('HSET', key, 'state', ARGV[7], 'updated_at', now)
 redis.call('ZREM', base .. 'running', id)
 audit(id, state, ARGV[7], 'runner:' .. ARGV[6], ARGV[8])

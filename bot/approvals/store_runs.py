@@ -9,6 +9,7 @@ repeat). A call whose runner's heartbeat lapsed is ``interrupted``, never re-run
 from __future__ import annotations
 
 import json
+import secrets
 from typing import Any
 
 from bot.approvals import scripts
@@ -24,10 +25,15 @@ class RunTransitions(StoreBase):
     """What a runner does to a call it executes, and what the sweeper does when a runner died."""
 
     async def claim(
-        self, call_id: str, runner_id: str, heartbeat_ttl: float | None = None
+        self, call_id: str, runner_id: str, heartbeat_ttl: float | None = None, *, nonce: str = ""
     ) -> CallRecord | None:
         """approved/auto_approved -> running for ``runner_id``, atomically; None if someone else has it,
         it was cancelled, or it is already past that point. The heartbeat key is set in the same script.
+
+        ``nonce`` (random, secret: ``new_claim_nonce``): one per run entry the runner handles, passed again by
+        every retry of that claim. A retry whose earlier attempt ran in Redis but whose reply was lost finds the
+        call running for this runner with this nonce and gets the record back as its claim (it runs once, not
+        never); a different runner or nonce is refused. Without a nonce no retry is recognised.
 
         Raises ``NotDurable`` when no replica acknowledged the claim in time: the claim has then been given back
         (the call is approved again, nothing started) and the caller must not run it now."""
@@ -35,7 +41,7 @@ class RunTransitions(StoreBase):
         ttl_ms = int((heartbeat_ttl or self.heartbeat_ttl) * 1000)
         keys = [self.keys.call(call_id), self.keys.heartbeat(call_id)]
         common = self._common(self.keys.shard_of_call(call_id), now)
-        reply, ack = await self.durable.run(self._claim, keys, [*common, call_id, runner_id, ttl_ms])
+        reply, ack = await self.durable.run(self._claim, keys, [*common, call_id, runner_id, ttl_ms, nonce])
         try:
             record = unwrap_reply(reply, call_id)
         except (InvalidTransition, CallNotFound):
@@ -158,6 +164,12 @@ class RunTransitions(StoreBase):
         it is 0 when the call does not exist. Sent as EVAL: a pipeline's EVALSHA would first cost a SCRIPT
         EXISTS round trip, and this script is a few lines."""
         pipe.eval(scripts.SET_META, 1, self.keys.call(call_id), *_meta_args(meta))
+
+
+def new_claim_nonce() -> str:
+    """A claim's nonce: 128 random bits from the OS, never derived from anything a Slack user sees (call id,
+    runner id, entry id), so no one can present another claim's nonce."""
+    return secrets.token_urlsafe(16)
 
 
 def _meta_args(meta: dict[str, str]) -> list[str]:

@@ -39,6 +39,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.approvals.store_runs import new_claim_nonce
 from bot.cancelling import cancel_and_wait
 from bot.logcontext import log_context
 from bot.runner.execute import STOP_REQUEST, StopRequest
@@ -199,7 +200,9 @@ class RunnerWorker:
                 if self._stopping:
                     return  # not claimed: stays pending for another replica
                 try:
-                    record = await self._claim_ahead(call_id, decoded)
+                    # one nonce per handling of this entry, reused by its retries: a retry recognises its own claim
+                    # whose reply was lost; a take-over of the entry (a new handling) never does
+                    record = await self._claim_ahead(call_id, decoded, new_claim_nonce())
                 except NotDurable as exc:
                     # given back unstarted; the entry stays pending and a runner takes it over after
                     # reclaim_after (by then the replica may have caught up, or auto mode sees none)
@@ -227,7 +230,7 @@ class RunnerWorker:
             pipe.xdel(stream, entry_id)
             await pipe.execute()
 
-    async def _claim_ahead(self, call_id: str, fields: dict[str, str]) -> CallRecord | None:
+    async def _claim_ahead(self, call_id: str, fields: dict[str, str], nonce: str) -> CallRecord | None:
         """Claim, and while the claim is in Redis run ``prepare`` on the entry's fields (CPU work that is then
         off the way to the child's start).
 
@@ -237,7 +240,7 @@ class RunnerWorker:
         resumes this handler directly, two loop passes fewer on the way to the child's start."""
         if self.prepare is not None:
             asyncio.get_running_loop().call_soon(self._prepare, call_id, fields)
-        return await self._claim_durably(call_id)
+        return await self._claim_durably(call_id, nonce)
 
     def _prepare(self, call_id: str, fields: dict[str, str]) -> None:
         assert self.prepare is not None
@@ -246,13 +249,15 @@ class RunnerWorker:
         except Exception:  # never fatal: the claimed record is checked in full anyway
             log.exception("runner %s: preparing %s failed", self.runner_id, call_id)
 
-    async def _claim_durably(self, call_id: str) -> CallRecord | None:
+    async def _claim_durably(self, call_id: str, nonce: str) -> CallRecord | None:
         """Claim; a claim no replica confirmed was given back unstarted (``NotDurable``): try again after each of
         ``durable_retry`` seconds (a lagging replica catches up; after a failover ``auto`` asks the new primary
         for its replicas again), then give up and raise, leaving the entry pending for a later take-over."""
         for delay in (*self.durable_retry, None):
             try:
-                return await self._retry(lambda: self.store.claim(call_id, self.runner_id, self.stale_after))
+                return await self._retry(
+                    lambda: self.store.claim(call_id, self.runner_id, self.stale_after, nonce=nonce)
+                )
             except NotDurable as exc:
                 if delay is None or self._stopping:
                     raise

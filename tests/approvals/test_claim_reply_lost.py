@@ -1,11 +1,12 @@
 """A claim whose reply is lost (Redis ran the claim script, the runner never heard back), through the handler that
-now awaits its claim itself (review of the claim-in-handler change): the retried claim finds the call running and
-is refused, so the call never runs at all, let alone twice, and it does not stay running unseen: its heartbeat
-lapses and the sweeper marks it interrupted ("outcome unknown, not re-run"; the human asks again). A claim the
-runner could recognise as its own on the retry (a nonce per claim) would let it run once instead: not done."""
+awaits its claim itself: the retried claim carries the same nonce as the lost one (one per handling of the run
+entry), finds the call running for this runner with that nonce and gets the record back as its claim. So the call
+runs exactly once and finishes, with one approved -> running audit entry (before the nonce it never ran and the
+sweeper marked it interrupted, "outcome unknown, not re-run")."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -19,7 +20,7 @@ from tests.approvals.test_worker import FAST, approved_calls
 from tests.support.reply_dropping_proxy import ReplyDroppingProxy
 
 
-async def test_a_claim_whose_reply_is_lost_never_runs_and_ends_interrupted(redis_url: str, tmp_path: Path) -> None:
+async def test_a_claim_whose_reply_is_lost_runs_once_and_finishes(redis_url: str, tmp_path: Path) -> None:
     direct = Redis.from_url(redis_url)
     host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
     marker = tmp_path / "marker"
@@ -32,11 +33,18 @@ async def test_a_claim_whose_reply_is_lost_never_runs_and_ends_interrupted(redis
         async with running(worker):
             [call_id] = await approved_calls(CallStore(direct), 1)
             await wait_until(lambda: all_terminal(store, [call_id]), timeout=20)
+            await asyncio.sleep(FAST["reclaim_after"] * 3)  # a take-over or a sweep would act meanwhile
         await proxied.aclose()
     assert proxy.dropped == 1
+    keys = CallStore(direct).keys
     record = await CallStore(direct).get(call_id)
-    assert executions(marker) == []
-    assert record.state is CallState.interrupted, record.state
+    assert executions(marker) == [call_id]
+    assert record.state is CallState.finished, (record.state, record.result)
     trail = [(e.from_state, e.to_state, e.actor) for e in await read_audit(direct, call_id=call_id)]
-    assert trail[-2:] == [("approved", "running", "runner:w-lost-reply"), ("running", "interrupted", "sweeper")]
+    assert trail[-2:] == [
+        ("approved", "running", "runner:w-lost-reply"), ("running", "finished", "runner:w-lost-reply"),
+    ]
+    assert [t for t in trail if t[1] == "running"] == [trail[-2]]
+    assert await direct.hget(keys.call(call_id), "claim") is None
+    assert await direct.xlen(keys.run_stream(0)) == 0  # the entry was acknowledged (and deleted) with the result
     await direct.aclose()

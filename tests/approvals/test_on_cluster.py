@@ -1,6 +1,6 @@
 """The approval lifecycle tests again, on a real Redis Cluster (3 primaries + 3 replicas) with 3 key shards.
 
-Every test of the store, the runner worker, cancellation and completion events is imported and run with the
+Every test of the store, claim retries (nonces), the runner worker, cancellation and completion events is
 ``redis`` fixture pointing at the cluster (the tests build stores and consumers with one
 shard). A Lua script or a read whose keys span hash slots fails there: redis-py's
 cluster client refuses a script whose keys map to several slots before sending it, and the server answers
@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 
 from bot.approvals.store import CallStore
 from tests.approvals.test_cancel import *  # noqa: F403
+from tests.approvals.test_claim_nonce import *  # noqa: F403
 from tests.approvals.test_events import *  # noqa: F403
 from tests.approvals.test_layout import *  # noqa: F403
 from tests.approvals.test_queue_depth import *  # noqa: F403
