@@ -24,6 +24,9 @@ _FIXED_LENGTH_KINDS = frozenset(
      "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# What stands before a value in a YAML block mapping's line: indentation, a list's "- ", the key, ":" and blanks.
+_YAML_KEY_LINE = re.compile(rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]+")
+_YAML_COMMENT = re.compile(rb"[ \t]#")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
@@ -159,6 +162,29 @@ def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, i
     return start, end
 
 
+def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:
+    """Where an accepted bare value ends when it is a YAML block mapping's plain scalar (``password: ab&cd;ef``,
+    a container's ``value: Tr0ub4dor&3x``): at its line's end, a `` #`` comment and trailing blanks aside. The
+    delimiters that end a value elsewhere (``&`` of a query string, ``;`` of a connection string, ``,``/``}`` of
+    a flow mapping) are characters of the password there, and stopping at them showed its tail. The look back
+    is bounded and the scan forward happens once per accepted value (the next search starts after it)."""
+    if data[end : end + 1] not in (b"&", b";", b",", b")", b"}", b"]"):
+        return end
+    lookback = max(0, value_start - _LOOK_AROUND)
+    newline = data.rfind(b"\n", lookback, value_start)
+    if newline < 0 and lookback > 0:
+        return end
+    if _YAML_KEY_LINE.fullmatch(data, newline + 1, value_start) is None:
+        return end  # mid-line (prose, a flow mapping {password: x, user: y}, a query string): its delimiters hold
+    line_end = data.find(b"\n", end)
+    line_end = len(data) if line_end < 0 else line_end
+    comment = _YAML_COMMENT.search(data, end, line_end)
+    stop = comment.start() if comment else line_end
+    while stop > end and data[stop - 1 : stop].isspace():
+        stop -= 1
+    return stop
+
+
 def _line_stop(data: bytes, end: int, *quotes: bytes) -> int:
     """The first of ``quotes`` from ``end`` on within its line, else the line's end: each search stops at the
     newline (a quote searched for past it could lie a megabyte on, and be searched for again by the next
@@ -187,7 +213,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
             stop -= 1
         return stop
     if detector.check == "assignment" or detector.check == "env_pair":
-        return _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+        end = _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
+        return _yaml_plain_end(data, value_start, end)
     if detector.check == "env_string":  # to the closing quote (or the line's end), never past it
         if end - start < VALUE_BOUND:
             return end
