@@ -8,6 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bot.sanitize import redact
+from bot.sanitize.cap import Captured, sanitize_captured
+from bot.sanitize.redact import build_redactor
 
 YAML_PLAIN_VALUES = [
     # kubectl get deploy -o yaml: a container's env pair, the value unquoted
@@ -38,3 +40,35 @@ def test_a_yaml_value_keeps_its_comment_and_the_next_line() -> None:
 def test_delimiters_still_end_a_value_mid_line(text: str) -> None:
     cleaned, count = redact(text)
     assert count == 1 and "Xk9mQ2vL8" not in cleaned and ("bob" in cleaned or "Encrypt=True" in cleaned), cleaned
+
+
+SHARED_SECRETS = [
+    # vault operator init: any threshold of the unseal (or recovery) key shares unseals Vault
+    ("Unseal Key 1: 4fV9Xk2mQ8Lp0Rt6Wv8AbCdEfGhIjKlMnOpQrStUvWx3\nUnseal Key 2: Qm9zU2hhcmVkQWNjZXNzS2V5VmFs\n"
+     "Initial Root Token: hvs.Xk2mQ8Lp0Rt6Wv8AbCdEfGhI\n\n"
+     "Vault initialized with 5 key shares and a key threshold of 3.\n",
+     ["4fV9Xk2mQ8Lp0Rt6Wv8", "Qm9zU2hhcmVkQWNj", "Xk2mQ8Lp0Rt6Wv8AbCd"], "Vault initialized with 5 key shares"),
+    ("Recovery Key 3: 4fV9Xk2mQ8Lp0Rt6Wv8AbCdEfGhIjKlMnOpQrStUvWx3\n", ["4fV9Xk2mQ8Lp0Rt6Wv8"], "Recovery Key 3: "),
+    # cat /var/lib/rancher/k3s/server/token: K10<CA hash>::<user>:<password>
+    ("K10" + "c0ffee1234567890abcdef" * 2 + "c0ffee1234567890abcd::server:9f8e7d6c5b4a39281706f5e4d3c2b1a0\n",
+     ["9f8e7d6c5b4a3928"], "\n"),
+    # an OpenVPN tls-auth/tls-crypt static key: a shared secret whose armour does not say PRIVATE
+    ("key-direction 1\n-----BEGIN OpenVPN Static key V1-----\ne5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0\n"
+     "0f1e2d3c4b5a69788796a5b4c3d2e1f0\n-----END OpenVPN Static key V1-----\nverb 3\n",
+     ["e5f6a7b8c9d0e1f2", "0f1e2d3c4b5a6978"], "key-direction 1\n"),
+]
+
+
+@pytest.mark.parametrize(("text", "secrets", "kept"), SHARED_SECRETS, ids=[str(i) for i in range(4)])
+def test_unseal_keys_k3s_tokens_and_openvpn_static_keys_are_hidden(text: str, secrets: list[str], kept: str) -> None:
+    cleaned, count = redact(text)
+    assert count >= len(secrets) - 1 and kept in cleaned, cleaned
+    assert [s for s in secrets if s in cleaned] == [], cleaned
+
+
+def test_an_openvpn_static_key_whose_begin_the_capture_dropped_is_hidden_up_to_its_end() -> None:
+    # the runner kept a head and a tail of a long output; the tail starts inside the key block
+    tail = b"e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0\n" * 4 + b"-----END OpenVPN Static key V1-----\nverb 3\n"
+    captured = Captured(head=b"client\ndev tun\n", tail=tail, total_bytes=1 << 20)
+    text = sanitize_captured(captured, build_redactor((), ()), 4096).text
+    assert "e5f6a7b8c9d0" not in text and text.endswith("[REDACTED:private_key]\nverb 3\n"), text

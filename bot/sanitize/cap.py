@@ -25,7 +25,7 @@ _DELIMITERS = (b" ", b"\t", b"\n", b'"', b"'", b",", b"{", b"}", b"<", b">")
 # What ends a URL's user-info (context_detectors.py: url_password's value is [^\s"'<>]).
 _URL_ENDS = (b" ", b"\t", b"\n", b"\r", b'"', b"'", b"<", b">")
 
-_PEM_END = re.compile(r"-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = re.compile(r"-----END(?:[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
 
 
 @dataclass(frozen=True)

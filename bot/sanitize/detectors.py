@@ -92,6 +92,10 @@ TOKENS: tuple[Detector, ...] = (
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     _token("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
     _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
+    # vault operator init: the unseal (or recovery) key shares, any threshold of which unseals Vault
+    _token("vault_unseal_key", r"(?:Unseal|Recovery) Key \d{1,2}: {0,4}(?P<v>[A-Za-z0-9+/=]{20,256})"),
+    # A k3s/RKE2 join token (/var/lib/rancher/k3s/server/token): K10<CA hash>::<user>:<password>
+    _token("k3s_token", _B + r"(?P<v>K10[0-9a-f]{64}::[a-z0-9_-]{1,32}:[A-Za-z0-9]{16,256})"),
     _token("huggingface_token", _B + r"(?P<v>hf_[A-Za-z0-9]{30,256})"),
     Detector("digitalocean_token", _B + r"(?P<v>do[opr]_v1_[a-f0-9]{64})"),
     # PyPI upload tokens: a macaroon whose base64 starts with its location (pypi.org, test.pypi.org)

@@ -34,8 +34,10 @@ MARKER = "[REDACTED:{kind}]"
 # Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
 MIN_SECRET_VALUE_LENGTH = 6
 
-_PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_PRIVATE_KEY_END = re.compile(rb"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+# PEM private keys, PGP's private key block, and OpenVPN's static key (tls-auth/tls-crypt: a shared secret, no
+# "PRIVATE" in its armour)
+_PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
+_PRIVATE_KEY_END = re.compile(rb"-----END(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
 
