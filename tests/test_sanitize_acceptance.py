@@ -72,3 +72,30 @@ def test_an_openvpn_static_key_whose_begin_the_capture_dropped_is_hidden_up_to_i
     captured = Captured(head=b"client\ndev tun\n", tail=tail, total_bytes=1 << 20)
     text = sanitize_captured(captured, build_redactor((), ()), 4096).text
     assert "e5f6a7b8c9d0" not in text and text.endswith("[REDACTED:private_key]\nverb 3\n"), text
+
+
+COMMAND_LINES = [
+    # shell history, CI logs and ps output print these command lines whole
+    ("+ htpasswd -b /etc/nginx/.htpasswd admin Htp4ssw0rd\n", "Htp4ssw0rd", "htpasswd -b /etc/nginx/.htpasswd admin "),
+    ("$ htpasswd -nbB admin Htp4ssw0rd\n", "Htp4ssw0rd", "$ htpasswd -nbB admin "),
+    ("openssl enc -aes-256-cbc -salt -k EncPassw0rd -in db.sql -out db.sql.enc\n", "EncPassw0rd", "-in db.sql"),
+    # a crypt(3) hash outside a user:hash line: useradd -p, chpasswd -e, an Ansible variable
+    ("useradd -m -p '$6$rounds=5000$saltsalt$Xk2mQ8Lp0Rt6Wv8AbCdEfGhIjKlMnOpQrSt' bob\n", "Xk2mQ8Lp0Rt6Wv8", "' bob"),
+    ("bob:$y$j9T$Xk2mQ8Lp0Rt6Wv8AbCdEf$Zq8Jm1nVb2Cx3Dz4Fa5GhZq8Jm1nVb2Cx3Dz4Fa5Gh:19000:0:99999:7:::\n",
+     "Zq8Jm1nVb2Cx3", ":19000:0:99999:7:::"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kept"), COMMAND_LINES, ids=[str(i) for i in range(5)])
+def test_htpasswd_openssl_k_and_crypt_hashes_are_hidden(text: str, secret: str, kept: str) -> None:
+    cleaned, count = redact(text)
+    assert count == 1 and secret not in cleaned and kept in cleaned, cleaned
+
+
+@pytest.mark.parametrize("line", [
+    "htpasswd -c /etc/nginx/.htpasswd admin\n",  # prompts for the password: nothing to hide
+    "openssl s_client -connect db.internal:5432 -starttls postgres\n",
+    "the plan costs $5$ per seat, $6 with support\n",
+])
+def test_the_command_lines_without_a_password_stay(line: str) -> None:
+    assert redact(line) == (line, 0)

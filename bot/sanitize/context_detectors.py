@@ -109,7 +109,10 @@ _SQL_PASSWORD_HEAD = (
 _CLIENT_PASSWORD_HEAD = (
     r"(?:(?:\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles)\b"
     r"[^\n]{0,256}?\s-p|\b(?:sqlcmd|bcp)\b[^\n]{0,256}?\s-P"
-    r"|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,256}?\s-w)[ \t]{1,4}"
+    r"|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,256}?\s-w"
+    r"|\bopenssl\b[^\n]{0,256}?\s-k"
+    # htpasswd -b[c] FILE USER PW, htpasswd -nb USER PW: the password is the last word
+    r"|\bhtpasswd[ \t]{1,4}-[A-Za-z]{0,8}b[A-Za-z]{0,8}[ \t]{1,4}[^\s]{1,256}(?:[ \t]{1,4}[^\s]{1,128})?)[ \t]{1,4}"
     r"|(?:^|\s)-pass(?:in|out|word)?[ \t]{1,4}pass:)"
 )
 _SECURE_STRING_HEAD = (
@@ -187,7 +190,8 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     Detector(
         # The password flag of a few clients, its value the next word: mongosh/mongodump -p PW, sqlcmd/bcp -P PW,
-        # ldapsearch/ldapmodify -w PW; and OpenSSL's -passin/-passout/-pass pass:PW
+        # ldapsearch/ldapmodify -w PW, openssl enc -k PW, htpasswd -b FILE USER PW; and OpenSSL's -passin/-passout/
+        # -pass pass:PW
         "password",
         _CLIENT_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
         check="not_placeholder",

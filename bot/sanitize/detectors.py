@@ -92,6 +92,10 @@ TOKENS: tuple[Detector, ...] = (
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     _token("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
     _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
+    # A crypt(3) hash anywhere (useradd -p, chpasswd -e, an Ansible var): $id$[params$]salt$hash, its hash part
+    # at least 22 characters (md5crypt; sha512crypt 86, bcrypt 53 with its salt)
+    _token("password_hash",
+           r"(?P<v>\$(?:[156]|2[abxy]|y|7|apr1)(?:\$[./A-Za-z0-9=,]{1,64}){1,3}\$[./A-Za-z0-9]{22,256})"),
     # vault operator init: the unseal (or recovery) key shares, any threshold of which unseals Vault
     _token("vault_unseal_key", r"(?:Unseal|Recovery) Key \d{1,2}: {0,4}(?P<v>[A-Za-z0-9+/=]{20,256})"),
     # A k3s/RKE2 join token (/var/lib/rancher/k3s/server/token): K10<CA hash>::<user>:<password>
