@@ -18,10 +18,13 @@ YAML_PLAIN_VALUES = [
     ("  db_password: Xk9m)Tail99ab  # rotated 2026-11\n", "Tail99ab", "  db_password: [REDACTED:"),
     ("redis.password: Xk9m}TailLong1\n", "TailLong1", "redis.password: [REDACTED:"),
     ("  - password: Qz7w;Lp0]sEcond\n", "sEcond", "  - password: [REDACTED:"),
+    # an ini/conf file (my.cnf, php.ini): blanks around "=", the value to the line's end
+    ("[client]\npassword = Tr0ub4dor&3xTail\nuser = backup\n", "3xTail", "password = [REDACTED:"),
+    ("  auth_password = Xk9m;Tail99ab\n", "Tail99ab", "  auth_password = [REDACTED:"),
 ]
 
 
-@pytest.mark.parametrize(("text", "tail", "head"), YAML_PLAIN_VALUES, ids=[str(i) for i in range(5)])
+@pytest.mark.parametrize(("text", "tail", "head"), YAML_PLAIN_VALUES, ids=[str(i) for i in range(7)])
 def test_a_yaml_plain_password_is_hidden_to_its_lines_end(text: str, tail: str, head: str) -> None:
     cleaned, count = redact(text)
     assert count == 1 and tail not in cleaned and head in cleaned, cleaned

@@ -24,8 +24,11 @@ _FIXED_LENGTH_KINDS = frozenset(
      "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
-# What stands before a value in a YAML block mapping's line: indentation, a list's "- ", the key, ":" and blanks.
-_YAML_KEY_LINE = re.compile(rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]+")
+# What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
+# and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "=").
+_YAML_KEY_LINE = re.compile(
+    rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]+|[ \t]*[\w.\-]{1,128}[ \t]+=[ \t]+"
+)
 _YAML_COMMENT = re.compile(rb"[ \t]#")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
@@ -164,7 +167,8 @@ def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, i
 
 def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:
     """Where an accepted bare value ends when it is a YAML block mapping's plain scalar (``password: ab&cd;ef``,
-    a container's ``value: Tr0ub4dor&3x``): at its line's end, a `` #`` comment and trailing blanks aside. The
+    a container's ``value: Tr0ub4dor&3x``) or an ini file's (``password = ab&cd``): at its line's end, a `` #``
+    comment and trailing blanks aside. The
     delimiters that end a value elsewhere (``&`` of a query string, ``;`` of a connection string, ``,``/``}`` of
     a flow mapping) are characters of the password there, and stopping at them showed its tail. The look back
     is bounded and the scan forward happens once per accepted value (the next search starts after it)."""
