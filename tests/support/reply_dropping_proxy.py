@@ -6,32 +6,19 @@ It forwards that command, lets Redis run it, then closes the client's connection
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from types import TracebackType
-from typing import Self
+from collections.abc import Coroutine
+from typing import Any
+
+from tests.support.redis_proxy import RedisProxy
 
 
-class ReplyDroppingProxy:
+class ReplyDroppingProxy(RedisProxy):
     def __init__(self, host: str, port: int, marker: bytes) -> None:
-        self.upstream = (host, port)
-        self.marker = marker
+        super().__init__(host, port, marker)
         self.dropped = 0
-        self.port = 0
-        self._server: asyncio.Server | None = None
 
-    async def __aenter__(self) -> Self:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        self.port = int(self._server.sockets[0].getsockname()[1])
-        return self
-
-    async def __aexit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        assert self._server is not None
-        self._server.close()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self._server.wait_closed(), 2)
-
-    async def _serve(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
-        up_r, up_w = await asyncio.open_connection(*self.upstream)
+    def _pumps(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter, up_r: asyncio.StreamReader,
+               up_w: asyncio.StreamWriter) -> tuple[Coroutine[Any, Any, None], Coroutine[Any, Any, None]]:
         cut = asyncio.Event()
 
         async def to_redis() -> None:
@@ -53,10 +40,4 @@ class ReplyDroppingProxy:
                 client_w.write(data)
                 await client_w.drain()
 
-        tasks = [asyncio.create_task(to_redis()), asyncio.create_task(to_client())]
-        with contextlib.suppress(Exception):
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in tasks:
-            task.cancel()
-        for writer in (client_w, up_w):
-            writer.close()
+        return to_redis(), to_client()
