@@ -17,6 +17,7 @@ from bot.approvals.store import CallStore
 from bot.redis_durable import DurabilitySettings
 from bot.slack.cards import DENY_ACTION, UNCONFIRMED_WORDS, render_card
 from bot.slack.deny import deny_with_reason
+from bot.slack.interactions import SlackDeps
 from bot.slack.unconfirmed import MARK, reconcile, unconfirmed_approver, watch_unconfirmed
 from tests.slack.conftest import CHANNEL, Harness, wait_for
 from tests.slack.test_approvals import card_for, card_text
@@ -37,6 +38,23 @@ def _marked(record: CallRecord, user: str) -> CallRecord:
 
 def _buttons(blocks: list[dict[str, object]]) -> list[str]:
     return [e["action_id"] for b in blocks if b["type"] == "actions" for e in b["elements"]]  # type: ignore[index, attr-defined]
+
+
+async def _restore(harness: Harness, key: str, before: dict[bytes, bytes]) -> None:
+    """What a failover that lost the decision leaves: the record on the new primary is the one from before it."""
+    await harness.redis.delete(key)
+    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
+
+
+async def _watch_until_buttons(harness: Harness, deps: SlackDeps, record: CallRecord) -> None:
+    """Run the watcher alone until the card offers Approve again."""
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
+    try:
+        await wait_for(lambda: "fisk_approve" in card_text(harness, record))
+    finally:
+        stop.set()
+        await watcher
 
 
 async def test_an_unconfirmed_approval_is_shown_as_such_and_a_confirmed_one_plainly(store: CallStore) -> None:
@@ -74,18 +92,11 @@ async def test_the_watcher_puts_the_card_of_a_lost_approval_back_to_awaiting(har
     await wait_for(lambda: UNCONFIRMED_WORDS in card_text(harness, record))  # the poster's card of the approval
     # a failover lost the approval and its mark: the record on the new primary is the one from before the click
     # (the card's meta included), and no event tells the poster
-    await harness.redis.delete(key)
-    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
+    await _restore(harness, key, before)
     lost = await harness.store.get(record.id)
     assert lost.state == CallState.awaiting_approval
     deps.unconfirmed.watch(lost.id, "UAPPROVER")
-    stop = asyncio.Event()
-    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
-    try:
-        await wait_for(lambda: "fisk_approve" in card_text(harness, lost))
-    finally:
-        stop.set()
-        await watcher
+    await _watch_until_buttons(harness, deps, lost)
     assert "Approval needed" in card_text(harness, lost) and lost.id not in deps.unconfirmed.watched
 
 
@@ -123,15 +134,8 @@ async def test_the_watcher_puts_the_card_of_a_lost_denial_back_to_awaiting(harne
     await wait_for(lambda: "Denied by" in card_text(harness, record))
     assert await reconcile(deps) == 0 and record.id in deps.unconfirmed.denials  # still denied: kept, no update
     # the failover lost the denial: the record on the new primary is the one from before the click
-    await harness.redis.delete(key)
-    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
-    stop = asyncio.Event()
-    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
-    try:
-        await wait_for(lambda: "fisk_approve" in card_text(harness, record))
-    finally:
-        stop.set()
-        await watcher
+    await _restore(harness, key, before)
+    await _watch_until_buttons(harness, deps, record)
     assert "Approval needed" in card_text(harness, record) and record.id not in deps.unconfirmed.denials
     deps.unconfirmed.watch_denial("0-" + "f" * 32, seconds=0)  # a watch that ended is dropped, whatever the state
     assert await reconcile(deps) == 0 and not deps.unconfirmed.watching()
@@ -150,13 +154,6 @@ async def test_a_deny_button_no_replica_confirmed_is_watched_like_the_dialog_s_d
     assert (await harness.click(record, DENY_ACTION, "UAPPROVER"))[0] == 200
     await wait_for(lambda: record.id in deps.unconfirmed.denials)  # once its WAIT fell short
     await wait_for(lambda: "Denied by" in card_text(harness, record))
-    await harness.redis.delete(key)  # the failover lost the denial
-    await harness.redis.hset(key, mapping=before)  # type: ignore[arg-type]
-    stop = asyncio.Event()
-    watcher = asyncio.create_task(watch_unconfirmed(deps, stop, period=0.05))
-    try:
-        await wait_for(lambda: "fisk_approve" in card_text(harness, record))
-    finally:
-        stop.set()
-        await watcher
+    await _restore(harness, key, before)  # the failover lost the denial
+    await _watch_until_buttons(harness, deps, record)
     assert "Approval needed" in card_text(harness, record)
