@@ -34,18 +34,19 @@ async def test_loops_sending_redis_commands_all_end(redis: Redis) -> None:
     assert time.monotonic() - started < 30
 
 
+async def _flushes_on_the_way_out(redis: Redis, key: str, takes: float, flushed: list[str]) -> None:
+    """Like the poster's acknowledger: waits until stopped, then makes a last write that takes ``takes`` seconds."""
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await asyncio.sleep(takes)
+        await redis.set(key, "1")
+        flushed.append("done")
+
+
 async def test_a_task_gets_its_time_to_clean_up_before_it_is_cancelled_again(redis: Redis) -> None:
     flushed: list[str] = []
-
-    async def flushes_on_the_way_out() -> None:  # like the poster's acknowledger: a last write when stopped
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await asyncio.sleep(0.2)
-            await redis.set("flushed", "1")
-            flushed.append("done")
-
-    task = asyncio.create_task(flushes_on_the_way_out())
+    task = asyncio.create_task(_flushes_on_the_way_out(redis, "flushed", 0.2, flushed))
     await asyncio.sleep(0.01)
     await cancel_and_wait([task], again_after=2.0)
     assert flushed == ["done"] and await redis.get("flushed") == b"1"
@@ -154,16 +155,7 @@ async def test_an_owner_cancelled_meanwhile_still_gives_its_tasks_their_time_to_
     """The owner's own cancellation must not cut short a stopping task's last flush (before: it went straight to
     re-cancelling, which cancelled the flush)."""
     flushed: list[str] = []
-
-    async def flushes_on_the_way_out() -> None:
-        try:
-            await asyncio.Event().wait()
-        finally:
-            await asyncio.sleep(0.3)
-            await redis.set("flushed-late", "1")
-            flushed.append("done")
-
-    task = asyncio.create_task(flushes_on_the_way_out())
+    task = asyncio.create_task(_flushes_on_the_way_out(redis, "flushed-late", 0.3, flushed))
     await asyncio.sleep(0.01)
     owner = asyncio.create_task(cancel_and_wait([task], again_after=2.0))
     await asyncio.sleep(0.05)
