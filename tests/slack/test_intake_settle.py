@@ -8,8 +8,11 @@ back one command (``tests/support/delaying_proxy.py``), loopback fake Slack."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -49,6 +52,20 @@ async def _loaded(redis: Redis, settings: SlackSettings) -> None:
     await redis.delete(intake.stream)
 
 
+@contextlib.asynccontextmanager
+async def _front_behind(proxy: DelayingProxy, slack: FakeSlack, redis: Redis, store: CallStore,
+                        policy: ApprovalPolicy, catalog: Catalog, settings: SlackSettings
+                        ) -> AsyncIterator[tuple[Any, Any]]:
+    """The real bolt front whose own Redis client goes through ``proxy`` (the test reads Redis directly)."""
+    handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
+    try:
+        front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
+        async with serving(front, slack, store, redis) as h:
+            yield front, h
+    finally:
+        await handle.close()
+
+
 async def test_a_record_whose_reply_is_late_is_acknowledged_and_runs_once(
     slack: FakeSlack, redis_url: str, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
     settings: SlackSettings,
@@ -56,22 +73,19 @@ async def test_a_record_whose_reply_is_late_is_acknowledged_and_runs_once(
     """Redis ran the record; its reply comes after the deadline. The request is in the stream and will run, so the
     user must not hear "Nothing was started" (they would ask again: twice). Settled: acknowledged as recorded."""
     await _loaded(redis, settings)
-    async with DelayingProxy(*_host_port(redis_url), b"LATE-REPLY db-3", delay=LATE, hold="reply") as proxy:
-        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
-        try:
-            front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
-            async with serving(front, slack, store, redis) as h:
-                started = time.monotonic()
-                status, text = await h.command("LATE-REPLY db-3")
-                assert time.monotonic() - started < 3  # within Slack's deadline
-                assert proxy.held == 1  # the record's reply was held back indeed
-                assert status == 200 and COULD_NOT_START not in text and COULD_NOT_CONFIRM not in text
-                (message,) = await wait_for(lambda: inbox(redis), timeout=10)
-                assert message.data["text"] == "LATE-REPLY db-3"
-                await asyncio.sleep(0.5)
-                assert len(asked_posts(slack)) == 1 and len(await redis.xrange(front.intake.stream)) == 1
-        finally:
-            await handle.close()
+    async with (
+        DelayingProxy(*_host_port(redis_url), b"LATE-REPLY db-3", delay=LATE, hold="reply") as proxy,
+        _front_behind(proxy, slack, redis, store, policy, catalog, settings) as (front, h),
+    ):
+        started = time.monotonic()
+        status, text = await h.command("LATE-REPLY db-3")
+        assert time.monotonic() - started < 3  # within Slack's deadline
+        assert proxy.held == 1  # the record's reply was held back indeed
+        assert status == 200 and COULD_NOT_START not in text and COULD_NOT_CONFIRM not in text
+        (message,) = await wait_for(lambda: inbox(redis), timeout=10)
+        assert message.data["text"] == "LATE-REPLY db-3"
+        await asyncio.sleep(0.5)
+        assert len(asked_posts(slack)) == 1 and len(await redis.xrange(front.intake.stream)) == 1
 
 
 async def test_a_record_that_reaches_redis_late_is_voided_so_a_retry_runs_it_once(
@@ -81,23 +95,20 @@ async def test_a_record_that_reaches_redis_late_is_voided_so_a_retry_runs_it_onc
     """The record script reaches Redis only after the deadline (queued behind a stall). The user is told "Nothing
     was started", and that stays true: the late script refuses itself; the user's retry is the one run."""
     await _loaded(redis, settings)
-    async with DelayingProxy(*_host_port(redis_url), b"LATE-REQUEST db-3", delay=LATE, hold="request") as proxy:
-        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
-        try:
-            front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
-            async with serving(front, slack, store, redis) as h:
-                status, text = await h.command("LATE-REQUEST db-3")
-                assert status == 200 and json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_START}
-                assert (await h.command("LATE-REQUEST db-3"))[0] == 200  # the user asks again, as told
-                await wait_for(lambda: asyncio.sleep(0, proxy.forwarded_late == 1 or None), timeout=10)
-                await asyncio.sleep(0.5)  # the late script has run (and refused itself)
-                (message,) = await wait_for(lambda: inbox(redis), timeout=10)
-                await asyncio.sleep(0.5)
-                assert message.data["text"] == "LATE-REQUEST db-3"
-                assert len(await inbox(redis)) == 1 and len(asked_posts(slack)) == 1  # run once, not twice
-                assert len(await redis.xrange(front.intake.stream)) == 1
-        finally:
-            await handle.close()
+    async with (
+        DelayingProxy(*_host_port(redis_url), b"LATE-REQUEST db-3", delay=LATE, hold="request") as proxy,
+        _front_behind(proxy, slack, redis, store, policy, catalog, settings) as (front, h),
+    ):
+        status, text = await h.command("LATE-REQUEST db-3")
+        assert status == 200 and json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_START}
+        assert (await h.command("LATE-REQUEST db-3"))[0] == 200  # the user asks again, as told
+        await wait_for(lambda: asyncio.sleep(0, proxy.forwarded_late == 1 or None), timeout=10)
+        await asyncio.sleep(0.5)  # the late script has run (and refused itself)
+        (message,) = await wait_for(lambda: inbox(redis), timeout=10)
+        await asyncio.sleep(0.5)
+        assert message.data["text"] == "LATE-REQUEST db-3"
+        assert len(await inbox(redis)) == 1 and len(asked_posts(slack)) == 1  # run once, not twice
+        assert len(await redis.xrange(front.intake.stream)) == 1
 
 
 async def test_when_settling_fails_too_the_user_is_told_it_could_not_be_confirmed(
@@ -107,20 +118,17 @@ async def test_when_settling_fails_too_the_user_is_told_it_could_not_be_confirme
     """The record ran but neither its reply nor the settling's came in time: the request will run, and the user
     is told it could not be confirmed (look before asking again), not that nothing was started."""
     await _loaded(redis, settings)
-    async with DelayingProxy(*_host_port(redis_url), b"EVALSHA", delay=LATE, hold="reply", times=2) as proxy:
-        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
-        try:
-            front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
-            async with serving(front, slack, store, redis) as h:
-                started = time.monotonic()
-                status, text = await h.command("unsure db-3")
-                assert time.monotonic() - started < 3
-                assert proxy.held == 2  # the record's reply and the settling's
-                assert status == 200 and json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_CONFIRM}
-                (message,) = await wait_for(lambda: inbox(redis), timeout=10)  # it did run, once
-                assert message.data["text"] == "unsure db-3"
-        finally:
-            await handle.close()
+    async with (
+        DelayingProxy(*_host_port(redis_url), b"EVALSHA", delay=LATE, hold="reply", times=2) as proxy,
+        _front_behind(proxy, slack, redis, store, policy, catalog, settings) as (front, h),
+    ):
+        started = time.monotonic()
+        status, text = await h.command("unsure db-3")
+        assert time.monotonic() - started < 3
+        assert proxy.held == 2  # the record's reply and the settling's
+        assert status == 200 and json.loads(text) == {"response_type": "ephemeral", "text": COULD_NOT_CONFIRM}
+        (message,) = await wait_for(lambda: inbox(redis), timeout=10)  # it did run, once
+        assert message.data["text"] == "unsure db-3"
 
 
 async def test_record_settles_each_way(redis_url: str, redis: Redis, settings: SlackSettings) -> None:
@@ -169,18 +177,15 @@ async def test_the_rate_limit_check_and_the_record_share_one_deadline_inside_sla
     """Both slow (1.5 s each, under the 2 s each used to get): the answer still leaves within Slack's 3 s, and
     the record, landed but late, is settled as recorded (it used to take 3 s and more: Slack showed a timeout)."""
     await _loaded(redis, settings)
-    async with DelayingProxy(*_host_port(redis_url), b"USLOW", delay=1.5, hold="reply", times=2) as proxy:
-        handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
-        try:
-            front = make_front(slack, handle.client, store, policy, catalog, settings, reader=redis)
-            async with serving(front, slack, store, redis) as h:
-                started = time.monotonic()
-                status, text = await h.command("slow both ways", user="USLOW")
-                took = time.monotonic() - started
-                assert proxy.held == 2  # the rate-limit count's reply and the record's
-                assert took < RECORD_TIMEOUT_SECONDS + SETTLE_TIMEOUT_SECONDS + 0.2, took
-                assert status == 200 and not text  # acknowledged: recorded
-                (message,) = await wait_for(lambda: inbox(redis), timeout=10)
-                assert message.data["text"] == "slow both ways"
-        finally:
-            await handle.close()
+    async with (
+        DelayingProxy(*_host_port(redis_url), b"USLOW", delay=1.5, hold="reply", times=2) as proxy,
+        _front_behind(proxy, slack, redis, store, policy, catalog, settings) as (front, h),
+    ):
+        started = time.monotonic()
+        status, text = await h.command("slow both ways", user="USLOW")
+        took = time.monotonic() - started
+        assert proxy.held == 2  # the rate-limit count's reply and the record's
+        assert took < RECORD_TIMEOUT_SECONDS + SETTLE_TIMEOUT_SECONDS + 0.2, took
+        assert status == 200 and not text  # acknowledged: recorded
+        (message,) = await wait_for(lambda: inbox(redis), timeout=10)
+        assert message.data["text"] == "slow both ways"
