@@ -60,11 +60,45 @@ class ApplicationConfig(_Section):
         return value
 
 
+_OPTION = re.compile(r"^--?[A-Za-z0-9][\w.-]*$")
+
+
+class SecretOutputConfig(_Section):
+    """``execution.secret_output``: argv shapes whose whole output is a secret's value, ADDED to the built-in ones
+    (``bot/sanitize/secret_argv.py``; README "Running one call safely"). There is no way to remove a built-in one."""
+
+    commands: list[str] = Field(default_factory=list, description="word sequences, e.g. 'creds show'")
+    field_options: list[str] = Field(default_factory=list, description="options whose value names a field, "
+                                     "judged by the secret-name rules, e.g. '-f'")
+    query_options: list[str] = Field(default_factory=list, description="options whose value is a path "
+                                     "expression, e.g. '--select'")
+    reveal_options: list[str] = Field(default_factory=list, description="options that on their own ask for "
+                                      "secret values, e.g. '--decrypt'")
+
+    @field_validator("commands")
+    @classmethod
+    def _words(cls, value: list[str]) -> list[str]:
+        for command in value:
+            if not command.split() or any(word.startswith("-") for word in command.split()):
+                raise ValueError(f"{command!r}: a command is one or more words, no options (put those in "
+                                 "field_options, query_options or reveal_options)")
+        return value
+
+    @field_validator("field_options", "query_options", "reveal_options")
+    @classmethod
+    def _options(cls, value: list[str]) -> list[str]:
+        for option in value:
+            if not _OPTION.match(option):
+                raise ValueError(f"{option!r} is not an option: write it with its dashes, e.g. --field or -f")
+        return value
+
+
 class ExecutionConfig(_Section):
     max_timeout_seconds: float = Field(default=600.0, gt=0)
     kill_grace_seconds: float = Field(default=5.0, ge=0)
     output_limit_bytes: int = Field(default=65536, ge=1024)
     redact_patterns: list[str] = Field(default_factory=list)
+    secret_output: SecretOutputConfig = Field(default_factory=SecretOutputConfig)
 
     @field_validator("redact_patterns")
     @classmethod

@@ -74,6 +74,8 @@ def result_text(record: CallRecord) -> Text:
     style = "red" if state == "finished" and exit_code not in (0, None) else STATE_STYLES.get(state, "")
     head = Text.assemble("\n[", (record.tool, "bold"), "] ", (state.replace("_", " "), style), " · ",
                          state_sentence(record, when=local_time))
+    if result.get("output_withheld"):
+        head.append(f"\n  output withheld: {result['output_withheld']}", style="yellow")
     lines = str(result.get("output", "")).splitlines()
     if len(lines) > OUTPUT_LINES:
         lines = [*lines[: OUTPUT_LINES // 2], f"… {len(lines) - OUTPUT_LINES} lines …", *lines[-OUTPUT_LINES // 2:]]

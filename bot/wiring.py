@@ -11,6 +11,7 @@ from bot.fisk.environment import scrub_environment
 from bot.fisk.introspect import IntrospectionError, introspect_with_digest
 from bot.runner.call import ExecutionLimits
 from bot.sanitize.redact import Redactor, build_redactor
+from bot.sanitize.secret_argv import SecretArgvShapes
 from bot.tools.catalog import AppSpec, Catalog, CatalogError, LoadedApplication, build_catalog
 from bot.tools.selection import SelectionError
 from bot.tools.tool import AppSettings
@@ -114,4 +115,6 @@ def execution_limits(config: Config) -> ExecutionLimits:
         redact_patterns=tuple(ex.redact_patterns),
         sensitive_env_vars=tuple(config.sensitive_env_vars),
         run_as=(run_as.uid, run_as.gid) if run_as is not None else None,
+        secret_output=SecretArgvShapes.of(ex.secret_output.commands, ex.secret_output.field_options,
+                                          ex.secret_output.query_options, ex.secret_output.reveal_options),
     )

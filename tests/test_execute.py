@@ -338,6 +338,7 @@ async def test_result_is_json_serializable(opsctl: Path) -> None:
         "argv_display",
         "error",
         "stopped_by",
+        "output_withheld",
     }
 
 

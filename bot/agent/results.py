@@ -41,6 +41,8 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         lines = [f"exit code: {result.get('exit_code')}"]
         if result.get("truncated"):
             lines.append(f"(output truncated: {result.get('total_bytes')} bytes in total, head and tail kept)")
+        if result.get("output_withheld"):
+            lines.append(f"(output withheld: {result['output_withheld']})")
         output = result.get("output") or ""
         lines.append("output:\n" + output if output else "output: (none)")
         return result_block(tool_use_id, "\n".join(lines))

@@ -25,6 +25,7 @@ from bot.runner.binary import BinarySnapshots, BinaryUnavailable
 from bot.runner.execute import run_argv
 from bot.runner.result import CallResult, CallStatus
 from bot.sanitize import redact_argv
+from bot.sanitize.secret_argv import NO_SHAPES, SecretArgvShapes
 from bot.tools.catalog import Catalog
 from bot.tools.tool import Tool
 
@@ -39,6 +40,8 @@ class ExecutionLimits:
     redact_patterns: tuple[str, ...] = ()
     sensitive_env_vars: tuple[str, ...] = field(default_factory=tuple)
     run_as: tuple[int, int] | None = None
+    # argv shapes the operator adds to the built-in ones whose output is a secret's value (execution.secret_output)
+    secret_output: SecretArgvShapes = NO_SHAPES
 
 
 class ChildEnvironments:
@@ -91,6 +94,7 @@ async def execute_tool(
         redact_patterns=limits.redact_patterns,
         executable_fd=executable_fd,
         run_as=limits.run_as,
+        secret_output=limits.secret_output,
     )
 
 

@@ -43,6 +43,8 @@ from bot.runner.watch import child_watch
 from bot.sanitize import DEFAULT_OUTPUT_LIMIT, build_redactor, redact_argv, sanitize_captured
 from bot.sanitize.cap import SanitizedOutput
 from bot.sanitize.offload import INLINE_LIMIT
+from bot.sanitize.secret_argv import NO_SHAPES, SecretArgvShapes, judge_argv
+from bot.sanitize.withheld import TextRedactor, WithheldOutput
 
 # Seconds to wait for EOF on the output pipe after the tool exited, before treating the pipe as held.
 DRAIN_GRACE = 1.0
@@ -291,6 +293,7 @@ async def run_argv(
     executable_fd: int | None = None,
     run_as: tuple[int, int] | None = None,
     stop: asyncio.Event | None = None,
+    secret_output: SecretArgvShapes = NO_SHAPES,
 ) -> CallResult:
     """Execute ``argv`` (no shell) and return its sanitized result; never raises for a tool's failure.
 
@@ -303,6 +306,9 @@ async def run_argv(
     ``removed_values.values()`` so a credential the tool got some other way is still redacted. If the caller
     is cancelled, the tool's process group is killed before the cancellation propagates. ``stop`` (default:
     ``STOP_REQUEST`` of this task) stops the tool with SIGTERM, then SIGKILL after ``kill_grace``.
+
+    When the argv asks for a secret's value (``bot.sanitize.secret_argv``: the built-in shapes plus the
+    operator's ``secret_output``), every line of the output is redacted and ``output_withheld`` says why.
     """
     stop = stop if stop is not None else STOP_REQUEST.get()
     secrets = tuple(secret_values)
@@ -329,6 +335,9 @@ async def run_argv(
     # Work the result needs but the start does not is done while the tool runs, not before it starts.
     redactor = build_redactor(secrets, patterns)
     display = redact_argv(argv, secrets, patterns)
+    # judged once per call on the argv (remembered per command line), never per output byte
+    verdict = judge_argv(argv, secret_output)
+    output_redactor: TextRedactor = redactor if verdict is None else WithheldOutput(verdict.kind)
     try:
         how, signalled = await _supervise(child, timeout, kill_grace, stop)
     except asyncio.CancelledError:
@@ -353,9 +362,9 @@ async def run_argv(
     if captured.total_bytes == 0:
         sanitized = _NO_OUTPUT
     elif len(captured.head) + len(captured.tail) <= INLINE_LIMIT:
-        sanitized = sanitize_captured(captured, redactor, output_limit)
+        sanitized = sanitize_captured(captured, output_redactor, output_limit)
     else:
-        sanitized = await asyncio.to_thread(sanitize_captured, captured, redactor, output_limit)
+        sanitized = await asyncio.to_thread(sanitize_captured, captured, output_redactor, output_limit)
     return CallResult(
         status=status,
         exit_code=exit_code,
@@ -366,4 +375,5 @@ async def run_argv(
         redactions=sanitized.redactions,
         argv_display=display,
         stopped_by=signalled if how == "stop" else None,
+        output_withheld=None if verdict is None else redactor.redact(verdict.sentence())[0],
     )

@@ -30,3 +30,5 @@ class CallResult(BaseModel):
     argv_display: list[str] = Field(default_factory=list)
     error: str | None = None
     stopped_by: str | None = Field(default=None, description="SIGTERM or SIGKILL when a stop request ended it")
+    output_withheld: str | None = Field(
+        default=None, description="why every line of the output is redacted: the argv asked for a secret's value")

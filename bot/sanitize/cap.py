@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.sanitize.controls import strip_controls
-from bot.sanitize.redact import MARKER, Redactor, build_redactor
+from bot.sanitize.redact import MARKER, build_redactor
+from bot.sanitize.withheld import TextRedactor
 
 DEFAULT_OUTPUT_LIMIT = 65536
 # At the gap between head and tail the raw bytes are cut at a line end within this distance, else at the
@@ -121,11 +122,11 @@ def _redact_orphan_pem_end(text: str) -> tuple[str, int]:
     return MARKER.format(kind="private_key") + text[match.end() :], 1
 
 
-def _clean(data: bytes, redactor: Redactor, *, cut_start: bool = False, cut_end: bool = False) -> tuple[str, int]:
+def _clean(data: bytes, redactor: TextRedactor, *, cut_start: bool = False, cut_end: bool = False) -> tuple[str, int]:
     return redactor.redact(strip_controls(data.decode("utf-8", "replace")), cut_start=cut_start, cut_end=cut_end)
 
 
-def sanitize_captured(captured: Captured, redactor: Redactor, output_limit: int) -> SanitizedOutput:
+def sanitize_captured(captured: Captured, redactor: TextRedactor, output_limit: int) -> SanitizedOutput:
     """Decode, strip controls, redact and cap captured output; the omitted count is relative to the total.
 
     The marker says how many bytes of what the tool wrote are not shown: ``total_bytes`` minus the UTF-8

@@ -344,6 +344,8 @@ def render_result(record: CallRecord, patterns: Sequence[str] = ()) -> tuple[str
     if result.get("redactions"):
         details.append(f"{int(result['redactions'])} secret(s) redacted")
     blocks: Blocks = [section(head + " · " + " · ".join(details)), context(about_line(record, patterns))]
+    if result.get("output_withheld"):  # the argv asked for a secret's value: say why the output is all markers
+        blocks.append(context(f":lock: Output withheld: {escape(str(result['output_withheld']))}."))
     if record.state != CallState.finished:
         blocks.append(section(state_sentence(record, mention_user, slack_date, escape)))
     output = escape(str(result.get("output") or ""))

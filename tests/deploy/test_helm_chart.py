@@ -325,6 +325,24 @@ def test_durability_reaches_the_app_configuration(chart):
         assert durability_settings(parse_config(config, "configmap config.yaml")) == expected
 
 
+def test_added_secret_output_shapes_reach_the_runner(chart):
+    """execution.secret_output (argv shapes whose whole output is a secret's value) is rendered as given and read by
+    the app; the defaults add nothing to the built-in shapes (which cannot be turned off)."""
+    from bot.config import parse_config, parse_yaml
+    from bot.sanitize.secret_argv import NO_SHAPES, SecretArgvShapes
+    from bot.wiring import execution_limits
+
+    def shapes(values):
+        config = parse_yaml(render(chart, values)[("ConfigMap", FULLNAME)]["data"]["config.yaml"])
+        config.pop("slack", None)
+        return execution_limits(parse_config(config, "configmap config.yaml")).secret_output
+
+    assert shapes(None) == NO_SHAPES
+    added = {"commands": ["creds show"], "field_options": ["-f"], "query_options": [], "reveal_options": []}
+    assert shapes({"config": {"execution": {"secret_output": added}}}) == SecretArgvShapes.of(
+        ["creds show"], ["-f"])
+
+
 def test_private_decision_key_only_where_decisions_are_made(chart):
     """slack and agent pods mount the signing key, runner pods only the public keys (README threat model)."""
     for values, expected in (
