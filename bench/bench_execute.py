@@ -8,7 +8,9 @@
    work. Bare and project runs alternate (which goes first alternates too) so machine noise hits both alike;
    prints medians, p99 and the ratio from this one run, and this process's CPU per call on each side (the
    children's own CPU not counted), which moves far less with the machine's load than wall time does.
-2. ``--secrets``: the hand-written redactor against detect-secrets' plugins on ~1 MB of log-like text with
+2. ``--judge``: what judging a call's argv for a secret's value costs (``bot/sanitize/secret_argv.py``, once per
+   call): CPU per argv, each argv new (the judge's memory of command lines missed) and the same argv again.
+3. ``--secrets``: the hand-written redactor against detect-secrets' plugins on ~1 MB of log-like text with
    planted secrets; prints time per MB, the ratio, and how many planted secrets each finds. detect-secrets is
    optional (``pip install detect-secrets``); it is only measured when importable.
 """
@@ -32,6 +34,9 @@ from bot.fisk.introspect import parse_application  # noqa: E402
 from bot.runner.binary import BinarySnapshots  # noqa: E402
 from bot.runner.call import ChildEnvironments, ExecutionLimits, execute_approved_call  # noqa: E402
 from bot.sanitize import build_redactor  # noqa: E402
+from bot.sanitize.cap import Captured, sanitize_captured  # noqa: E402
+from bot.sanitize.secret_argv import judge_argv  # noqa: E402
+from bot.sanitize.withheld import WithheldOutput  # noqa: E402
 from bot.tools.catalog import AppSpec, Catalog, build_catalog  # noqa: E402
 from bot.tools.tool import AppSettings  # noqa: E402
 
@@ -197,15 +202,54 @@ def bench_secrets(repeat: int) -> None:
     print(f"  ratio detect-secrets/hand-written: {theirs / ours:.1f}x")
 
 
+JUDGED = {  # argv shapes a runner meets, the last item made unique per call in the "new argv" column
+    "opsctl service status": ["/opt/fisk/bin/opsctl", "service", "status", "--json", "--", "api"],
+    "opsctl db query (8 items)": ["/opt/fisk/bin/opsctl", "--context=prod", "db", "query", "--format=json",
+                                  "--max-rows=100", "--", "main", "select 1"],
+    "vault kv get -field=password": ["/usr/bin/vault", "kv", "get", "-field=password", "secret/db"],
+    "kubectl -o jsonpath={.data.password}": ["/usr/bin/kubectl", "get", "secret", "-o",
+                                             "jsonpath={.data.password}", "db"],
+}
+
+
+def bench_judge(n: int) -> None:
+    """CPU per call of judge_argv: a new argv each time (nothing remembered), and the same argv again."""
+    print(f"argv judge: N={n} calls per shape, CPU per call")
+    print(f"{'argv':>38} {'new argv':>9} {'same argv':>10} {'verdict':>15}")
+    for label, argv in JUDGED.items():
+        fresh = [argv[:-1] + [f"{argv[-1]}{i}"] for i in range(n)]
+        c0 = time.process_time()
+        for one in fresh:
+            judge_argv(one)
+        new = (time.process_time() - c0) / n
+        c0 = time.process_time()
+        for _ in range(n):
+            judge_argv(argv)
+        same = (time.process_time() - c0) / n
+        verdict = judge_argv(argv)
+        print(f"{label:>38} {new * 1e6:7.2f}us {same * 1e6:8.2f}us {verdict.kind if verdict else '-':>15}")
+    data = realistic_output(65536)
+    captured = Captured(head=data, tail=b"", total_bytes=len(data))
+    for label, redactor in (("the detectors", build_redactor()), ("withheld whole", WithheldOutput("secret_field"))):
+        c0 = time.process_time()
+        for _ in range(200):
+            sanitize_captured(captured, redactor, 65536)
+        cpu_ms = (time.process_time() - c0) / 200 * 1e3
+        print(f"  sanitizing 64 KiB of realistic output with {label}: {cpu_ms:.3f} ms CPU")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=200, help="calls of each kind")
     parser.add_argument("--calls", action="store_true", help="only the per-call overhead benchmark")
+    parser.add_argument("--judge", action="store_true", help="only the argv judge's cost per call")
     parser.add_argument("--secrets", action="store_true", help="only the secret detector comparison")
     args = parser.parse_args()
-    both = not args.calls and not args.secrets
+    both = not args.calls and not args.secrets and not args.judge
     if args.calls or both:
         asyncio.run(bench_calls(args.n))
+    if args.judge or both:
+        bench_judge(max(args.n, 20000))
     if args.secrets or both:
         bench_secrets(repeat=3)
 

@@ -201,16 +201,21 @@ def _about_secret(words: Sequence[tuple[str, bool]]) -> bool:
     return any(word in _SECRET_NOUNS or word.startswith(("secret/", "secrets/")) for word, _ in words)
 
 
+@functools.lru_cache(maxsize=8)
+def _by_first_word(commands: frozenset[tuple[str, ...]]) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """The command sequences by their first word (built once per shape set)."""
+    grouped: dict[str, list[tuple[str, ...]]] = {}
+    for command in sorted(commands):
+        grouped.setdefault(command[0], []).append(command)
+    return {first: tuple(group) for first, group in grouped.items()}
+
+
 def _command_words(words: Sequence[tuple[str, bool]], commands: frozenset[tuple[str, ...]]) -> str | None:
     """The first command sequence found among the words as consecutive words, where a word that may be an
     option's value (``skippable``) may stand between two of them."""
-    firsts = {command[0] for command in commands}
+    by_first = _by_first_word(commands)
     for start, (word, _) in enumerate(words):
-        if word not in firsts:
-            continue
-        for command in commands:
-            if command[0] != word:
-                continue
+        for command in by_first.get(word, ()):
             matched = 1
             for later, skippable in words[start + 1 :]:
                 if matched == len(command):
@@ -232,7 +237,7 @@ def judge_argv(argv: Sequence[str], extra: SecretArgvShapes = NO_SHAPES) -> Verd
 
 @functools.lru_cache(maxsize=256)
 def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
-    shapes = BUILT_IN if extra == NO_SHAPES else BUILT_IN.plus(extra)
+    shapes = BUILT_IN if extra is NO_SHAPES or extra == NO_SHAPES else BUILT_IN.plus(extra)
     words: list[tuple[str, bool]] = [(os.path.basename(argv[0]).lower(), False)] if argv else []
     queries: list[tuple[str, str]] = []  # (the argv part, its expression): judged once the words are known
     items = argv[1:]
