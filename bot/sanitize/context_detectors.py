@@ -246,6 +246,24 @@ CONTEXT: tuple[Detector, ...] = (
         finder=r"\blogin[ \t]{1,4}[^\s]{1,128}[ \t]{1,4}password[ \t]{1,4}[^\s]",
     ),
     Detector(
+        # An ACL token's secret as Consul ("SecretID:   <uuid>"), Nomad ("Secret ID    = <uuid>") and Vault (AppRole's
+        # "secret_id   <uuid>", also in -format=yaml; a wrapped response's "wrapping_token:   s.<24>") print it in
+        # their tables: the name ends in "ID", which makes it an identifier's to the assignment detectors, and the
+        # columns are wider than their blanks. These exact names only (AccessorID, secret_id_accessor stay), the
+        # value alone on its line; before key_value_line, which would take the Vault row at the same byte.
+        "token",
+        r"(?m:^)[ \t]{0,16}(?:SecretID|Secret ID|secret_id|wrapping_token)(?:[ \t]{0,32}[:=][ \t]{0,64}|[ \t]{1,64})"
+        r"(?P<v>[^\s\"'][^\s]{0,255})[ \t]{0,16}(?m:$)",
+        check="acl_secret",
+    ),
+    Detector(
+        # The same in -format=json / -json: "SecretID": "<uuid>", "secret_id": "<uuid>"; before quoted_pair, which
+        # starts at the same quote.
+        "token",
+        r"\"(?:SecretID|secret_id)\"[ \t]{0,4}:[ \t]{0,4}\"(?P<v>[^\"\n]{1,256})\"",
+        check="acl_secret",
+    ),
+    Detector(
         "quoted_pair",
         # JSON inside a JSON string (aws secretsmanager's SecretString: {\"password\":\"x\"}); PHP and Ruby
         # arrays ('password' => 'x'), define('DB_PASSWORD', 'x'), a default (os.getenv("DB_PASSWORD", "x")).

@@ -131,6 +131,16 @@ TOKENS: tuple[Detector, ...] = (
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
     _token("azure_sas", r"(?:[?&;]|\\u0026)sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    # A PuTTY .ppk key file (bot/sanitize/putty.py): the first base64 line after "Private-Lines: N" (a newline, or
+    # in a JSON string its "\n" escape, between them), extended over the block's other lines by
+    # putty.private_lines_end; then the MAC line's hex ("Private-Hash:" in version 1 files).
+    Detector(
+        "private_key",
+        r"Private-Lines:[ \t]{0,4}[0-9]{1,6}[ \t]{0,4}(?:\r?\n|\\r\\n|\\n)(?P<v>[A-Za-z0-9+/=]{1,256})"
+        r"(?:[\r\n\\\"']|$)",
+        check="private_lines",
+    ),
+    _token("private_key_mac", r"Private-(?:MAC|Hash):[ \t]{0,4}(?P<v>[0-9a-fA-F]{16,128})"),
     Detector(
         "azure_storage_key",
         # A storage account key on its own (``az storage account keys list``: "value": "<88 chars>"): 64 random

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from bot.sanitize import shapes
+from bot.sanitize import putty, shapes
 from bot.sanitize.detectors import VALUE_BOUND, Detector
 
 # Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
@@ -53,6 +53,10 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return (detector.kind if shapes.generated(shown.rstrip("=")) else None), True
     if check == "url_password":
         return (detector.kind if shapes.accept_url_password(shown) else None), True
+    if check == "acl_secret":
+        return (detector.kind if shapes.acl_secret(shown) else None), True
+    if check == "private_lines":  # a PuTTY key's first private line: its header says so
+        return detector.kind, True
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")
@@ -223,6 +227,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
         if end - start < VALUE_BOUND:
             return end
         return _line_stop(data, end, b'"', b"'")
+    if detector.check == "private_lines":
+        return putty.private_lines_end(data, end)
     if detector.kind in _FIXED_LENGTH_KINDS or detector.check in ("url_password", "xml_pair"):
         return end
     return _TOKEN_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]

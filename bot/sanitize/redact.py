@@ -28,6 +28,7 @@ import re2
 
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_options
 from bot.sanitize.candidates import Marker, run_pass
+from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.structured import redact_secret_manifests
 
 MARKER = "[REDACTED:{kind}]"
@@ -94,6 +95,9 @@ class Redactor:
         if candidates:
             data, found = run_pass(data, TOKEN_PASS, marker)
             count += found
+            if found:  # a .ppk's MAC is a token of this pass: the private lines before it may lack their header
+                data, found = redact_orphan_private_lines(data, marker)
+                count += found
         data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end)
         count += found
         if candidates or found:  # a manifest's markers change the text the context pass reads

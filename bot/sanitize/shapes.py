@@ -34,6 +34,8 @@ _DESCRIBING_WORDS = _word_set(
     "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
     "hostname server servers region regions namespace namespaces domain domains user users username email owner "
     "manager digest digests checksum checksums sha256 sha1 md5 "
+    # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)
+    "accessor accessors "
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
     "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
     "xml properties lock log tpl j2 erb"
@@ -119,7 +121,9 @@ def _words(name: str) -> list[str]:
 def name_kind(name: str) -> tuple[str, bool] | None:
     """(kind, password-like) when ``name`` holds a secret, None when it does not."""
     words = _words(name)
-    if not words or words[-1] in _DESCRIBING_WORDS or "public" in words:
+    # A last word that describes decides even before a version number (PuTTY's "PuTTY-User-Key-File-3:" header).
+    described = next((word for word in reversed(words) if not word.isdigit()), "")
+    if not words or described in _DESCRIBING_WORDS or "public" in words:
         return None
     if len(words) >= 2 and words[-1] in ("key", "keys") and words[-2] in _LOOKUP_KEY_WORDS:
         return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
@@ -309,6 +313,23 @@ def accept_assignment(
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
         return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
     return kind if generated(value) else None
+
+
+_UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+
+
+def acl_secret(value: str) -> bool:
+    """Whether the value beside an ACL token's secret name (Consul's and Nomad's ``SecretID``, Vault's AppRole
+    ``secret_id``, a wrapped response's ``wrapping_token``) is that secret: a UUID (what the three tools issue,
+    which the describing "...ID" would otherwise excuse) or a generated-looking token. The same names elsewhere
+    name a secret instead of holding one: an AWS ARN or a resource path (Terraform's ``secret_id`` of a Secrets
+    Manager or Secret Manager secret), a plain name (``orders-db-password``), Consul's ``anonymous``, a
+    placeholder (``<hidden>``)."""
+    if value.startswith("arn:") or "/" in value:
+        return False
+    if _UUID.fullmatch(value):
+        return value.strip("0-") != ""  # the all-zero UUID is no one's token
+    return generated(value)
 
 
 def accept_url_password(value: str) -> bool:

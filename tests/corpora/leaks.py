@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 
 from tests.corpora.leak_case import Leak
+from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_ops import OPS_LEAKS
 
@@ -75,4 +76,4 @@ LEAKS: tuple[Leak, ...] = (
          ("9d8c7b6a5f4e3d2c1b0a",)),
 )
 
-LEAKS += FRESH_LEAKS + OPS_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS

@@ -1,0 +1,134 @@
+"""Issue #11, found by the acceptance check: an ACL token's secret beside a name that ends in "ID" (Consul and Nomad
+``SecretID``, Vault AppRole ``secret_id``, a wrapped response's ``wrapping_token:``) and a PuTTY ``.ppk`` key's
+``Private-Lines`` block and ``Private-MAC`` are redacted, nothing else of these outputs changes, and the cap never
+shows part of a ``.ppk``'s private block, whichever byte it cuts at."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.sanitize import Captured, build_redactor, redact, sanitize_captured, sanitize_output
+from tests.corpora import leaks_acl_keys as acl
+from tests.corpora.leaks_acl_keys import PPK_V2, PPK_V3, PPK_V3_ENCRYPTED, PuttyKey
+
+TOKEN = "[REDACTED:token]"
+BLOCK, MAC = "[REDACTED:private_key]", "[REDACTED:private_key_mac]"
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    (acl.CONSUL_TOKEN_READ, acl.CONSUL_SECRET),
+    (acl.CONSUL_TOKEN_READ_JSON, acl.CONSUL_SECRET),
+    (acl.NOMAD_TOKEN_INFO, acl.NOMAD_SECRET),
+    (acl.NOMAD_TOKEN_INFO_JSON, acl.NOMAD_SECRET),
+    (acl.APPROLE_SECRET_ID, acl.APPROLE_SECRET),
+    (acl.APPROLE_SECRET_ID_JSON, acl.APPROLE_SECRET),
+    (acl.APPROLE_SECRET_ID_YAML, acl.APPROLE_SECRET),
+    (acl.APPROLE_WRAPPED, acl.LEGACY_TOKEN),
+    (acl.VAULT_TOKEN_CREATE, acl.LEGACY_TOKEN),
+    (acl.VAULT_LOGIN_JSON, acl.LEGACY_TOKEN),
+    (acl.VAULT_WRAPPED_JSON, acl.LEGACY_TOKEN),
+], ids=["consul", "consul-json", "nomad", "nomad-json", "approle", "approle-json", "approle-yaml", "approle-wrapped",
+        "token-create", "login-json", "wrap-info-json"])
+def test_the_acl_secret_alone_is_redacted_and_every_identifier_beside_it_stays(text: str, secret: str) -> None:
+    """The whole output is what it was with the secret's value replaced: AccessorID, secret_id_accessor,
+    token_accessor, accessor, wrapping_accessor, request_id, lease_id, ID and the Hash stay byte-identical."""
+    assert text.count(secret) == 1
+    assert sanitize_output(text.encode()).text == text.replace(secret, TOKEN)
+
+
+@pytest.mark.parametrize("line", [
+    # identifiers named like the secrets' neighbours, with the values the tools print there
+    f"AccessorID:       {acl.CONSUL_ACCESSOR}",
+    f'    "AccessorID": "{acl.CONSUL_ACCESSOR}",',
+    f"Accessor ID  = {acl.NOMAD_ACCESSOR}",
+    f"secret_id_accessor    {acl.APPROLE_ACCESSOR}",
+    f'    "secret_id_accessor": "{acl.APPROLE_ACCESSOR}",',
+    f"  secret_id_accessor: {acl.APPROLE_ACCESSOR}",
+    f"token_accessor       {acl.TOKEN_ACCESSOR}",
+    f'    "token_accessor": "{acl.TOKEN_ACCESSOR}",',
+    f"accessor            {acl.TOKEN_ACCESSOR}",
+    f'  "request_id": "{acl.REQUEST_ID}",',
+    f"lease_id             database/creds/readonly/{acl.TOKEN_ACCESSOR}",
+    f"ID          = {acl.NOMAD_ACCESSOR}",
+    f'    "NodeID": "{acl.CONSUL_ACCESSOR}",',
+    f"role_id     {acl.CONSUL_ACCESSOR}",  # AppRole's RoleID: the login's name, not its secret
+    # the same names where they hold no secret: a name, a path, an ARN, a placeholder, prose
+    "SecretID:         anonymous",
+    "SecretID:         <hidden>",
+    "Secret ID    = <none>",
+    '  secret_id     = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab"',
+    '      "secret_id": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab",',
+    '      "secret_id": "orders-db-password",',
+    '      "secret_id": "projects/123456789012/secrets/orders-db-password",',
+    "secret_id is required when bind_secret_id is true",
+    "wrapping_token_ttl:              2m",
+    "wrapping_token_creation_path:    auth/approle/role/jenkins/secret-id",
+])
+def test_identifiers_and_secret_names_that_hold_no_secret_stay(line: str) -> None:
+    assert redact(line + "\n") == (line + "\n", 0)
+
+
+def _ppk_expected(key: PuttyKey) -> str:
+    return key.before_private + f"{BLOCK}\nPrivate-MAC: {MAC}\n"
+
+
+@pytest.mark.parametrize("key", [PPK_V2, PPK_V3, PPK_V3_ENCRYPTED], ids=["v2-rsa", "v3-ed25519", "v3-encrypted"])
+def test_a_ppk_keeps_its_header_public_lines_and_kdf_parameters_and_loses_its_private_block_and_mac(
+    key: PuttyKey,
+) -> None:
+    assert sanitize_output(key.text.encode()).text == _ppk_expected(key)
+
+
+def test_a_ppk_written_with_crlf_loses_its_private_block_too() -> None:
+    key = PuttyKey(2, seed=21, newline="\r\n")
+    cleaned, _ = redact(key.text)
+    assert all(secret not in cleaned for secret in key.secrets), cleaned
+    assert cleaned.startswith(key.before_private) and f"Private-MAC: {MAC}" in cleaned
+
+
+def test_a_ppk_inside_a_json_string_loses_its_private_block_and_mac() -> None:
+    """``vault kv get -format=json`` of a stored key: the file's newlines are ``\\n`` escapes."""
+    text = json.dumps({"data": {"ppk": PPK_V3.text}}, indent=2)
+    cleaned, _ = redact(text)
+    assert all(secret not in cleaned for secret in PPK_V3.secrets), cleaned
+    assert PPK_V3.public_lines[0] in cleaned and f"Private-MAC: {MAC}" in cleaned
+
+
+def test_the_last_lines_of_a_ppk_without_its_private_lines_header_lose_the_block_before_the_mac() -> None:
+    """``tail -n 5 key.ppk``: four private lines then the MAC, no ``Private-Lines:`` header to find them by."""
+    tail = "\n".join(PPK_V2.text.splitlines()[-5:]) + "\n"
+    assert sanitize_output(tail.encode()).text == f"{BLOCK}\nPrivate-MAC: {MAC}\n"
+
+
+def test_base64_lines_before_other_text_stay() -> None:
+    """Only a MAC line makes the base64 lines right before it private: a public key's lines stay."""
+    text = "Public-Lines: 2\n" + "\n".join(PPK_V3.public_lines) + "\nKey-Derivation: Argon2id\n"
+    assert redact(text) == (text, 0)
+
+
+FILLER = "".join(f"2026-12-01T08:15:{i % 60:02d}Z INFO web-{i % 7} request served status=200 bytes={i}\n"
+                 for i in range(400))
+
+
+def _shown_pieces(key: PuttyKey, text: str) -> list[str]:
+    """Any 12 consecutive characters of a private line or of the MAC found in ``text``."""
+    return [secret[i : i + 12] for secret in (*key.private_lines, key.mac)
+            for i in range(len(secret) - 11) if secret[i : i + 12] in text]
+
+
+@pytest.mark.parametrize("key", [PPK_V2, PPK_V3_ENCRYPTED], ids=["v2-rsa", "v3-encrypted"])
+def test_the_cap_never_shows_part_of_a_ppks_private_block_whichever_byte_it_cuts_at(key: PuttyKey) -> None:
+    """The captured head ends at every byte of the key file, and the captured tail starts at every byte of it
+    (as the runner's bounded capture cuts an output too long for the cap): no 12 characters of a private line
+    or of the MAC are ever shown, as ``redact.py`` and ``cap.py`` treat a PEM block."""
+    raw = (FILLER + key.text + FILLER).encode()
+    start, end = len(FILLER), len(FILLER) + len(key.text)
+    redactor = build_redactor()
+    for cut in range(start, end + 1):
+        head = Captured(head=raw[:cut], tail=raw[-2000:], total_bytes=len(raw))
+        tail = Captured(head=raw[:2000], tail=raw[cut:], total_bytes=len(raw))
+        for captured in (head, tail):
+            result = sanitize_captured(captured, redactor, 65536)
+            assert result.truncated and not _shown_pieces(key, result.text), (cut, result.text)
