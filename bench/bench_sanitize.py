@@ -50,7 +50,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "u{i}:p@tcp(",
             # A remembered verdict on every line (two RE2 calls each, charged one unit), and a known harmless
             # name on every line (dismissed inside the scan): found by sanspeed, issue #11.
-            "Bearer abcdefgh\n", "m x_token_id=a{i}\n")
+            "Bearer abcdefgh\n", "m x_token_id=a{i}\n",
+            # A PuTTY key's private block, its MAC after private lines without their header (each a redaction), and
+            # an ACL secret's name with a value to judge, on every line (secretid, issue #11).
+            "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: a{i}\n")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 

@@ -121,9 +121,12 @@ def _words(name: str) -> list[str]:
 def name_kind(name: str) -> tuple[str, bool] | None:
     """(kind, password-like) when ``name`` holds a secret, None when it does not."""
     words = _words(name)
-    # A last word that describes decides even before a version number (PuTTY's "PuTTY-User-Key-File-3:" header).
-    described = next((word for word in reversed(words) if not word.isdigit()), "")
-    if not words or described in _DESCRIBING_WORDS or "public" in words:
+    if not words:
+        return None
+    described = words[-1]
+    if described.isdigit():  # a describing word decides before a version number ("PuTTY-User-Key-File-3:")
+        described = next((word for word in reversed(words) if not word.isdigit()), "")
+    if described in _DESCRIBING_WORDS or "public" in words:
         return None
     if len(words) >= 2 and words[-1] in ("key", "keys") and words[-2] in _LOOKUP_KEY_WORDS:
         return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
