@@ -279,21 +279,26 @@ class RunnerWorker:
         stop = StopRequest()  # the executor waits for the child's exit and for this on one future
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
-        # "running" is said right after the executor's first step, which starts the child (the loop runs what is
-        # ready in order, and the callback keeps this call's log context): a formatted, written log line is
-        # bookkeeping the child's start need not wait for
-        asyncio.get_running_loop().call_soon(log.info, "runner %s: running %s", self.runner_id, record.tool)
-        # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting for
-        # Redis to come back must not look like a dead runner to the recovery sweep meanwhile.
-        beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))
+        beat: asyncio.Task[None] | None = None
         try:
             try:
+                # Yield first: the executor's first step (verification, the argv check, the child's start: it does
+                # not suspend before the spawn) runs now, ahead of this task's next step (the loop runs what is
+                # ready in order). The log line, the heartbeat task and the wait's set-up are bookkeeping the
+                # child's start need not wait for.
+                await asyncio.sleep(0)
+                log.info("runner %s: running %s", self.runner_id, record.tool)
+                # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting
+                # for Redis to come back must not look like a dead runner to the recovery sweep meanwhile. Its first
+                # beat is heartbeat_interval from now, as before: the claim set the heartbeat key just now.
+                beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))
                 await asyncio.wait({exec_task})
             finally:
                 self._executing.pop(record.id, None)
             return await self._store_outcome(record, exec_task, entry_id)
         finally:
-            beat.cancel()
+            if beat is not None:
+                beat.cancel()
 
     async def _store_outcome(self, record: CallRecord, exec_task: asyncio.Task[dict[str, Any]], entry_id: str) -> bool:
         """Store what the executor returned (or that it failed); True when the run entry was acknowledged too."""
