@@ -18,6 +18,7 @@ import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
+from bot.approvals import verify_key
 from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic, text_reply, tool_use_reply
 from tests.support.fake_slack import FakeSlack, sign_slack_request
@@ -186,7 +187,10 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     runner_lines = [json.loads(line) for log in logs.glob("runner-*.log") for line in log.read_text().splitlines()
                     if line.startswith("{")]
     assert any(e.get("call_id") == call_id and e.get("conversation") == record["conversation"] for e in runner_lines)
-    assert any(e.get("message") == "runner: decision signatures verified with libcrypto" for e in runner_lines)
+    # libsodium where the system has it (the image installs it), else the interpreter's libcrypto (verify_key.py)
+    preferred = verify_key.backend()
+    assert preferred in ("libsodium", "libcrypto")
+    assert any(e.get("message") == f"runner: decision signatures verified with {preferred}" for e in runner_lines)
     families = {f.name: f for f in text_string_to_metric_families(metrics)}
     assert "fisk_chatops_run_duration_seconds" in families and "fisk_chatops_queue_depth" in families
     stages = {s.labels["stage"] for s in families["fisk_chatops_queue_depth"].samples}
@@ -197,5 +201,5 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     assert {"redis", "bot", "re2"} <= imported  # the import log is there
     assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings",
                                "prometheus_client"}
-    # it verified the decision with the interpreter's libcrypto, not cryptography's own OpenSSL (verify_key.py)
+    # it verified the decision with libsodium or the interpreter's libcrypto, not cryptography's own OpenSSL
     assert "bot.approvals.verify_key" in modules and not any(m.startswith("cryptography.hazmat") for m in modules)
