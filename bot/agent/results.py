@@ -30,6 +30,11 @@ def result_block(tool_use_id: str, content: str, is_error: bool = False) -> dict
     return block
 
 
+def _withheld(result: dict[str, Any]) -> list[str]:
+    """The line that says why every line of the output is a marker (the argv asked for a secret's value)."""
+    return [f"(output withheld: {result['output_withheld']})"] if result.get("output_withheld") else []
+
+
 def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]:
     """The tool_result of one terminal call."""
     if record is None:
@@ -41,8 +46,7 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         lines = [f"exit code: {result.get('exit_code')}"]
         if result.get("truncated"):
             lines.append(f"(output truncated: {result.get('total_bytes')} bytes in total, head and tail kept)")
-        if result.get("output_withheld"):
-            lines.append(f"(output withheld: {result['output_withheld']})")
+        lines += _withheld(result)
         output = result.get("output") or ""
         lines.append("output:\n" + output if output else "output: (none)")
         return result_block(tool_use_id, "\n".join(lines))
@@ -53,7 +57,7 @@ def record_result(tool_use_id: str, record: CallRecord | None) -> dict[str, Any]
         return result_block(tool_use_id, REFUSED.format(how="nobody approved it before the approval expired"))
     if state == CallState.timed_out:
         output = result.get("output") or ""
-        return result_block(tool_use_id, "The command timed out and was killed."
+        return result_block(tool_use_id, "\n".join(["The command timed out and was killed.", *_withheld(result)])
                             + (f" Partial output:\n{output}" if output else ""))
     if state == CallState.failed_to_start:
         return result_block(tool_use_id, f"The command failed to start: {result.get('error') or 'unknown error'}")

@@ -41,3 +41,18 @@ async def test_thread_model_and_console_say_why_and_show_no_secret(store: CallSt
     assert "output withheld: the command asks" in console
     for shown in (thread, model, console):
         assert SECRET not in shown and "S3cret" not in shown
+
+
+async def test_a_timed_out_call_says_why_its_partial_output_is_withheld(store: CallStore, tmp_path: Path) -> None:
+    vault = make_script(tmp_path, "vault", f"import time\nprint({SECRET!r}, flush=True)\ntime.sleep(30)\n")
+    argv = [str(vault), "read", "-field=password", "database/creds/ro"]
+    result = await run_argv(argv, env=scrub_environment().env, cwd=None, timeout=1.0, kill_grace=0.5)
+    assert result.status == "timed_out" and result.output_withheld is not None
+    (record,) = await store.propose(f"slack:{CHANNEL}:1700.000010", [
+        Proposal(tool="read", app="vault", arguments="{}", argv=argv)], POLICY, "UREQ")
+    await store.approve(record.id, "UAPP", [], POLICY)
+    assert await store.claim(record.id, "runner-a") is not None
+    ended = await store.finish(record.id, "runner-a", result.model_dump(mode="json"))
+    model = record_result("toolu_2", ended)["content"]
+    assert model.startswith("The command timed out and was killed.\n(output withheld: the command asks")
+    assert "[REDACTED:secret_field#" in model and SECRET not in model
