@@ -53,7 +53,8 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "Bearer abcdefgh\n", "m x_token_id=a{i}\n",
             # A PuTTY key's private block, its MAC after private lines without their header (each a redaction), and
             # an ACL secret's name with a value to judge, on every line (secretid, issue #11).
-            "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: a{i}\n")
+            "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: a{i}\n",
+            "secret_id=a{i} ")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from bot.sanitize import Captured, build_redactor, redact, sanitize_captured, sanitize_output
+from bot.sanitize import Captured, build_redactor, redact, redact_argv, sanitize_captured, sanitize_output
 from tests.corpora import leaks_acl_keys as acl
 from tests.corpora.leaks_acl_keys import PPK_V2, PPK_V3, PPK_V3_ENCRYPTED, PuttyKey
 
@@ -132,3 +132,38 @@ def test_the_cap_never_shows_part_of_a_ppks_private_block_whichever_byte_it_cuts
         for captured in (head, tail):
             result = sanitize_captured(captured, redactor, 65536)
             assert result.truncated and not _shown_pieces(key, result.text), (cut, result.text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    (f"vault write auth/approle/login role_id={acl.CONSUL_ACCESSOR} secret_id={acl.APPROLE_SECRET}\n",
+     acl.APPROLE_SECRET),
+    (f"VAULT_ROLE_ID={acl.CONSUL_ACCESSOR}\nVAULT_SECRET_ID={acl.APPROLE_SECRET}\n", acl.APPROLE_SECRET),
+    (f"export SECRET_ID={acl.APPROLE_SECRET}\n", acl.APPROLE_SECRET),
+])
+def test_a_secret_id_passed_as_an_argument_or_an_environment_variable_is_redacted(text: str, secret: str) -> None:
+    assert redact(text) == (text.replace(secret, TOKEN), 1)
+
+
+def test_an_approval_card_hides_the_secret_id_argument_and_keeps_the_role_id() -> None:
+    argv = ["vault", "write", "auth/approle/login", f"role_id={acl.CONSUL_ACCESSOR}", f"secret_id={acl.APPROLE_SECRET}"]
+    assert redact_argv(argv) == [*argv[:4], f"secret_id={TOKEN}"]
+
+
+@pytest.mark.parametrize("line", [
+    "vault write auth/approle/role/jenkins bind_secret_id=true secret_id_ttl=10m secret_id_num_uses=40",
+    "DB_SECRET_ID=orders/prod/db-password",
+    "DB_SECRET_ID=arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab",
+])
+def test_secret_id_arguments_that_hold_no_secret_stay(line: str) -> None:
+    assert redact(line) == (line, 0)
+
+
+def test_a_ppk_in_a_yaml_block_loses_its_indented_private_lines() -> None:
+    """A ConfigMap or a chart's values holding the key file as a block scalar: every line indented."""
+    indented = "".join(f"    {line}\n" for line in PPK_V2.text.splitlines())
+    text = f"data:\n  jenkins.ppk: |\n{indented}kind: ConfigMap\n"
+    expected_key = "".join(f"    {line}\n" for line in PPK_V2.before_private.splitlines())
+    expected = f"data:\n  jenkins.ppk: |\n{expected_key}    {BLOCK}\n    Private-MAC: {MAC}\nkind: ConfigMap\n"
+    assert sanitize_output(text.encode()).text == expected
+    tail = "".join(f"    {line}\n" for line in PPK_V2.text.splitlines()[-4:])
+    assert redact(tail) == (f"    {BLOCK}\n    Private-MAC: {MAC}\n", 2)

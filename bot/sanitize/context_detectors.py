@@ -263,6 +263,13 @@ CONTEXT: tuple[Detector, ...] = (
         r"\"(?:SecretID|secret_id)\"[ \t]{0,4}:[ \t]{0,4}\"(?P<v>[^\"\n]{1,256})\"",
         check="acl_secret",
     ),
+    _token(
+        # ... and as a command's argument or an environment variable: vault write auth/approle/login role_id=<id>
+        # secret_id=<uuid>, VAULT_SECRET_ID=<uuid> (starting at the "_" before it, where no assignment starts).
+        "token",
+        r"(?:^|[^A-Za-z0-9])(?:secret_id|SECRET_ID)=(?P<v>[^\s\"'&;,]{1,256})",
+        check="acl_secret",
+    ),
     Detector(
         "quoted_pair",
         # JSON inside a JSON string (aws secretsmanager's SecretString: {\"password\":\"x\"}); PHP and Ruby

@@ -132,11 +132,11 @@ TOKENS: tuple[Detector, ...] = (
     ),
     _token("azure_sas", r"(?:[?&;]|\\u0026)sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
     # A PuTTY .ppk key file (bot/sanitize/putty.py): the first base64 line after "Private-Lines: N" (a newline, or
-    # in a JSON string its "\n" escape, between them), extended over the block's other lines by
+    # in a JSON string its "\n" escape, between them; indented in a YAML block), extended over the block's lines by
     # putty.private_lines_end; then the MAC line's hex ("Private-Hash:" in version 1 files).
     Detector(
         "private_key",
-        r"Private-Lines:[ \t]{0,4}[0-9]{1,6}[ \t]{0,4}(?:\r?\n|\\r\\n|\\n)(?P<v>[A-Za-z0-9+/=]{1,256})"
+        r"Private-Lines:[ \t]{0,4}[0-9]{1,6}[ \t]{0,4}(?:\r?\n|\\r\\n|\\n)[ \t]{0,16}(?P<v>[A-Za-z0-9+/=]{1,256})"
         r"(?:[\r\n\\\"']|$)",
         check="private_lines",
     ),

@@ -30,10 +30,13 @@ PRIVATE_KEY_KIND = "private_key"
 # The base64 lines after the first one: each whole (up to a newline, a JSON string's "\n" escape or its closing
 # quote, or the text's end), so "Private" of the "Private-MAC:" line that follows is never taken for one. The
 # character class holds none of the separators, so the repetition never backtracks over more than one line.
-_MORE_PRIVATE_LINES = re.compile(rb"(?:(?:\r?\n|\\r\\n|\\n)[A-Za-z0-9+/=]{1,256}(?=[\r\n\\\"']|\Z))*")
-_BASE64_LINE = re.compile(rb"[A-Za-z0-9+/=]{1,256}\r?")
+_MORE_PRIVATE_LINES = re.compile(
+    rb"(?:(?:\r?\n|\\r\\n|\\n)[ \t]{0,16}[A-Za-z0-9+/=]{1,256}(?=[\r\n\\\"']|\Z))*"
+)
+# A whole private line, indented as the file may be (a YAML block scalar: a ConfigMap's or a chart's values)
+_BASE64_LINE = re.compile(rb"([ \t]{0,16})[A-Za-z0-9+/=]{1,256}\r?")
 _MAC_LINES = (b"Private-MAC:", b"Private-Hash:")
-_LONGEST_LINE = 258  # a base64 line and its "\r\n"
+_LONGEST_LINE = 16 + 256 + 2  # an indented base64 line and its "\r\n"
 
 
 def private_lines_end(data: bytes, end: int) -> int:
@@ -51,9 +54,10 @@ def _orphan_start(data: bytes, mac: int, floor: int) -> int:
         if newline < 0 and low > 0:
             break  # the line starts before ``floor`` or is too long for a base64 line: not a private line
         line_start = newline + 1
-        if _BASE64_LINE.fullmatch(data, line_start, cursor) is None:
+        line = _BASE64_LINE.fullmatch(data, line_start, cursor)
+        if line is None:
             break
-        start = line_start
+        start = line.end(1)  # the first line's indentation stays
         if newline < 0:
             break
         cursor = newline
@@ -70,11 +74,13 @@ def redact_orphan_private_lines(data: bytes, marker: Callable[[str, bytes], byte
     while pos >= 0:
         line_end = data.find(b"\n", pos)
         resume = len(data) if line_end < 0 else line_end
-        if pos > last and data[pos - 1 : pos] == b"\n" and data.startswith(_MAC_LINES, pos):
-            start = _orphan_start(data, pos, last)
-            if start < pos:
-                pieces += (data[last:start], marker(PRIVATE_KEY_KIND, data[start : pos - 1]))
-                last, count = pos - 1, count + 1
+        before = data[max(last, pos - 16) : pos]  # the MAC line's indentation, if any (at most 16 blanks)
+        mac = pos - (len(before) - len(before.rstrip(b" \t")))  # where the MAC line starts
+        if mac > last and data[mac - 1 : mac] == b"\n" and data.startswith(_MAC_LINES, pos):
+            start = _orphan_start(data, mac, last)
+            if start < mac:
+                pieces += (data[last:start], marker(PRIVATE_KEY_KIND, data[start : mac - 1]))
+                last, count = mac - 1, count + 1
         pos = data.find(b"Private-", resume)
     if not count:
         return data, 0

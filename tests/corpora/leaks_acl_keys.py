@@ -258,7 +258,12 @@ ACL_KEY_LEAKS: tuple[Leak, ...] = (
     Leak("vault_token_create_legacy", VAULT_TOKEN_CREATE, (LEGACY_TOKEN, LEGACY_TOKEN[2:])),
     Leak("vault_login_json_legacy", VAULT_LOGIN_JSON, (LEGACY_TOKEN, LEGACY_TOKEN[2:])),
     Leak("vault_wrap_info_json_legacy", VAULT_WRAPPED_JSON, (LEGACY_TOKEN, LEGACY_TOKEN[2:])),
+    Leak("vault_approle_login_argument", f"$ vault write auth/approle/login role_id={REQUEST_ID} "
+         f"secret_id={APPROLE_SECRET}\n", (APPROLE_SECRET,)),
+    Leak("vault_secret_id_env", f"VAULT_ROLE_ID={REQUEST_ID}\nVAULT_SECRET_ID={APPROLE_SECRET}\n", (APPROLE_SECRET,)),
     Leak("putty_ppk_v2_rsa", PPK_V2.text, PPK_V2.secrets),
     Leak("putty_ppk_v3_ed25519", PPK_V3.text, PPK_V3.secrets),
     Leak("putty_ppk_v3_encrypted", PPK_V3_ENCRYPTED.text, PPK_V3_ENCRYPTED.secrets),
+    Leak("putty_ppk_helm_values", "sftp:\n  host: files.example.com\n  deployKey: |\n"
+         + "".join(f"    {line}\n" for line in PPK_V3.text.splitlines()) + "  port: 22\n", PPK_V3.secrets),
 )
