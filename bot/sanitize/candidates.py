@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
-from bot.sanitize.judge import NAME, extended_end, judge, quoted_span
+from bot.sanitize.judge import NAME, extended_end, judge, on_key_line, plain_line_value, quoted_span, reads_line
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -142,7 +142,20 @@ def _code_expression(
     if not hinted and shapes.EXPRESSION_HINT.search(shown) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
-    return shapes.code_reference(shown, following, head.group(0).endswith(b":"))
+    colon = head.group(0).endswith(b":")
+    if not shapes.code_reference(shown, following, colon):
+        return False
+    if reads_line(data, value.start(1), value.end()):  # a YAML or ini line's whole value is judged
+        plain = plain_line_value(data, value.start(1))
+        if plain is not None:
+            return shapes.line_expression(plain, colon)
+    return True
+
+
+def _read_line(data: bytes, value: re.Match[bytes]) -> bool:
+    """Whether ``_code_expression`` read the whole line of this value (a YAML or ini line's, ``judge.reads_line``):
+    its verdict then depends on more than a memo key holds."""
+    return reads_line(data, value.start(1), value.end()) and on_key_line(data, value.start(1))
 
 
 def _judge_name(name: bytes) -> bool:
@@ -211,7 +224,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
         value_end = value.end()
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
-        if key and key in _CODE_EXPRESSIONS:  # a remembered verdict (``grep`` prints the same call on many lines;
+        if key and key in _CODE_EXPRESSIONS and not _read_line(data, value):  # (a key line's verdict reads on)  # a remembered verdict (``grep`` prints the same call on many lines;
             spent += 1  # the same bytes hold the same hint, so it need not be looked for again)
             return True
         if not _hinted(value.group(1)):
@@ -223,7 +236,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if not _code_expression(data, head, value, hinted=True):
             not_expression_at = start  # the loop need not ask again
             return False
-        if key:
+        if key and not _read_line(data, value):  # a verdict on the whole line is not one on the key's bytes
             if len(_CODE_EXPRESSIONS) >= _MEMO_ENTRIES:
                 _CODE_EXPRESSIONS.clear()
             _CODE_EXPRESSIONS.add(key)
@@ -268,8 +281,9 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                     and _code_expression(data, head)):
                 spent += EXPRESSION_UNITS
                 resume = max(1, head.start(1) - candidate_start)  # as a rejected assignment: at its name
-                if key is not None:
-                    _remember(rejected, key, resume)
+                value = _CODE_VALUE.match(data, head.end())
+                if key is not None and value is not None and not reads_line(data, value.start(1), value.end()):
+                    _remember(rejected, key, resume)  # (on a key line the verdict read on: never remembered)
                 pos = candidate_start + resume
                 continue
         spent += JUDGEMENT_UNITS

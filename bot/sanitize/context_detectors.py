@@ -99,6 +99,19 @@ _ENV_WORD_HEAD = r"(?m:^)[ \t]{0,16}(?:ENV|setenv|set[ \t]{1,4}-[a-zA-Z]{1,4})[ 
 _KV_WORD = r"(?i:pass|pwd|secret|token|key|credential)"
 _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 
+# A YAML block mapping's or an ini/properties file's line whose plain value the assignment detector never reports:
+# the name opens its line (after indentation and a list's "- "), then ":" or "=", then a value whose first run
+# before a delimiter ("," ";" "&" ")" "}" "]": where a value ends mid-line) is at most two characters, or three to
+# six digits (``password: ab;cdefghij``, ``password = 12)xYz9Kq``). The assignment's finder skips such a run, which
+# shapes.trivial would reject alone; but in a YAML or ini line the value is the whole rest of the line
+# (``judge._judge_line_value`` judges it so). Exactly the complement of ``_BARE_START`` before a delimiter, so a
+# line the assignment reports is never this detector's too; unquoted names only (a JSON key is quoted, and its
+# values are quoted or numbers: ``"pass": 10,`` stays).
+_LINE_VALUE_HEAD = (
+    rf"(?:^|\n)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?(?P<name>{_NAME})[ \t]{{0,4}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
+)
+_SHORT_RUN_THEN_DELIMITER = r"(?:[^\s\"',;&}\])]{0,2}|[0-9]{3,6})[,;&)}\]]"
+
 # The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
 # "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
 _SQL_PASSWORD_HEAD = (
@@ -402,6 +415,14 @@ CONTEXT: tuple[Detector, ...] = (
         # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
         finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
         search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
+    ),
+    Detector(
+        "line_value",
+        # After the environment line (which takes NAME=value with no blank before "=" at the same start), before
+        # the assignment: its value runs to the line's end, bounded here, extended by judge.extended_end.
+        _LINE_VALUE_HEAD + rf"(?P<v>{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
+        check="line_value",
+        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + _SHORT_RUN_THEN_DELIMITER,
     ),
     Detector(
         "assignment",

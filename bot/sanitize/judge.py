@@ -27,9 +27,14 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
 # and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "=").
 _YAML_KEY_LINE = re.compile(
-    rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]+|[ \t]*[\w.\-]{1,128}[ \t]+=[ \t]+"
+    rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]*|[ \t]*[\w.\-]{1,128}[ \t]*=[ \t]*"
 )
 _YAML_COMMENT = re.compile(rb"[ \t]#")
+# What ends a bare value elsewhere (a query string's "&", a connection string's ";", a flow mapping's "," "}"),
+# but is a character of a YAML or ini line's plain value.
+_PLAIN_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")
+_LINE_ENDS = (b"", b"\n", b"\r")
+_YAML_COMMENT_TEXT = re.compile(r"[ \t]#")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
@@ -64,6 +69,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
     value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
+    if check == "line_value":
+        separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"
+        return _judge_line_value(name, separator, shown), False  # reads the whole line: never memoized
     if check == "env_line":
         # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
         # line hides at least what the assignment detector would (it cannot start again inside this name). A line
@@ -136,6 +144,14 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     env_name = _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
     verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
                                        spaced=spaced, environment=env_name)
+    if verdict is None and not quoted and reads_line(text, value_start, value_end):
+        # A YAML or ini line's plain value does not end at this delimiter: judged whole (``secret_key:
+        # QWbR|O,J/}A#x7`` is generated; its first run alone is too short to look it), reading the line. One
+        # that opens a bracket is read as an expression of code on the whole line (``shapes.line_expression``).
+        # Mid-line the delimiter ends the value, as before, but the rejection is not remembered: a memo key holds
+        # the value and one byte after it, which a key line holding the same bytes would share.
+        plain = plain_line_value(text, value_start)
+        return (None if plain is None else _judge_line_value(name, separator, plain)), False
     if verdict is None or separator == "=" and not env_name:
         return verdict, True
     if separator == "=":  # API_TOKEN=not a token: words after the value are prose, and its value needs a shape
@@ -160,6 +176,27 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
                                     environment=env_name and at_line_start and not sentence), False
 
 
+def _judge_line_value(name: str, separator: str, value: str) -> str | None:
+    """The kind of a ``line_value`` candidate (a YAML or ini line's plain value, its first run before a delimiter
+    too short for the assignment detector), judged by the assignment's own rules on the whole rest of the line,
+    as a YAML block mapping or an ini file reads it. Its first word alone when words follow it (today's prose
+    rule: ``passwords: 3, rotated`` and ``password: a, b and c`` are sentences, so after ":" only a generated
+    first word counts), and a value that is trivial once a trailing "," or ";" is dropped stays (code's
+    ``password = pw;``, ``"pass": 10,``). An expression of code is read on the whole value
+    (``shapes.line_expression``), so a generated password that opens a bracket early is still a literal."""
+    comment = _YAML_COMMENT_TEXT.search(value)
+    plain = (value[: comment.start()] if comment else value).rstrip()
+    first, _, rest = plain.partition(" ")
+    sentence = rest.lstrip()[:1].isalpha()
+    judged = first if sentence else plain
+    if shapes.trivial(judged.rstrip(",;")):
+        return None
+    if shapes.EXPRESSION_HINT.search(judged) and shapes.line_expression(judged, separator == ":"):
+        return None
+    environment = not sentence and _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
+    return shapes.accept_assignment(name, separator, judged, True, sentence, code=False, environment=environment)
+
+
 def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
     """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
     start, end = match.span(VALUE[index])
@@ -169,6 +206,35 @@ def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, i
     return start, end
 
 
+def on_key_line(data: bytes, value_start: int) -> bool:
+    """Whether the value at ``value_start`` follows a key that opens its line (``_YAML_KEY_LINE``), looking back
+    at most ``_LOOK_AROUND`` bytes."""
+    lookback = max(0, value_start - _LOOK_AROUND)
+    newline = data.rfind(b"\n", lookback, value_start)
+    if newline < 0 and lookback > 0:
+        return False
+    return _YAML_KEY_LINE.fullmatch(data, newline + 1, value_start) is not None
+
+
+def reads_line(data: bytes, value_start: int, value_end: int) -> bool:
+    """Whether the verdict on the unquoted value ``value_start``..``value_end`` reads its whole line when a key
+    opens that line (``plain_line_value``): a delimiter follows it, or it opens a bracket and ends its line. A
+    verdict that read the line is never remembered (the memo keys hold the value and one byte after it)."""
+    after = data[value_end : value_end + 1]
+    return after in _PLAIN_DELIMITERS or after in _LINE_ENDS and (
+        data.find(b"(", value_start, value_end) >= 0 or data.find(b"[", value_start, value_end) >= 0)
+
+
+def plain_line_value(data: bytes, value_start: int) -> str | None:
+    """The plain value at ``value_start`` to its line's end (at most ``VALUE_BOUND`` bytes), when a key opens the
+    line (a YAML block mapping, an ini file), else None: mid-line (prose, a flow mapping, a query string) the
+    delimiters end a value."""
+    if not on_key_line(data, value_start):
+        return None
+    line = data[value_start : value_start + VALUE_BOUND].split(b"\n", 1)[0]
+    return line.decode("utf-8", "replace")
+
+
 def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:
     """Where an accepted bare value ends when it is a YAML block mapping's plain scalar (``password: ab&cd;ef``,
     a container's ``value: Tr0ub4dor&3x``) or an ini file's (``password = ab&cd``): at its line's end, a `` #``
@@ -176,14 +242,14 @@ def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:
     delimiters that end a value elsewhere (``&`` of a query string, ``;`` of a connection string, ``,``/``}`` of
     a flow mapping) are characters of the password there, and stopping at them showed its tail. The look back
     is bounded and the scan forward happens once per accepted value (the next search starts after it)."""
-    if data[end : end + 1] not in (b"&", b";", b",", b")", b"}", b"]"):
-        return end
-    lookback = max(0, value_start - _LOOK_AROUND)
-    newline = data.rfind(b"\n", lookback, value_start)
-    if newline < 0 and lookback > 0:
-        return end
-    if _YAML_KEY_LINE.fullmatch(data, newline + 1, value_start) is None:
+    if data[end : end + 1] not in _PLAIN_DELIMITERS or not on_key_line(data, value_start):
         return end  # mid-line (prose, a flow mapping {password: x, user: y}, a query string): its delimiters hold
+    return _plain_line_end(data, end)
+
+
+def _plain_line_end(data: bytes, end: int) -> int:
+    """Where a plain value that runs on from ``end`` to its line's end stops: before a `` #`` comment and
+    trailing blanks (and "\r"). One forward scan, bounded by the line."""
     line_end = data.find(b"\n", end)
     line_end = len(data) if line_end < 0 else line_end
     comment = _YAML_COMMENT.search(data, end, line_end)
@@ -212,6 +278,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
         if end - start < VALUE_BOUND or data[end : end + 1] == quote:
             return end
         return _line_stop(data, end, quote)
+    if detector.check == "line_value":
+        return _plain_line_end(data, start)
     if detector.check == "env_line":
         if match.end(VALUE[index]) - value_start < VALUE_BOUND:
             return end

@@ -242,6 +242,48 @@ def code_reference(value: str, following: str = "", colon: bool = False) -> bool
     return last.lower() in _ACCESSOR_WORDS or name_kind(last) is not None
 
 
+_OPENERS, _CLOSERS = "([{", ")]}"
+# What may follow a call's or a subscript's closing bracket in code: a blank, a member, another call or subscript,
+# a terminator, an enclosing closer.
+_AFTER_CLOSER = frozenset(".,;)]}([")
+
+
+def line_expression(value: str, colon: bool) -> bool:
+    """Whether a YAML or ini line's whole plain value (``password: T8(ewCIS)|&G9`` to its line's end) is an
+    expression of code (``password = get_password(user, host)``, ``token: Optional[str] = None``), as
+    ``code_reference`` reads it, with one more condition where it opens a bracket: the first bracket closes and
+    is followed by what code puts there (``_AFTER_CLOSER``), or it stays open on a line that ends as a call
+    continued on the next one does (``f(user,``) or holds blanks. ``code_reference`` judges a value's first run,
+    which stops at a delimiter, so a generated password that opens a bracket early (``l(o/wwHOkU)aCQa9``,
+    ``U[&LA-wh@+#4``) read as a call or a subscript; the whole line tells them apart."""
+    stripped = value.strip()
+    bare = stripped.rstrip(",;")
+    first = min((i for i in (bare.find("("), bare.find("[")) if i >= 0), default=-1)
+    if first >= 0:
+        close = _matching_closer(bare, first)
+        if close < 0:
+            if not stripped.endswith((",", "(", "[")) and not any(c.isspace() for c in bare):
+                return False  # open to the line's end, glued: a password's bracket
+        elif close + 1 < len(bare) and not bare[close + 1].isspace() and bare[close + 1] not in _AFTER_CLOSER:
+            return False  # "T8(ewCIS)|&G9": characters glued to the closer, as no code writes them
+    return code_reference(bare, "", colon)
+
+
+def _matching_closer(value: str, start: int) -> int:
+    """The index of the bracket that closes the one at ``start``, -1 when none does (or another closes first)."""
+    open_: list[str] = []
+    for i in range(start, len(value)):
+        c = value[i]
+        if c in _OPENERS:
+            open_.append(c)
+        elif c in _CLOSERS:
+            if not open_ or _OPENERS.index(open_.pop()) != _CLOSERS.index(c):
+                return -1
+            if not open_:
+                return i
+    return -1
+
+
 # ``code_reference``'s surest "yes" on a value's raw bytes: a reference (no call, no subscript) that starts with
 # "." or at a known settings object. Identifiers, separators and the digit-run check are code_reference's own.
 _ROOTED_REFERENCE = re.compile(
