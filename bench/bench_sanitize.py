@@ -37,6 +37,7 @@ from bot.sanitize import sanitize_output  # noqa: E402
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Leftmost  # noqa: E402
 from tests.corpora.code_grep import code_grep_line  # noqa: E402
 from tests.corpora.leaks import LEAKS  # noqa: E402
+from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS  # noqa: E402
 
 SIZES = (("8K", 8 << 10), ("64K", 64 << 10), ("256K", 256 << 10), ("1M", 1 << 20))
 TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=", "Bearer ", "://", "eyJ",
@@ -54,7 +55,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # A PuTTY key's private block, its MAC after private lines without their header (each a redaction), and
             # an ACL secret's name with a value to judge, on every line (secretid, issue #11).
             "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: a{i}\n",
-            "secret_id=a{i} ")
+            "secret_id=a{i} ",
+            # A line-start password whose value's first run before a delimiter is short (each a candidate of the
+            # line-start detector, judged on the rest of its line), the same with no value, and each different.
+            "password: a;\n", "password:\n", "  - db_password: 1,x{i}\n", "password: a;")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 
@@ -250,6 +254,11 @@ def bench_corpora() -> None:
         total += len(lines)
         changed += sum(1 for a, b in zip(lines, shown, strict=False) if a != b) + abs(len(lines) - len(shown))
     print(f"   benign: {changed} of {total} lines changed across {len(BENIGN)} files (false positives)")
+    shown = [leak.family for leak in LINE_VALUE_LEAKS
+             if any(s in sanitize_output(leak.text.encode()).text for s in leak.secrets)]
+    print(f"   of which YAML/ini line-start plain values (tests/corpora/leaks_line_values.py): "
+          f"{len(LINE_VALUE_LEAKS) - len(shown)}/{len(LINE_VALUE_LEAKS)} fully redacted"
+          + (f"; leaking: {', '.join(shown)}" if shown else ""))
 
 
 async def bench_runner(calls: int) -> None:

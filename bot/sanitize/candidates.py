@@ -224,8 +224,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
         value_end = value.end()
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
-        if key and key in _CODE_EXPRESSIONS and not _read_line(data, value):  # (a key line's verdict reads on)  # a remembered verdict (``grep`` prints the same call on many lines;
-            spent += 1  # the same bytes hold the same hint, so it need not be looked for again)
+        # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
+        # it need not be looked for again), unless a key line's whole value is judged (``_read_line``).
+        if key and key in _CODE_EXPRESSIONS and not _read_line(data, value):
+            spent += 1
             return True
         if not _hinted(value.group(1)):
             not_expression_at = start

@@ -266,7 +266,7 @@ def line_expression(value: str, colon: bool) -> bool:
                 return False  # open to the line's end, glued: a password's bracket
         elif close + 1 < len(bare) and not bare[close + 1].isspace() and bare[close + 1] not in _AFTER_CLOSER:
             return False  # "T8(ewCIS)|&G9": characters glued to the closer, as no code writes them
-    return code_reference(bare, "", colon)
+    return code_reference(bare, stripped[len(bare) : len(bare) + 1], colon)  # its "," or ";" follows it
 
 
 def _matching_closer(value: str, start: int) -> int:

@@ -11,6 +11,7 @@ import base64
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
+from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
 from tests.corpora.leaks_ops import OPS_LEAKS
 
 
@@ -76,4 +77,4 @@ LEAKS: tuple[Leak, ...] = (
          ("9d8c7b6a5f4e3d2c1b0a",)),
 )
 
-LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS
