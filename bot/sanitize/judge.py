@@ -71,7 +71,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "line_value":
         separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"
-        return _judge_line_value(name, separator, shown), False  # reads the whole line: never memoized
+        # The verdict reads the value to its line's end: the candidate's bytes alone when the line ends there
+        # (run_pass remembers it only when the whole match lies in the memo key: ``password: a;`` alone).
+        return _judge_line_value(name, separator, shown), text[value_end : value_end + 1] in (b"", b"\n")
     if check == "env_line":
         # The whole rest of the line, else its first word as a mid-line assignment would judge it: an environment
         # line hides at least what the assignment detector would (it cannot start again inside this name). A line
