@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
-from bot.sanitize.judge import NAME, extended_end, judge, on_key_line, plain_line_value, quoted_span, reads_line
+from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -65,6 +65,10 @@ _HARMLESS_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _CODE_EXPRESSIONS: set[bytes] = set()
+# The same, for values whose verdict on a key line reads the whole line (``judge.reads_line``, which the key's
+# bytes decide): taken from here only where the name does not open its line (``_opens_its_line``). Kept apart so
+# that the other keys (``fetch_token(scope=`` on every line of ``grep``) need no such test.
+_LINE_EXPRESSIONS: set[bytes] = set()
 
 
 def _remember(rejected: dict[MemoKey, int], key: MemoKey, resume: int) -> None:
@@ -163,14 +167,6 @@ def _opens_its_line(data: bytes, name_start: int) -> bool:
     return not data[newline + 1 : name_start].strip(b" \t-\"'")
 
 
-def _read_line(data: bytes, value: re.Match[bytes]) -> bool:
-    """Whether ``_code_expression`` reads the whole line of this value (a YAML or ini line's, ``judge.reads_line``):
-    its verdict then depends on more than a memo key holds, so a remembered one is not taken. Its "expression"
-    is still remembered: it implies that ``code_reference`` took the key's bytes as one, which is the verdict
-    on the same bytes anywhere but on a key line."""
-    return reads_line(data, value.start(1), value.end()) and on_key_line(data, value.start(1))
-
-
 def _judge_name(name: bytes) -> bool:
     """Whether an assignment's name holds no secret (``shapes.name_kind``), remembered in ``_HARMLESS_NAMES``."""
     harmless = shapes.name_kind(name.decode("utf-8", "replace")) is None
@@ -238,8 +234,8 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         value_end = value.end()
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
         # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
-        # it need not be looked for again), unless a key line's whole value is judged (``_read_line``).
-        if key and key in _CODE_EXPRESSIONS and not _read_line(data, value):
+        # it need not be looked for again), unless a key line's whole value is judged.
+        if key and (key in _CODE_EXPRESSIONS or key in _LINE_EXPRESSIONS and not _opens_its_line(data, head.start(1))):
             spent += 1
             return True
         if not _hinted(value.group(1)):
@@ -251,10 +247,11 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if not _code_expression(data, head, value, hinted=True):
             not_expression_at = start  # the loop need not ask again
             return False
-        if key:  # (a key line's "expression" says what code_reference said of the key's bytes too: see _read_line)
-            if len(_CODE_EXPRESSIONS) >= _MEMO_ENTRIES:
-                _CODE_EXPRESSIONS.clear()
-            _CODE_EXPRESSIONS.add(key)
+        if key:  # (a key line's "expression" is what code_reference said of the key's bytes too, as anywhere)
+            memo = _LINE_EXPRESSIONS if reads_line(data, value.start(1), value_end) else _CODE_EXPRESSIONS
+            if len(memo) >= _MEMO_ENTRIES:
+                memo.clear()
+            memo.add(key)
         spent += cost
         return True
 
