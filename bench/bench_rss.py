@@ -114,16 +114,23 @@ def import_breakdown() -> None:
 
 
 SANITIZER_PROBE = """
-import base64, random, sys
+import base64, ctypes, random, sys
 from bot.memory import return_free_heap
 from bot.sanitize import redact
 def rss():
     with open('/proc/self/status') as f:
         return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
+class MallInfo2(ctypes.Structure):  # glibc's mallinfo2(): what malloc hands out (RE2's C++ heap among it)
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                'arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost'.split()]
+libc = ctypes.CDLL('libc.so.6')
+libc.mallinfo2.restype = MallInfo2
+def malloc_in_use():
+    return libc.mallinfo2().uordblks / 2**20
 rng = random.Random(13)
 heads = ['token=', 'password: ', 'key_id=', 'https://user:pw@host', 'AKIA', 'eyJ', 'secret', 'sk-', '=', '\\n', 'id ']
 return_free_heap()
-start, cleaned = rss(), 0
+start, heap, cleaned = rss(), malloc_in_use(), 0
 for step in range(1, int(sys.argv[1]) + 1):
     blob = base64.b64encode(rng.randbytes(48 << 10)).decode()
     words = ' '.join(rng.choice(heads) + base64.b64encode(rng.randbytes(rng.randint(1, 40))).decode()
@@ -131,23 +138,77 @@ for step in range(1, int(sys.argv[1]) + 1):
     redact(blob)
     redact(words)
     cleaned += len(blob) + len(words)
-    if step % 20 == 0:
+    if step in (1, 2) or step % 20 == 0:
         return_free_heap()
-        print(f'{cleaned / 2**20:.1f} {rss() - start:.1f}')
+        print(f'{cleaned / 2**20:.1f} {rss() - start:.1f} {malloc_in_use() - heap:.1f}')
+"""
+
+# The same text, each growth of malloc's in-use bytes charged to the automaton whose RE2 search it happened in
+# (the search's own Match, wrapped): which automata hold the states and work queues.
+AUTOMATA_PROBE = """
+import base64, ctypes, random, sys
+from collections import Counter
+from bot.memory import return_free_heap
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
+from bot.sanitize import redact
+class MallInfo2(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                'arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost'.split()]
+libc = ctypes.CDLL('libc.so.6')
+libc.mallinfo2.restype = MallInfo2
+grown, searches = Counter(), Counter()
+def charged(name, match):
+    def search(*args):
+        before = libc.mallinfo2().uordblks
+        found = match(*args)
+        grown[name] += libc.mallinfo2().uordblks - before
+        searches[name] += 1
+        return found
+    return search
+regexps = {}
+for pass_name, detector_pass in (('token', TOKEN_PASS), ('context', CONTEXT_PASS)):
+    for i, automaton in enumerate(detector_pass.finders):
+        for attribute, regexp in (('_scan', automaton.search), ('_verify', automaton.finder),
+                                  ('_searched', automaton.searched)):
+            if regexp is not None:
+                name = f'{pass_name}[{i}]{attribute.replace("_verify", "_finder")}'
+                regexps[name] = regexp
+                object.__setattr__(automaton, attribute, charged(name, getattr(automaton, attribute)))
+rng = random.Random(13)
+heads = ['token=', 'password: ', 'key_id=', 'https://user:pw@host', 'AKIA', 'eyJ', 'secret', 'sk-', '=', '\\n', 'id ']
+return_free_heap()
+for step in range(int(sys.argv[1])):
+    redact(base64.b64encode(rng.randbytes(48 << 10)).decode())
+    redact(' '.join(rng.choice(heads) + base64.b64encode(rng.randbytes(rng.randint(1, 40))).decode()
+                    for _ in range(2000)))
+for name, size in grown.most_common():
+    if size >= 1 << 17:
+        print(f'{name} {size / 2**20:.1f} {searches[name]} {regexps[name]._regexp.ProgramSize()}')
 """
 
 
-def sanitizer_growth(rounds: int) -> None:
+def sanitizer_growth(rounds: int, by_automaton: bool) -> None:
     """VmRSS the sanitizer's automata add while they clean text they have not seen (random base64, and lines of
-    assignments and token prefixes with random values), in a fresh interpreter."""
+    assignments and token prefixes with random values), in a fresh interpreter; beside it what malloc hands out
+    (glibc's in-use bytes: RE2's programs, DFA states and work queues are C++ heap, so the two rising together
+    says where the growth is). With ``by_automaton``, the same text again, each growth charged to the automaton
+    that searched when it happened."""
     done = subprocess.run([sys.executable, "-c", SANITIZER_PROBE, str(rounds)], capture_output=True, text=True,
                           cwd=ROOT, check=True)
     steps = [line.split(" ") for line in done.stdout.splitlines()]
     from bot.sanitize.automata import MAX_MEM_PER_AUTOMATON
 
-    print("the sanitizer's RE2 DFA states, built while cleaning unseen text (fresh interpreter, after the import;")
-    print(f"RE2 budget {MAX_MEM_PER_AUTOMATON >> 20} MiB per automaton):")
-    print("  " + ", ".join(f"{cleaned} MiB cleaned +{added} MiB" for cleaned, added in steps))
+    print("the sanitizer's RE2 automata, while cleaning unseen text (fresh interpreter, after the import;")
+    print(f"RE2 budget {MAX_MEM_PER_AUTOMATON >> 20} MiB per automaton): VmRSS added (malloc in use added)")
+    print("  " + ", ".join(f"{cleaned} MiB cleaned +{added} (+{heap}) MiB" for cleaned, added, heap in steps))
+    if not by_automaton:
+        return
+    done = subprocess.run([sys.executable, "-c", AUTOMATA_PROBE, str(rounds)], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    print("  malloc in use added while each automaton searched (MiB, searches, instructions), 0.1 MiB or more:")
+    print("  " + ", ".join(f"{name} {size} ({searches}, {instructions})"
+                           for name, size, searches, instructions in (line.split(" ")
+                                                                      for line in done.stdout.splitlines())))
 
 
 def mapped_split(role: Role) -> str:
@@ -196,6 +257,7 @@ def write_config(work: Path, slack_port: int) -> Path:
         "agent": {"user_rate_limit_per_minute": 100000},
         "slack": {"mode": "http", "http_host": "127.0.0.1", "http_port": slack_port,
                   "rate_limit": {"per_user": 0, "per_channel": 0}},
+        "redis": {"state_dir": str(work / "state")},  # not the tree's .state: see bench.support.write_config
         "shutdown_grace_seconds": 5,
         "log_level": "WARNING",
     }))
@@ -270,7 +332,7 @@ def runner_after_work(redis_url: str, work: Path, calls: int, idle: float) -> No
 
 def main(args: argparse.Namespace) -> None:
     if args.sanitizer_only:
-        sanitizer_growth(args.sanitizer_rounds)
+        sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
         return
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -280,7 +342,7 @@ def main(args: argparse.Namespace) -> None:
                 runner_after_work(server.url, work, args.work_calls, args.idle)
                 return
             import_breakdown()
-            sanitizer_growth(args.sanitizer_rounds)
+            sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
             with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
                 env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
                        "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url,
@@ -324,6 +386,8 @@ if __name__ == "__main__":
     parser.add_argument("--work-only", action="store_true", help="only step 5 (a runner after work)")
     parser.add_argument("--work-calls", type=int, default=150, help="calls of each kind in step 5")
     parser.add_argument("--idle", type=float, default=70, help="seconds step 5 waits idle before the last reading")
+    parser.add_argument("--by-automaton", action="store_true",
+                        help="step 4 also charges the growth to each automaton (a second fresh interpreter)")
     parser.add_argument("--sanitizer-rounds", type=int, default=80,
                         help="rounds of ~130 KiB of unseen text the sanitizer probe cleans (80: 10.4 MiB)")
     main(parser.parse_args())

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.request import urlopen
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,7 +86,9 @@ APPROVER = "UAPPROVER"
 def write_config(work: Path, binary: Path, name: str = "config.yaml", max_concurrency: int = 4,
                  **sections: object) -> Path:
     """A configuration for ``serve --role`` processes: the bench tool, one approver, a decision key pair (the
-    runners verify every approval with its public key; ``signer`` signs as the slack role would)."""
+    runners verify every approval with its public key; ``signer`` signs as the slack role would), and a state
+    directory of this run's own: a runner loads the executed decisions of the last ``decisions.valid_seconds``
+    from it at start, and the tree's ``.state`` would carry earlier runs' calls into this one's figures."""
     private, public = ensure_key_pair(work / "keys")
     config = work / name
     config.write_text(json.dumps({
@@ -96,6 +98,7 @@ def write_config(work: Path, binary: Path, name: str = "config.yaml", max_concur
         "shutdown_grace_seconds": 5,
         "log_level": "WARNING",
         **sections,
+        "redis": {"state_dir": str(work / "state"), **cast(dict[str, object], sections.get("redis", {}))},
     }))
     return config
 
