@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from bot.approvals import sodium
+
 # RFC 8410 SubjectPublicKeyInfo for id-Ed25519 (1.3.101.112): SEQUENCE { SEQUENCE { OID }, BIT STRING (33 bytes) }
 _SPKI_HEADER = bytes.fromhex("302a300506032b6570032100")
 _NID_ED25519 = 1087  # EVP_PKEY_ED25519
@@ -231,33 +233,9 @@ def _libcrypto_verifier() -> Verify | None:
     return verify
 
 
-#: libsodium's names on the systems we meet (Debian/Ubuntu 23, newer releases 26, a development symlink)
-_LIBSODIUM_NAMES = ("libsodium.so.26", "libsodium.so.23", "libsodium.so")
-
-
 def _libsodium_verifier() -> Verify | None:
-    """libsodium's detached Ed25519 verification, or None where the library is not installed (loaded by its
-    soname: no ``ldconfig`` subprocess, as ``ctypes.util.find_library`` would run)."""
-    for name in _LIBSODIUM_NAMES:
-        try:
-            lib = ctypes.CDLL(name)
-            init, verify_detached = lib.sodium_init, lib.crypto_sign_ed25519_verify_detached
-        except (OSError, AttributeError):
-            continue
-        break
-    else:
-        return None
-    init.argtypes, init.restype = [], ctypes.c_int
-    if init() < 0:  # 0 ready, 1 already initialised, -1 unusable
-        return None
-    verify_detached.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p]
-    verify_detached.restype = ctypes.c_int
-
-    def verify(raw: bytes, signature: bytes, data: bytes) -> bool:
-        # the library reads exactly 64 signature bytes and 32 key bytes: shorter input is refused here, not read past
-        if len(signature) != SIGNATURE_BYTES or len(raw) != KEY_BYTES:
-            return False
-        return bool(verify_detached(signature, data, len(data), raw) == 0)
-
-    verify.backend = "libsodium"  # type: ignore[attr-defined]
+    """libsodium's detached Ed25519 verification (``sodium.py``), or None where the library is not installed."""
+    verify = sodium.verifier()
+    if verify is not None:
+        verify.backend = "libsodium"  # type: ignore[attr-defined]
     return verify

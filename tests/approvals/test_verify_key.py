@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from bot.approvals import verify_key
+from bot.approvals import sodium, verify_key
 from bot.approvals.decision_keys import load_public_keys, public_pem
 from bot.approvals.decisions import DecisionKeyError
 from bot.approvals.verify_key import InvalidSignature, PublicKey, as_public_key
@@ -49,9 +49,9 @@ def test_this_process_verifies_with_libsodium_where_installed_else_its_mapped_li
     assert verify_key.backend() == PREFERRED
 
 
-def test_libsodium_is_found_by_its_soname_and_a_missing_library_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(verify_key, "_LIBSODIUM_NAMES", ("libsodium-not-installed.so.99",))
-    assert verify_key._libsodium_verifier() is None  # none loads: the next backend (libcrypto) is used
+def test_libsodium_is_found_by_its_soname_and_a_missing_library_falls_back() -> None:
+    assert sodium.load(("libsodium-not-installed.so.99",)) is None  # then the next backend (libcrypto) is used
+    assert (sodium.library() is not None) == (SODIUM is not None)
 
 
 @pytest.mark.parametrize("name", sorted(EVERY_BACKEND))
@@ -145,7 +145,7 @@ keys = load_public_keys([sys.argv[1]])
 verifier = DecisionVerifier(keys)
 assert verify_detached("seal", sys.argv[2], {"call": "c1"}, keys[0])
 assert not verify_detached("seal", sys.argv[2], {"call": "c2"}, keys[0])
-from bot.approvals import verify_key
+from bot.approvals import sodium, verify_key
 print(verify_key.backend(), ",".join(sorted(m for m in sys.modules if m.startswith("cryptography.hazmat"))))
 """
 
