@@ -36,6 +36,9 @@ BRIEF_EXAMPLES = [
     ("  client_secret: l(o/wwHOkU)aCQa9", "  client_secret: [REDACTED:secret]"),
     ("- db_password: U[&LA-wh@+#4$kYB>_vU2", "- db_password: [REDACTED:password]"),
     ("    - api_token: L[(ZZqBycuSrMPk/dgh|q8", "    - api_token: [REDACTED:token]"),
+    ("  redis.password = Ci(p?wd);kkruW{w9", "  redis.password = [REDACTED:password]"),  # ";" then glued characters
+    ("- redis.password: Dl(KpX1p+^/f:>)}Qot2QO5", "- redis.password: [REDACTED:password]"),  # a closer, none open
+    ("  db.password = W1(*!Y;LPS1rn7  # rotated", "  db.password = [REDACTED:password]  # rotated"),  # comment aside
 ]
 
 
@@ -127,6 +130,8 @@ BENIGN_LINES = [
     "    token: Optional[str] = None",
     "    secret = os.environ[name];",
     "  password = cfg.get(x).password,",
+    "    password = get_password(user); retries = 3",
+    "    password = getpass(prompt)  # asks on the terminal",
     # flow mappings and mid-line values end at their delimiters, as before
     "x = {password: ab, user: bob}",
     "GET /login?password=a&user=bob 200",

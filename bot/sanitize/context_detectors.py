@@ -106,9 +106,11 @@ _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 # shapes.trivial would reject alone; but in a YAML or ini line the value is the whole rest of the line
 # (``judge._judge_line_value`` judges it so). Exactly the complement of ``_BARE_START`` before a delimiter, so a
 # line the assignment reports is never this detector's too; unquoted names only (a JSON key is quoted, and its
-# values are quoted or numbers: ``"pass": 10,`` stays).
+# values are quoted or numbers: ``"pass": 10,`` stays). ``NAME=value`` with no blank around the "=" is the environment
+# line's (``env_line``: the same whole-line value), so the two never start at one byte.
 _LINE_VALUE_HEAD = (
-    rf"(?:^|\n)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?(?P<name>{_NAME})[ \t]{{0,4}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
+    rf"(?:^|\n)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?(?P<name>{_NAME})"
+    r"(?P<sep>[ \t]{1,4}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{0,4}"
 )
 _SHORT_RUN_THEN_DELIMITER = r"(?:[^\s\"',;&}\])]{0,2}|[0-9]{3,6})[,;&)}\]]"
 
@@ -143,6 +145,17 @@ _RABBITMQ_USER_HEAD = (
 )
 
 CONTEXT: tuple[Detector, ...] = (
+    Detector(
+        "line_value",
+        # First: its candidates are parsed by the first branch of the pass's alternation (a full parse tried every
+        # branch before it: a third of such a candidate's cost). No other detector matches where it starts (a
+        # newline or the text's start, then a key with a blank or ":" before its separator) except the assignment
+        # (its own automaton, last), the DSN (its own automaton), and at the text's start only, the two-column
+        # key_value_line and requirepass lines, which hide the same value (see ``_LINE_VALUE_HEAD``).
+        _LINE_VALUE_HEAD + rf"(?P<v>{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
+        check="line_value",
+        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + _SHORT_RUN_THEN_DELIMITER,
+    ),
     Detector(
         "aws_secret_key",
         # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
@@ -415,14 +428,6 @@ CONTEXT: tuple[Detector, ...] = (
         # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
         finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
         search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
-    ),
-    Detector(
-        "line_value",
-        # After the environment line (which takes NAME=value with no blank before "=" at the same start), before
-        # the assignment: its value runs to the line's end, bounded here, extended by judge.extended_end.
-        _LINE_VALUE_HEAD + rf"(?P<v>{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
-        check="line_value",
-        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + _SHORT_RUN_THEN_DELIMITER,
     ),
     Detector(
         "assignment",

@@ -70,7 +70,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "line_value":
-        separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"
+        separator = "=" if b"=" in match.group(SEPARATOR[index]) else ":"  # its group holds blanks around it
         # The verdict reads the value to its line's end: the candidate's bytes alone when the line ends there
         # (run_pass remembers it only when the whole match lies in the memo key: ``password: a;`` alone).
         return _judge_line_value(name, separator, shown), text[value_end : value_end + 1] in (b"", b"\n")
@@ -186,8 +186,7 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     first word counts), and a value that is trivial once a trailing "," or ";" is dropped stays (code's
     ``password = pw;``, ``"pass": 10,``). An expression of code is read on the whole value
     (``shapes.line_expression``), so a generated password that opens a bracket early is still a literal."""
-    comment = _YAML_COMMENT_TEXT.search(value)
-    plain = (value[: comment.start()] if comment else value).rstrip()
+    plain = _without_comment(value)
     first, _, rest = plain.partition(" ")
     sentence = rest.lstrip()[:1].isalpha()
     judged = first if sentence else plain
@@ -228,13 +227,19 @@ def reads_line(data: bytes, value_start: int, value_end: int) -> bool:
 
 
 def plain_line_value(data: bytes, value_start: int) -> str | None:
-    """The plain value at ``value_start`` to its line's end (at most ``VALUE_BOUND`` bytes), when a key opens the
-    line (a YAML block mapping, an ini file), else None: mid-line (prose, a flow mapping, a query string) the
-    delimiters end a value."""
+    """The plain value at ``value_start`` to its line's end (at most ``VALUE_BOUND`` bytes; a `` #`` comment and
+    trailing blanks aside), when a key opens the line (a YAML block mapping, an ini file), else None: mid-line
+    (prose, a flow mapping, a query string) the delimiters end a value."""
     if not on_key_line(data, value_start):
         return None
     line = data[value_start : value_start + VALUE_BOUND].split(b"\n", 1)[0]
-    return line.decode("utf-8", "replace")
+    return _without_comment(line.decode("utf-8", "replace"))
+
+
+def _without_comment(value: str) -> str:
+    """A plain value without its `` #`` comment and trailing blanks (and "\r")."""
+    comment = _YAML_COMMENT_TEXT.search(value)
+    return (value[: comment.start()] if comment else value).rstrip()
 
 
 def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:

@@ -243,9 +243,9 @@ def code_reference(value: str, following: str = "", colon: bool = False) -> bool
 
 
 _OPENERS, _CLOSERS = "([{", ")]}"
-# What may follow a call's or a subscript's closing bracket in code: a blank, a member, another call or subscript,
-# a terminator, an enclosing closer.
-_AFTER_CLOSER = frozenset(".,;)]}([")
+# What may follow a call's or a subscript's closing bracket in code, glued to it: a member, another call or
+# subscript (``_code_after_closer``; the first bracket has no enclosing one in the value).
+_AFTER_CLOSER = frozenset(".([")
 
 
 def line_expression(value: str, colon: bool) -> bool:
@@ -264,9 +264,15 @@ def line_expression(value: str, colon: bool) -> bool:
         if close < 0:
             if not stripped.endswith((",", "(", "[")) and not any(c.isspace() for c in bare):
                 return False  # open to the line's end, glued: a password's bracket
-        elif close + 1 < len(bare) and not bare[close + 1].isspace() and bare[close + 1] not in _AFTER_CLOSER:
-            return False  # "T8(ewCIS)|&G9": characters glued to the closer, as no code writes them
+        elif not _code_after_closer(bare[close + 1 :]):
+            return False  # "T8(ewCIS)|&G9", "Ci(p?wd);kkruW": characters glued to the closer, as no code writes them
     return code_reference(bare, stripped[len(bare) : len(bare) + 1], colon)  # its "," or ";" follows it
+
+
+def _code_after_closer(rest: str) -> bool:
+    """What follows a call's or a subscript's closing bracket in code: nothing, a blank, a member, another call
+    or subscript, or a "," or ";" and then a blank."""
+    return not rest or rest[0].isspace() or rest[0] in _AFTER_CLOSER or rest[0] in ",;" and rest[1:2].isspace()
 
 
 def _matching_closer(value: str, start: int) -> int:
