@@ -65,10 +65,12 @@ _HARMLESS_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _CODE_EXPRESSIONS: set[bytes] = set()
-# The same, for values whose verdict on a key line reads the whole line (``judge.reads_line``, which the key's
-# bytes decide): taken from here only where the name does not open its line (``_opens_its_line``). Kept apart so
-# that the other keys (``fetch_token(scope=`` on every line of ``grep``) need no such test.
-_LINE_EXPRESSIONS: set[bytes] = set()
+# A key whose last byte is one of these may be a value whose verdict reads its whole line on a key line
+# (``judge.reads_line``: a delimiter, or a line's end after a bracket), so a remembered verdict is taken for it
+# only where the name does not open its line. Other keys (``fetch_token(scope=`` then a quote, on every line of
+# ``grep``) need no such test.
+_LINE_READING_LAST = frozenset(b"&;,)}]\n\r")
+_LINE_READING_TEXT = "&;,)}]\n\r"  # the same, decoded (and "" in it: the text's end)
 
 
 def _remember(rejected: dict[MemoKey, int], key: MemoKey, resume: int) -> None:
@@ -149,7 +151,8 @@ def _code_expression(
     colon = head.group(0).endswith(b":")
     if not shapes.code_reference(shown, following, colon):
         return False
-    if reads_line(data, value.start(1), value.end()) and _opens_its_line(data, head.start(1)):
+    if following in _LINE_READING_TEXT and reads_line(data, value.start(1), value.end()) \
+            and _opens_its_line(data, head.start(1)):
         plain = plain_line_value(data, value.start(1))  # a YAML or ini line's whole value is judged
         if plain is not None:
             return shapes.line_expression(plain, colon)
@@ -235,7 +238,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
         # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
         # it need not be looked for again), unless a key line's whole value is judged.
-        if key and (key in _CODE_EXPRESSIONS or key in _LINE_EXPRESSIONS and not _opens_its_line(data, head.start(1))):
+        if key and key in _CODE_EXPRESSIONS and not (
+            (value_end == len(data) or key[-1] in _LINE_READING_LAST) and reads_line(data, value.start(1), value_end)
+            and _opens_its_line(data, head.start(1))
+        ):
             spent += 1
             return True
         if not _hinted(value.group(1)):
@@ -248,10 +254,9 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             not_expression_at = start  # the loop need not ask again
             return False
         if key:  # (a key line's "expression" is what code_reference said of the key's bytes too, as anywhere)
-            memo = _LINE_EXPRESSIONS if reads_line(data, value.start(1), value_end) else _CODE_EXPRESSIONS
-            if len(memo) >= _MEMO_ENTRIES:
-                memo.clear()
-            memo.add(key)
+            if len(_CODE_EXPRESSIONS) >= _MEMO_ENTRIES:
+                _CODE_EXPRESSIONS.clear()
+            _CODE_EXPRESSIONS.add(key)
         spent += cost
         return True
 
