@@ -61,6 +61,7 @@ def test_the_acl_secret_alone_is_redacted_and_every_identifier_beside_it_stays(t
     '  secret_id     = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab"',
     '      "secret_id": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab",',
     '      "secret_id": "orders-db-password",',
+    '      "secret_id": "db-password-v2",',
     '      "secret_id": "projects/123456789012/secrets/orders-db-password",',
     "secret_id is required when bind_secret_id is true",
     "wrapping_token_ttl:              2m",
@@ -152,6 +153,7 @@ def test_an_approval_card_hides_the_secret_id_argument_and_keeps_the_role_id() -
 @pytest.mark.parametrize("line", [
     "vault write auth/approle/role/jenkins bind_secret_id=true secret_id_ttl=10m secret_id_num_uses=40",
     "DB_SECRET_ID=orders/prod/db-password",
+    "gcloud: created version [3] of the secret [db-password-v2] secret_id=db-password-v2",
     "DB_SECRET_ID=arn:aws:secretsmanager:eu-west-1:123456789012:secret:orders-db-Xy12Ab",
 ])
 def test_secret_id_arguments_that_hold_no_secret_stay(line: str) -> None:

@@ -367,6 +367,8 @@ def accept_assignment(
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+# A lower-case name of words and numbers (db-password-v2, orders_db.2): how people name a secret, not a token.
+_RESOURCE_NAME = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
 
 
 def acl_secret(value: str) -> bool:
@@ -374,13 +376,13 @@ def acl_secret(value: str) -> bool:
     ``secret_id``, a wrapped response's ``wrapping_token``) is that secret: a UUID (what the three tools issue,
     which the describing "...ID" would otherwise excuse) or a generated-looking token. The same names elsewhere
     name a secret instead of holding one: an AWS ARN or a resource path (Terraform's ``secret_id`` of a Secrets
-    Manager or Secret Manager secret), a plain name (``orders-db-password``), Consul's ``anonymous``, a
+    Manager or Secret Manager secret), a name (``orders-db-password``, ``db-password-v2``), Consul's ``anonymous``, a
     placeholder (``<hidden>``)."""
     if value.startswith("arn:") or "/" in value:
         return False
     if _UUID.fullmatch(value):
         return value.strip("0-") != ""  # the all-zero UUID is no one's token
-    return generated(value)
+    return generated(value) and _RESOURCE_NAME.fullmatch(value) is None
 
 
 def accept_url_password(value: str) -> bool:
