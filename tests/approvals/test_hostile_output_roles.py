@@ -24,8 +24,9 @@ ack). The *sanitizing window* of a call runs from the moment its tool finished w
 * each call ``finished`` exactly once (audit trail) by one of the two runners, its heartbeat never more than
   ``HEARTBEAT_SLACK`` seconds late while it ran (its TTL, read from Redis, never fell below what that allows);
 * one card and one result post per call in the fake Slack thread, the full output attached once per call, and
-  the output, stored and attached, byte for byte what the sanitizer gives for those bytes, with none of the
-  planted secrets in anything posted.
+  the output, stored and attached, byte for byte what a runner's sanitizer gives for those bytes (computed in a
+  fresh process with the runner's environment: ``hostile_output.sanitize_twice`` says why fresh), with none of
+  the planted secrets in anything posted.
 """
 
 from __future__ import annotations
