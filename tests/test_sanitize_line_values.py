@@ -132,6 +132,11 @@ BENIGN_LINES = [
     "  password = cfg.get(x).password,",
     "    password = get_password(user); retries = 3",
     "    password = getpass(prompt)  # asks on the terminal",
+    # a list of words under a name that needs a generated value: the delimiters alone do not make it one
+    "auth: ldap,local",
+    "secret_backends: vault,aws",
+    "auth = ldap;local",
+    "token: read,write",
     # flow mappings and mid-line values end at their delimiters, as before
     "x = {password: ab, user: bob}",
     "GET /login?password=a&user=bob 200",

@@ -35,6 +35,8 @@ _YAML_COMMENT = re.compile(rb"[ \t]#")
 _PLAIN_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")
 _LINE_ENDS = (b"", b"\n", b"\r")
 _YAML_COMMENT_TEXT = re.compile(r"[ \t]#")
+# Each delimiter read as a letter: what a list of words joined by them looks like to ``shapes.generated``.
+_DELIMITERS_AS_LETTERS = str.maketrans("&;,)}]", "aaaaaa")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
@@ -195,7 +197,14 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     if shapes.EXPRESSION_HINT.search(judged) and shapes.line_expression(judged, separator == ":"):
         return None
     environment = not sentence and _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
-    return shapes.accept_assignment(name, separator, judged, True, sentence, code=False, environment=environment)
+    verdict = shapes.accept_assignment(name, separator, judged, True, sentence, code=False, environment=environment)
+    if verdict is None or environment or shapes.name_kind(name) == (verdict, True):
+        return verdict
+    # A name that needs a generated value (token, key, auth...): the delimiters alone make a list of words look
+    # generated to ``shapes.generated`` (``auth: ldap,local``, ``secret_backends: vault,aws``), so the value must
+    # look generated with each of them read as a letter (dropped, "(${" could open a value and read as a
+    # placeholder).
+    return verdict if shapes.generated(judged.translate(_DELIMITERS_AS_LETTERS)) else None
 
 
 def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
