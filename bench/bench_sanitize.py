@@ -53,8 +53,8 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # name on every line (dismissed inside the scan): found by sanspeed, issue #11.
             "Bearer abcdefgh\n", "m x_token_id=a{i}\n",
             # A PuTTY key's private block, its MAC after private lines without their header (each a redaction), and
-            # an ACL secret's name with a value to judge, on every line (secretid, issue #11).
-            "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: a{i}\n",
+            # an ACL secret's name with a value to judge (a name: rejected), on every line (secretid, issue #11).
+            "Private-Lines: 1\nQUFB{i}\n", "QUFB{i}\nPrivate-MAC: 0123456789abcdef\n", "SecretID: db-name-{i}\n",
             "secret_id=a{i} ",
             # A line-start password whose value's first run before a delimiter is short (each a candidate of the
             # line-start detector, judged on the rest of its line), the same with no value, and each different.

@@ -276,24 +276,25 @@ CONTEXT: tuple[Detector, ...] = (
         # "secret_id   <uuid>", also in -format=yaml; a wrapped response's "wrapping_token:   s.<24>") print it in
         # their tables: the name ends in "ID", which makes it an identifier's to the assignment detectors, and the
         # columns are wider than their blanks. These exact names only (AccessorID, secret_id_accessor stay), the
-        # value alone on its line; before key_value_line, which would take the Vault row at the same byte.
+        # value alone on its line; before key_value_line, which would take the Vault row at the same byte. A value
+        # of under 8 characters is no candidate (shapes.acl_secret takes a UUID or a generated value, 8 or more).
         "token",
         r"(?m:^)[ \t]{0,16}(?:SecretID|Secret ID|secret_id|wrapping_token)(?:[ \t]{0,32}[:=][ \t]{0,64}|[ \t]{1,64})"
-        r"(?P<v>[^\s\"'][^\s]{0,255})[ \t]{0,16}(?m:$)",
+        r"(?P<v>[^\s\"'][^\s]{7,255})[ \t]{0,16}(?m:$)",
         check="acl_secret",
     ),
     Detector(
         # The same in -format=json / -json: "SecretID": "<uuid>", "secret_id": "<uuid>"; before quoted_pair, which
         # starts at the same quote.
         "token",
-        r"\"(?:SecretID|secret_id)\"[ \t]{0,4}:[ \t]{0,4}\"(?P<v>[^\"\n]{1,256})\"",
+        r"\"(?:SecretID|secret_id)\"[ \t]{0,4}:[ \t]{0,4}\"(?P<v>[^\"\n]{8,256})\"",
         check="acl_secret",
     ),
     _token(
         # ... and as a command's argument or an environment variable: vault write auth/approle/login role_id=<id>
         # secret_id=<uuid>, VAULT_SECRET_ID=<uuid> (starting at the "_" before it, where no assignment starts).
         "token",
-        r"(?:^|[^A-Za-z0-9])(?:secret_id|SECRET_ID)=(?P<v>[^\s\"'&;,]{1,256})",
+        r"(?:^|[^A-Za-z0-9])(?:secret_id|SECRET_ID)=(?P<v>[^\s\"'&;,]{8,256})",
         check="acl_secret",
     ),
     Detector(
