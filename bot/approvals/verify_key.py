@@ -119,7 +119,11 @@ class PublicKey:
         return b"-----BEGIN PUBLIC KEY-----\n" + body + b"\n-----END PUBLIC KEY-----\n"
 
     def verify(self, signature: bytes, data: bytes) -> None:
-        """Return if ``signature`` is this key's signature of ``data``; raise ``InvalidSignature`` otherwise."""
+        """Return if ``signature`` is this key's signature of ``data``; raise ``InvalidSignature`` otherwise.
+
+        Takes what ``cryptography`` takes (any bytes-like object; anything else is a ``TypeError``): the ctypes
+        backends' ``c_char_p`` arguments take ``bytes`` only and raised ``ctypes.ArgumentError`` for the rest."""
+        signature, data = _as_bytes(signature, "signature"), _as_bytes(data, "data")
         if len(signature) != SIGNATURE_BYTES or not _verifier()(self.raw, signature, data):
             raise InvalidSignature()
 
@@ -131,6 +135,14 @@ class PublicKey:
 
     def __repr__(self) -> str:
         return f"PublicKey({self.raw.hex()[:16]}...)"
+
+
+def _as_bytes(value: object, what: str) -> bytes:
+    if type(value) is bytes:
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise TypeError(f"the {what} to verify must be bytes-like, not {type(value).__name__}")
 
 
 def as_public_key(key: RawPublicKey) -> PublicKey:
