@@ -276,6 +276,9 @@ class RunnerWorker:
             return acknowledged
 
     async def _execute_logged(self, record: CallRecord, entry_id: str) -> bool:
+        # the claim just set the heartbeat key (it lives stale_after): the first beat is due heartbeat_interval
+        # from now, however long the executor's first step holds the loop before the heartbeat task exists
+        first_beat_at = asyncio.get_running_loop().time() + self.heartbeat_interval
         stop = StopRequest()  # the executor waits for the child's exit and for this on one future
         exec_task: asyncio.Task[dict[str, Any]] = asyncio.create_task(self._call_executor(record, stop))
         self._executing[record.id] = exec_task
@@ -290,8 +293,9 @@ class RunnerWorker:
                 log.info("runner %s: running %s", self.runner_id, record.tool)
                 # The heartbeat runs until the outcome is stored, not only while the call runs: a result waiting
                 # for Redis to come back must not look like a dead runner to the recovery sweep meanwhile. Its first
-                # beat is heartbeat_interval from now, as before: the claim set the heartbeat key just now.
-                beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop))
+                # beat is due heartbeat_interval after the claim (at once if the first step held the loop longer:
+                # counted from here, a 0.75 s spawn let a 1 s claim key lapse before the first beat).
+                beat = asyncio.create_task(self._heartbeat_loop(record.id, exec_task, stop, first_beat_at))
                 await asyncio.wait({exec_task})
             finally:
                 self._executing.pop(record.id, None)
@@ -334,9 +338,13 @@ class RunnerWorker:
                 lambda: self.store.mark_interrupted(call_id, reason, actor=f"runner:{self.runner_id}")
             )
 
-    async def _heartbeat_loop(self, call_id: str, exec_task: asyncio.Task[Any], stop: StopRequest) -> None:
+    async def _heartbeat_loop(
+        self, call_id: str, exec_task: asyncio.Task[Any], stop: StopRequest, first_beat_at: float
+    ) -> None:
+        delay = max(0.0, first_beat_at - asyncio.get_running_loop().time())
         while True:
-            await asyncio.sleep(self.heartbeat_interval)
+            await asyncio.sleep(delay)
+            delay = self.heartbeat_interval
             try:
                 status = await self.store.beat(call_id, self.runner_id, self.stale_after)
             except _TRANSIENT:
