@@ -189,6 +189,7 @@ def _dense_end(data: bytes, start: int) -> int:
 def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, int]:
     """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
     pieces: list[bytes] = []
+    data_length = len(data)
     last = pos = count = spent = 0
     assignment = pass_.assignment_automaton
     # What ``dismiss`` read at the last start it did not dismiss, for the loop not to read it again: the head, and
@@ -239,7 +240,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
         # it need not be looked for again), unless a key line's whole value is judged.
         if key and key in _CODE_EXPRESSIONS and not (
-            (value_end == len(data) or key[-1] in _LINE_READING_LAST) and reads_line(data, value.start(1), value_end)
+            (key[-1] in _LINE_READING_LAST or value_end == data_length) and reads_line(data, value.start(1), value_end)
             and _opens_its_line(data, head.start(1))
         ):
             spent += 1
