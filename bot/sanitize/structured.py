@@ -164,13 +164,22 @@ def redact_secret_manifests(
             close(stack.pop())
         if match is None:
             continue
+        key, value = match.group("key"), match.group("value").strip()
+        if key == b"apiVersion" and stack and stack[-1].indent == key_indent and stack[-1].is_object:
+            # A second apiVersion in one mapping: concatenated manifests with no "---" between them (kubectl
+            # prints apiVersion first). The first object closes here, so the next one's kind cannot decide its
+            # data (a Secret followed by a ConfigMap showed the Secret's values); the next one, should its kind
+            # not follow, is judged as a cut-off object is (fail closed on base64 values).
+            close(stack.pop())
+            stack.append(_Mapping(key_indent, orphan=True))
         if not stack or stack[-1].indent < key_indent:
             stack.append(_Mapping(key_indent))
         mapping = stack[-1]
-        key, value = match.group("key"), match.group("value").strip()
         if key == b"kind":
             mapping.kind_seen = True
-            mapping.is_secret = _SECRET_KIND.match(value) is not None
+            # Sticky: two kinds in one mapping (hand-written objects run together, data before each kind) leave
+            # no telling whose data is whose, so one Secret among them makes all of it secret.
+            mapping.is_secret = mapping.is_secret or _SECRET_KIND.match(value) is not None
         elif key == b"apiVersion":
             mapping.is_object = True
         elif key in (b"data", b"stringData") and value in (b"", b"{"):
