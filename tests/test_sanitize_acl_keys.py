@@ -160,6 +160,29 @@ def test_secret_id_arguments_that_hold_no_secret_stay(line: str) -> None:
     assert redact(line) == (line, 0)
 
 
+@pytest.mark.parametrize("line", [
+    "client.auth.approle.login(role_id=role_id, secret_id=secret_id)",
+    "    resp = client.auth.approle.login(role_id=args.role_id, secret_id=args.secret_id)",
+    "secret_id = os.environ['VAULT_SECRET_ID']",
+    "secret_id = get_secret_id(role)",
+    "    secret_id = lookup(\"approle\")",
+    "wrapping_token = resp['wrap_info']['token']",
+    "\tSecretID: tok.SecretID,",
+    "    SecretID:    aclToken.SecretID,",
+])
+def test_source_code_that_passes_an_acl_secret_around_stays(line: str) -> None:
+    """Code grep: an expression beside these names is code's (found by fuzzing against 7ba728e, where it stayed)."""
+    assert redact(line + "\n") == (line + "\n", 0)
+
+
+@pytest.mark.parametrize("line", [
+    f"client.auth.approle.login(role_id=role_id, secret_id={acl.APPROLE_SECRET})",
+    f"SecretID: {acl.CONSUL_SECRET},",
+])
+def test_a_uuid_passed_in_code_is_still_redacted(line: str) -> None:
+    assert acl.APPROLE_SECRET not in redact(line)[0] and acl.CONSUL_SECRET not in redact(line)[0]
+
+
 def test_a_ppk_in_a_yaml_block_loses_its_indented_private_lines() -> None:
     """A ConfigMap or a chart's values holding the key file as a block scalar: every line indented."""
     indented = "".join(f"    {line}\n" for line in PPK_V2.text.splitlines())

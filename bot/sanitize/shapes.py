@@ -369,6 +369,9 @@ def accept_assignment(
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # A lower-case name of words and numbers (db-password-v2, orders_db.2): how people name a secret, not a token.
 _RESOURCE_NAME = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+# A variable or a field that holds an ACL secret in code (secret_id, self.secret_id, aclToken.SecretID).
+_ACL_FIELD = re.compile(
+    r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:SecretID|SecretId|secretId|secret_id|wrapping_token|wrappingToken)")
 
 
 def acl_secret(value: str) -> bool:
@@ -377,12 +380,17 @@ def acl_secret(value: str) -> bool:
     which the describing "...ID" would otherwise excuse) or a generated-looking token. The same names elsewhere
     name a secret instead of holding one: an AWS ARN or a resource path (Terraform's ``secret_id`` of a Secrets
     Manager or Secret Manager secret), a name (``orders-db-password``, ``db-password-v2``), Consul's ``anonymous``, a
-    placeholder (``<hidden>``)."""
-    if value.startswith("arn:") or "/" in value:
+    placeholder (``<hidden>``); and in source code an expression (``secret_id = get_secret_id(role)``,
+    ``login(role_id=role_id, secret_id=secret_id)``, ``SecretID: tok.SecretID,``), whose closers and commas are
+    code's, not the value's."""
+    bare = value.rstrip(",;)]}")
+    if bare.startswith("arn:") or "/" in bare:
         return False
-    if _UUID.fullmatch(value):
-        return value.strip("0-") != ""  # the all-zero UUID is no one's token
-    return generated(value) and _RESOURCE_NAME.fullmatch(value) is None
+    if _UUID.fullmatch(bare):
+        return bare.strip("0-") != ""  # the all-zero UUID is no one's token
+    if not generated(bare) or _RESOURCE_NAME.fullmatch(bare) is not None:
+        return False
+    return _ACL_FIELD.fullmatch(bare) is None and not code_reference(bare) and not code_reference(value.rstrip(",;"))
 
 
 def accept_url_password(value: str) -> bool:
