@@ -58,7 +58,9 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "secret_id=a{i} ",
             # A line-start password whose value's first run before a delimiter is short (each a candidate of the
             # line-start detector, judged on the rest of its line), the same with no value, and each different.
-            "password: a;\n", "password:\n", "  - db_password: 1,x{i}\n", "password: a;")
+            "password: a;\n", "password:\n", "  - db_password: 1,x{i}\n", "password: a;",
+            # The same in a diff, under a quoted key, and after a YAML anchor (each different): found by review.
+            "+password: a;\n", "\"password\": a;\n", "password: &a x{i}\n")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 

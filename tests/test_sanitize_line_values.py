@@ -158,3 +158,93 @@ def test_a_mid_line_rejection_is_not_remembered_for_a_key_line_with_the_same_byt
 def test_a_mid_line_code_expression_is_not_remembered_for_a_key_line_with_the_same_bytes() -> None:
     text = "src/a.go:1: password: f(x, y)\n  password: f(x,Qz9!mK2#vL\n"
     assert redact(text) == ("src/a.go:1: password: f(x, y)\n  password: [REDACTED:password]\n", 1)
+
+
+# The same lines as ``git diff``/``helm diff`` print them (an added, removed or context line: "+", "-" or " " before
+# the file's own indentation), as a mail or Markdown quote prints them ("> "), under a quoted key (JSON-ish YAML),
+# and with a YAML anchor or a standard tag before the value (its node's properties, not its characters).
+WRAPPED_EXAMPLES = [
+    ("+  password: ab;cdefghij", "+  password: [REDACTED:password]"),
+    ("+password: ab;cdefghij", "+password: [REDACTED:password]"),
+    ("+        password: 123;abcdefgh", "+        password: [REDACTED:password]"),
+    ("-        password: ab;cdefghij", "-        password: [REDACTED:password]"),
+    ("-  password: ab;cdefghij", "-  password: [REDACTED:password]"),
+    (" password: ab;cdefghij", " password: [REDACTED:password]"),
+    ("+    - db_password: x&Kq8sLp2mZ", "+    - db_password: [REDACTED:password]"),
+    ("+password = 12)xYz9Kq", "+password = [REDACTED:password]"),
+    ("> password: ab;cdefghij", "> password: [REDACTED:password]"),
+    ("> > password: ab;cdefghij", "> > password: [REDACTED:password]"),
+    (">> password: ab;cdefghij", ">> password: [REDACTED:password]"),
+    # the assignment's own value on such a line runs to the line's end too (a delimiter after its first run)
+    ("+  password: Kq8s;Lp2mZx", "+  password: [REDACTED:password]"),
+    ("> password: Kq8s;Lp2mZx", "> password: [REDACTED:password]"),
+    ("'password': a;bcdefghij", "'password': [REDACTED:password]"),
+    ('"password": a;bcdefghij', '"password": [REDACTED:password]'),
+    ('  "db_password": 12&Xk9mQ2', '  "db_password": [REDACTED:password]'),
+    ("  'api_token': a}bQ9xLm2Wq", "  'api_token': [REDACTED:token]"),
+    ('+  "password": a;bcdefghij', '+  "password": [REDACTED:password]'),
+    ("password: &pw ab;cdefghij", "password: [REDACTED:password]"),
+    ("password: !!str ab;cdefghij", "password: [REDACTED:password]"),
+    ("password: &pw hunter2xyz", "password: [REDACTED:password]"),
+    ("password: &pw Kq8sLp2mZx", "password: [REDACTED:password]"),
+    ("password: !!str Kq8sLp2mZx", "password: [REDACTED:password]"),
+    ("  db_password: &db !!str Kq8sLp2mZx", "  db_password: [REDACTED:password]"),
+    ("+  password: &pw Kq8sLp2mZx", "+  password: [REDACTED:password]"),
+    ("secret_key: &sk !!binary aGVsbG8gd29ybGQ=", "secret_key: [REDACTED:key]"),
+    ('password: &pw "Kq8sLp2mZx"', "password: [REDACTED:password]"),
+]
+
+
+@pytest.mark.parametrize(("line", "expected"), WRAPPED_EXAMPLES, ids=[str(i) for i in range(len(WRAPPED_EXAMPLES))])
+def test_a_diff_quote_quoted_key_or_anchored_line_value_is_hidden_whole(line: str, expected: str) -> None:
+    assert redact(line + "\nuser: app\n") == (expected + "\nuser: app\n", 1)
+
+
+WRAPPED_BENIGN_LINES = [
+    # code and settings in a diff: expressions, describing names, numbers
+    "+    password = get_password(user)",
+    "-    password = get_password(user)",
+    "+    password = get_password(user, host)",
+    "-  password_min_length: 12",
+    "+  password: 12,",
+    "+  password: see the runbook",
+    "> password: see the runbook",
+    "> passwords: 3, rotated",
+    "+auth: ldap,local",
+    "-x = {password: ab, user: bob}",
+    # JSON under a quoted key: numbers, empty lists and objects, a list of numbers
+    '  "pass": 10,',
+    '"passwords": [],',
+    '"secrets": {},',
+    '"tokens": [1, 2],',
+    '"auth": {}',
+    '  "input_tokens": 1834,',
+    '  "max_tokens": 12}',
+    "'token': a, b",
+    # YAML anchors and aliases: the anchor of a mapping or a list, a merge, an alias (a reference to a node
+    # anchored elsewhere, where its own value is judged), CloudFormation's local tags (a reference, no literal)
+    "defaults: &defaults",
+    "credentials: &creds",
+    "<<: *defaults",
+    "token: *tok",
+    "password: *pw",
+    "  db_password: *db_password",
+    "+  password: *shared_password",
+    "tokens: &tokens [a, b]",
+    "MasterUserPassword: !Ref DBPassword",
+    "  Password: !GetAtt DbSecret.Password",
+    "password: !!null",
+    'password: &pw ""',
+]
+
+
+@pytest.mark.parametrize("line", WRAPPED_BENIGN_LINES)
+def test_diff_quote_quoted_key_and_anchor_lines_that_hold_no_password_stay(line: str) -> None:
+    assert redact(line + "\n") == (line + "\n", 0)
+
+
+def test_an_alias_whose_name_looks_generated_is_a_value_not_a_reference() -> None:
+    # "*" opens a YAML alias; a "name" that looks generated is more likely a password starting with "*" (an ini
+    # file, a log), so only a describing alias stays.
+    assert redact("password: *Kq8sLp2mZx\n") == ("password: [REDACTED:password]\n", 1)
+    assert redact("password = *pw\n") == ("password = [REDACTED:password]\n", 1)  # "=": no YAML alias

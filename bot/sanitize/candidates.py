@@ -160,14 +160,14 @@ def _code_expression(
 
 
 def _opens_its_line(data: bytes, name_start: int) -> bool:
-    """Whether only blanks, a list's "-" and a quote stand before the name on its line (within 128 bytes): what
-    a key line needs (``judge.on_key_line``), asked first because it costs a fifth of that (``grep -rn`` prints
-    a file's name and line number before every line of code it finds)."""
+    """Whether only blanks, a list's "-", a quote, a diff's "+" and a quote's ">" stand before the name on its line
+    (within 128 bytes): what a key line needs (``judge.on_key_line``), asked first because it costs a fifth of that
+    (``grep -rn`` prints a file's name and line number before every line of code it finds)."""
     lookback = max(0, name_start - 128)
     newline = data.rfind(b"\n", lookback, name_start)
     if newline < 0 and lookback > 0:
         return False
-    return not data[newline + 1 : name_start].strip(b" \t-\"'")
+    return not data[newline + 1 : name_start].strip(b" \t-\"'+>")
 
 
 def _judge_name(name: bytes) -> bool:

@@ -108,11 +108,29 @@ _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 # line the assignment reports is never this detector's too; unquoted names only (a JSON key is quoted, and its
 # values are quoted or numbers: ``"pass": 10,`` stays). ``NAME=value`` with no blank around the "=" is the environment
 # line's (``env_line``: the same whole-line value), so the two never start at one byte.
+#
+# The line may be wrapped: a unified diff's line marker before the file's own indentation ("+", "-"; a context
+# line's " " is indentation: ``git diff``, ``helm diff``) or a mail or Markdown quote ("> ", nested). The same
+# opener is ``judge._YAML_KEY_LINE``'s.
+_LINE_OPENER = r"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
+_LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
 _LINE_VALUE_HEAD = (
-    rf"(?:^|\n)[ \t]{{0,64}}(?:-[ \t]{{1,4}})?(?P<name>{_NAME})"
+    rf"{_LINE_INDENT}(?P<name>{_NAME})"
     r"(?P<sep>[ \t]{1,4}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{0,4}"
 )
 _SHORT_RUN_THEN_DELIMITER = r"(?:[^\s\"',;&}\])]{0,2}|[0-9]{3,6})[,;&)}\]]"
+# A quoted key (a JSON-ish YAML key, ``"password": a;b...``) then a plain value of the same shape, save for JSON's
+# own numbers: digits then "," "}" or "]" (``"input_tokens": 1834,`` on every line of a pretty-printed response
+# would be a candidate each). Digits then ";" "&" ")" are a password's still.
+_QUOTED_KEY_HEAD = rf"{_LINE_INDENT}(?P<name>\"{_NAME}\"|'{_NAME}')[ \t]{{0,4}}(?P<sep>:)[ \t]{{0,4}}"
+_QUOTED_KEY_SHORT_RUN = (
+    r"(?:(?:[^\s\"',;&}\])0-9][^\s\"',;&}\])]?|[0-9][^\s\"',;&}\])0-9])?[,;&)}\]]|[0-9]{1,6}[;&)])"
+)
+# A YAML node's properties before its value: an anchor (``&pw``) and a standard tag (``!!str``, ``!!binary``), in
+# either order. The assignment's value cannot start with "&" and reads a tag as a word followed by prose, so such
+# a line is this detector's whatever its value (``judge._judge_line_value`` judges it without them). A local tag
+# (``!Ref DBPassword``: CloudFormation's functions) names a reference, not a literal, and stays the assignment's.
+_NODE_PROPERTIES = r"(?:(?:&[^\s]{1,40}|!![^\s]{0,40})[ \t]{1,4}){1,2}"
 
 # The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
 # "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
@@ -152,9 +170,17 @@ CONTEXT: tuple[Detector, ...] = (
         # newline or the text's start, then a key with a blank or ":" before its separator) except the assignment
         # (its own automaton, last), the DSN (its own automaton), and at the text's start only, the two-column
         # key_value_line and requirepass lines, which hide the same value (see ``_LINE_VALUE_HEAD``).
-        _LINE_VALUE_HEAD + rf"(?P<v>{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
+        _LINE_VALUE_HEAD + rf"(?P<v>{_NODE_PROPERTIES}[^\s][^\n]{{0,255}}|{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
         check="line_value",
-        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + _SHORT_RUN_THEN_DELIMITER,
+        # "&" opens an anchor and is a delimiter too; "!!" a tag (no counter here: a superset, parsed in full)
+        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:!!|{_SHORT_RUN_THEN_DELIMITER})",
+    ),
+    Detector(
+        "line_value",
+        # The same line under a quoted key (``_QUOTED_KEY_HEAD``); it starts where the other does, never both.
+        _QUOTED_KEY_HEAD + rf"(?P<v>{_NODE_PROPERTIES}[^\s][^\n]{{0,255}}|{_QUOTED_KEY_SHORT_RUN}[^\n]{{0,255}})",
+        check="line_value",
+        finder=_QUOTED_KEY_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:!!|{_QUOTED_KEY_SHORT_RUN})",
     ),
     Detector(
         "aws_secret_key",

@@ -18,17 +18,21 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
 # How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
 _ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_LINE_START = re.compile(rb"[ \t\-{,\[]*")
+_LINE_START = re.compile(rb"[ \t\-{,\[+>]*")  # a diff's "+" and a quote's ">" too (``_YAML_KEY_LINE``)
 _FIXED_LENGTH_KINDS = frozenset(
     {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
      "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
-# and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "=").
+# and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "="). Either
+# may follow a diff's line marker or a quote's ">" (``context_detectors._LINE_OPENER``).
 _YAML_KEY_LINE = re.compile(
-    rb"[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]*|[ \t]*[\w.\-]{1,128}[ \t]*=[ \t]*"
+    rb"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
+    rb"(?:[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]*|[ \t]*[\w.\-]{1,128}[ \t]*=[ \t]*)"
 )
+# A YAML node's properties before its value (``context_detectors._NODE_PROPERTIES``): an anchor, a standard tag.
+_NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
 # What ends a bare value elsewhere (a query string's "&", a connection string's ";", a flow mapping's "," "}"),
 # but is a character of a YAML or ini line's plain value.
@@ -121,6 +125,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
     separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
+    if separator == ":" and not quoted and shapes.yaml_node_reference(shown):
+        return None, True  # a YAML alias (``password: *pw``) or a node's properties alone (``password: !!null``)
     sep_start = match.start(SEPARATOR[index])
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
@@ -189,6 +195,11 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     ``password = pw;``, ``"pass": 10,``). An expression of code is read on the whole value
     (``shapes.line_expression``), so a generated password that opens a bracket early is still a literal."""
     plain = _without_comment(value)
+    properties = _NODE_PROPERTIES.match(plain)
+    if properties is not None:  # an anchor or a tag is the node's, not its value's (``password: &pw hunter2``)
+        plain = plain[properties.end() :]
+    if separator == ":" and shapes.yaml_node_reference(plain):
+        return None  # an alias, or an anchor with no value on its line (``credentials: &creds``)
     first, _, rest = plain.partition(" ")
     sentence = rest.lstrip()[:1].isalpha()
     judged = first if sentence else plain

@@ -366,6 +366,19 @@ def accept_assignment(
     return kind if generated(value) else None
 
 
+# A YAML alias (``*pw``), or a node's properties with no content after them on its line: an anchor (``&creds``:
+# the mapping follows on the next lines) or a standard tag (``!!null``).
+_YAML_NODE_REFERENCE = re.compile(r"(?:\*|&|!!)[^\s,\[\]{}]{1,64}")
+
+
+def yaml_node_reference(value: str) -> bool:
+    """Whether a plain value after a YAML key's ":" is a reference to a node anchored elsewhere (whose own value is
+    judged where it is written) or only the properties of a node that holds no value on this line, named as people
+    name anchors: a "name" that looks generated (``*Kq8sLp2mZx``) is more likely a password that starts with that
+    character, and stays one."""
+    return _YAML_NODE_REFERENCE.fullmatch(value) is not None and not generated(value.lstrip("*&!"))
+
+
 _UUID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 # A lower-case name of words and numbers (db-password-v2, orders_db.2): how people name a secret, not a token.
 _RESOURCE_NAME = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")

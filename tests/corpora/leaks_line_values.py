@@ -22,4 +22,17 @@ LINE_VALUE_LEAKS: tuple[Leak, ...] = (
     Leak("line_yaml_generated_short_first_run", "oauth:\n  client_secret: QWbR|O," + "J/}A#Axqv#L7\n",
          ("J/}A#Axqv#L7", "QWbR|O")),
     Leak("line_yaml_bracket_first", "api:\n  api_token: l(o/wwHOkU)" + "aCQa9\n", ("wwHOkU", "aCQa9")),
+    # the same lines in a unified diff (git diff, helm diff: "+", "-", context " "), quoted in a mail or Markdown
+    # ("> "), under a quoted key, and after a YAML anchor or tag (found by review, issue #11)
+    Leak("line_diff_added", "@@ -3,2 +3,2 @@ database:\n-  password: old\n+  password: ab;" + "cdefghij\n   pool: 10\n",
+         ("ab;cdefghij", "cdefghij")),
+    Leak("line_diff_removed_deep", "-        password: 123;" + "abcdefgh\n+        password: x\n", ("abcdefgh",)),
+    Leak("line_diff_assignment_tail", "+  db_password: Kq8s;" + "Lp2mZx\n", ("Lp2mZx", "Kq8s;")),
+    Leak("line_mail_quote", "> > password: a," + "bcdefgh9\n> thanks\n", ("bcdefgh9",)),
+    Leak("line_quoted_key", "'password': a;" + "bcdefghij\n\"api_token\": a}" + "bQ9xLm2Wq\n",
+         ("bcdefghij", "bQ9xLm2Wq")),
+    Leak("line_yaml_anchor", "base:\n  password: &pw " + "Kq8sLp2mZx\n  user: app\n", ("Kq8sLp2mZx",)),
+    Leak("line_yaml_tag", "password: !!str " + "Kq8sLp2mZx\nsecret_key: &sk ab;" + "Xk9mQ2vL\n",
+         ("Kq8sLp2mZx", "Xk9mQ2vL")),
+    Leak("line_yaml_anchor_weak", "password: &pw " + "hunter2xyz\n", ("hunter2xyz",)),
 )
