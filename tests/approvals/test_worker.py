@@ -260,13 +260,18 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
     """The claim is on the way to the child's start; the worker's next XREADGROUP is not, so it goes second
     (Redis's MONITOR shows the order the server received them), also with work prepared while the claim is in
     Redis (the runner verifies the decision ahead). The run entry is acknowledged by the script that stores the
-    result, not by an XACK of its own."""
+    result, not by an XACK of its own.
+
+    Each approval waits until MONITOR has shown the worker's blocking read (a read of new entries after its last
+    claim), and the check waits until MONITOR has shown a command sent after the calls finished: conditions, not
+    time, so a loaded machine changes how long it takes, never what is compared."""
     client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
     store = CallStore(client)
     prepared: list[dict[str, str]] = []
     worker = RunnerWorker(client, store, marker_executor(tmp_path / "marker"), runner_id="w-order",  # type: ignore[arg-type]
                           reader=reader, prepare=prepared.append, **{**FAST, "block_seconds": 5.0})
     seen: list[str] = []
+    sentinel = f"ECHO order-check-{tmp_path.name}"
     async with watcher.monitor() as monitor, running(worker):
         async def watch() -> None:
             async for entry in monitor.listen():
@@ -279,13 +284,23 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
                     seen.append("approve")
                 elif command.startswith("XACK") and entry.get("client_type") != "lua":
                     seen.append("xack")
+                elif command.startswith(sentinel):
+                    seen.append("sentinel")
+
+        async def blocking_read_waits() -> bool:  # the worker's read of new entries, sent after its last claim
+            last_claim = len(seen) - 1 - seen[::-1].index("claim") if "claim" in seen else -1
+            return "read" in seen[last_claim + 1:]
+
+        async def sentinel_seen() -> bool:
+            return "sentinel" in seen
 
         watching = asyncio.create_task(watch())
         for _ in range(2):  # the first call loads the scripts (NOSCRIPT, SCRIPT LOAD, again): the second is timed
-            await asyncio.sleep(0.3)  # the worker's blocking read is waiting
+            await wait_until(blocking_read_waits)
             (call_id,) = await approved_calls(store, 1)
             await wait_until(lambda: all_terminal(store, [call_id]))  # noqa: B023 (awaited in this iteration)
-        await asyncio.sleep(0.1)
+        await client.execute_command(*sentinel.split())  # MONITOR shows commands in order: all before it are in
+        await wait_until(sentinel_seen)
         watching.cancel()
     last_approve = len(seen) - 1 - seen[::-1].index("approve")
     assert seen[last_approve + 1:last_approve + 3] == ["claim", "read"], seen
