@@ -248,3 +248,30 @@ def test_an_alias_whose_name_looks_generated_is_a_value_not_a_reference() -> Non
     # file, a log), so only a describing alias stays.
     assert redact("password: *Kq8sLp2mZx\n") == ("password: [REDACTED:password]\n", 1)
     assert redact("password = *pw\n") == ("password = [REDACTED:password]\n", 1)  # "=": no YAML alias
+
+
+# An environment line (.env, ``export``, a compose list item) in a diff or a quote: its value runs to the line's
+# end as it does unwrapped; an indented ``name=value`` after a diff's marker is a line of code (a keyword
+# argument), where an expression stays, as it does unwrapped.
+@pytest.mark.parametrize(("line", "expected"), [
+    ("+DB_PASSWORD=ab;cdefghij", "+DB_PASSWORD=[REDACTED:password]"),
+    ("-DB_PASSWORD=ab;cdefghij", "-DB_PASSWORD=[REDACTED:password]"),
+    ("+export DB_PASSWORD=ab;cdefghij", "+export DB_PASSWORD=[REDACTED:password]"),
+    ("+  - DB_PASSWORD=ab;cdefghij", "+  - DB_PASSWORD=[REDACTED:password]"),
+    ("-  - DB_PASSWORD=ab;cdefghij", "-  - DB_PASSWORD=[REDACTED:password]"),
+    ("> DB_PASSWORD=ab;cdefghij", "> DB_PASSWORD=[REDACTED:password]"),
+    ("+    password=hunter2xyz", "+    password=[REDACTED:password]"),
+])
+def test_a_diff_or_quoted_environment_line_is_hidden_whole(line: str, expected: str) -> None:
+    assert redact(line + "\nuser=app\n") == (expected + "\nuser=app\n", 1)
+
+
+@pytest.mark.parametrize("line", [
+    "-    password=get_password(user),",
+    "+    password=get_password(user),",
+    "-        password=os.environ[\"X\"],",
+    "+\tsecret=settings.SECRET_KEY,",
+    ">     token=fetch_token(scope),",
+])
+def test_a_keyword_argument_in_a_diff_or_quote_stays(line: str) -> None:
+    assert redact(line + "\n") == (line + "\n", 0)

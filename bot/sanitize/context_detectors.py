@@ -76,6 +76,12 @@ _ASSIGNMENT_HEAD = (
 _FINDER_NAME = FINDER_NAME
 _ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 
+# What may open a line before the text a tool wrote there: a unified diff's line marker before the file's own
+# indentation ("+", "-"; a context line's " " is indentation: ``git diff``, ``helm diff``) or a mail or Markdown
+# quote ("> ", nested). The environment line and the line-start detector read past it; ``judge._YAML_KEY_LINE``
+# and ``judge._LINE_OPENER`` are its Python spellings.
+_LINE_OPENER = r"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
+
 # An environment line (``env``, a .env file, ``export NAME=``, ``declare -x NAME=``): NAME=value opening its line,
 # its bare value running to the line's end (``DB_PASSWORD=ab;cd``, ``MY_PASS=correct horse``; trailing
 # whitespace stays visible); a quoted value is the assignment detector's, to its closing quote. It starts at the
@@ -83,7 +89,8 @@ _ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
 # so the leftmost-first match at that byte is this one. In URLs, query strings, JSON and code the assignment
 # detector keeps the format's own delimiters.
 _ENV_LINE_HEAD = (
-    r"(?:^|\n)[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
+    rf"(?:^|\n){_LINE_OPENER}"
+    r"[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
     rf"(?P<name>{_NAME})="
 )
 # "NAME=value" as one quoted string: docker inspect's "Env": ["DB_PASSWORD=ab;cd"], a compose list item
@@ -109,10 +116,6 @@ _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 # values are quoted or numbers: ``"pass": 10,`` stays). ``NAME=value`` with no blank around the "=" is the environment
 # line's (``env_line``: the same whole-line value), so the two never start at one byte.
 #
-# The line may be wrapped: a unified diff's line marker before the file's own indentation ("+", "-"; a context
-# line's " " is indentation: ``git diff``, ``helm diff``) or a mail or Markdown quote ("> ", nested). The same
-# opener is ``judge._YAML_KEY_LINE``'s.
-_LINE_OPENER = r"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
 _LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
 _LINE_VALUE_HEAD = (
     rf"{_LINE_INDENT}(?P<name>{_NAME})"

@@ -31,6 +31,9 @@ _YAML_KEY_LINE = re.compile(
     rb"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
     rb"(?:[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]*|[ \t]*[\w.\-]{1,128}[ \t]*=[ \t]*)"
 )
+# A diff's or a quote's line opener (``context_detectors._LINE_OPENER``) before an environment line: "+", ">"
+# (nested, a blank after each), or "-" then indentation (a removed line; "- " with one blank is a YAML list item).
+_LINE_OPENER = re.compile(rb"\+|-(?=[ \t]{2}|\t)|(?:>[ \t]?){1,4}")
 # A YAML node's properties before its value (``context_detectors._NODE_PROPERTIES``): an anchor, a standard tag.
 _NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
@@ -86,9 +89,11 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # that is an expression of code (``password=os.environ["X"]``) is judged whole, never by its first word.
         # Only an indented line may be code (a keyword argument: ``    password=os.environ["X"],``); ``env``, a .env
         # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
-        code = text[match.start() : name_start].strip(b"\n")[:1] in (b" ", b"\t") and not re.search(
-            rb"[-a-z]", text[match.start() : name_start]
-        )
+        # After a diff's or a quote's opener (``_LINE_OPENER``), the same rule on the text the file holds.
+        before = text[match.start() : name_start].lstrip(b"\n")
+        opener = _LINE_OPENER.match(before)
+        before = before[opener.end() :] if opener is not None else before
+        code = before[:1] in (b" ", b"\t") and not re.search(rb"[-a-z]", before)
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         first = _FIRST_WORD.match(shown)
         if verdict is None and first is not None and first.end() < len(shown) and not (

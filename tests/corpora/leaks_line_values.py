@@ -35,4 +35,7 @@ LINE_VALUE_LEAKS: tuple[Leak, ...] = (
     Leak("line_yaml_tag", "password: !!str " + "Kq8sLp2mZx\nsecret_key: &sk ab;" + "Xk9mQ2vL\n",
          ("Kq8sLp2mZx", "Xk9mQ2vL")),
     Leak("line_yaml_anchor_weak", "password: &pw " + "hunter2xyz\n", ("hunter2xyz",)),
+    Leak("line_diff_env_file", "--- a/.env\n+++ b/.env\n-DB_PASSWORD=ab;" + "cdefghij\n+DB_PASSWORD=x&" + "Kq8sLp2mZ\n",
+         ("cdefghij", "Kq8sLp2mZ")),
+    Leak("line_diff_compose_list", "   environment:\n+    - POSTGRES_PASSWORD=12)" + "xYz9Kq\n", ("xYz9Kq",)),
 )
