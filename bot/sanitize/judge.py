@@ -34,6 +34,7 @@ _YAML_KEY_LINE = re.compile(
 # A diff's or a quote's line opener (``context_detectors._LINE_OPENER``) before an environment line: "+", ">"
 # (nested, a blank after each), or "-" then indentation (a removed line; "- " with one blank is a YAML list item).
 _LINE_OPENER = re.compile(rb"\+|-(?=[ \t]{2}|\t)|(?:>[ \t]?){1,4}")
+_OPENER_FIRST = (b"+", b"-", b">")
 # A YAML node's properties before its value (``context_detectors._NODE_PROPERTIES``): an anchor, a standard tag.
 _NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
@@ -91,8 +92,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
         # After a diff's or a quote's opener (``_LINE_OPENER``), the same rule on the text the file holds.
         before = text[match.start() : name_start].lstrip(b"\n")
-        opener = _LINE_OPENER.match(before)
-        before = before[opener.end() :] if opener is not None else before
+        if before[:1] in _OPENER_FIRST:  # asked only where one may stand (an environment line on every line)
+            opener = _LINE_OPENER.match(before)
+            before = before[opener.end() :] if opener is not None else before
         code = before[:1] in (b" ", b"\t") and not re.search(rb"[-a-z]", before)
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         first = _FIRST_WORD.match(shown)
