@@ -39,6 +39,7 @@ _B = r"(?:^|[^A-Za-z0-9_-])"
 _ANY = r"(?:[^A-Za-z0-9_-])?"  # optional, so these start as early as a bounded detector would (leftmost wins)
 _GITLAB = "glpat|glrt|gldt|glptt|glsoat|gloas|glcbt|glimt|glagent|glffct|glft"
 _AWS_ID = "AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA"
+_CONNECTION_PASSWORD = r"(?i:;[ \t]{0,4}(?:password|pwd)[ \t]{0,4}=[ \t]{0,4})"
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,15 @@ TOKENS: tuple[Detector, ...] = (
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
     _token("azure_sas", r"(?:[?&;]|\\u0026)sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    # A connection string's password after ";" (ODBC, ADO.NET, JDBC for SQL Server): its value runs to the next
+    # ";" whatever it starts with (``;Pwd=,tR3=Jm;``: "," "&" ")" "}" "]" end a value elsewhere, not here), or is
+    # ODBC's braced value (``;Pwd={a;b}c};``, "}}" an escaped brace). Stops at a quote or a line's end.
+    Detector(
+        "password",
+        _CONNECTION_PASSWORD + r"(?P<v>\{(?:[^}\n]|\}\}){1,256}\}|[^;\s\"'{](?:[^;\n\"']{0,254}[^;\s\"'])?)",
+        "connection_password",
+        search=_CONNECTION_PASSWORD + r"[^;\s\"']",  # the value's first character: no long count in the scan
+    ),
     # A PuTTY .ppk key file (bot/sanitize/putty.py): the first base64 line after "Private-Lines: N" (a newline, or
     # in a JSON string its "\n" escape, between them; indented in a YAML block), extended over the block's lines by
     # putty.private_lines_end; then the MAC line's hex ("Private-Hash:" in version 1 files).

@@ -66,6 +66,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return (None if shapes.trivial(shown) else detector.kind), True
     if check == "generated":
         return (detector.kind if shapes.generated(shown.rstrip("=")) else None), True
+    if check == "connection_password":  # a path is the shell's PWD (sudo's "; PWD=/home/ops ;"), no password
+        return (None if shapes.trivial(shown) or shapes.is_path(shown) else detector.kind), True
     if check == "url_password":
         return (detector.kind if shapes.accept_url_password(shown) else None), True
     if check == "acl_secret":
@@ -139,6 +141,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
     if text[max(0, name_start - 9) : name_start] == b"checksum/":
         return None, False  # a chart's annotation: checksum/secret is the digest of the rendered Secret
+    if separator == ":" and name == "PASS" and text[max(0, name_start - 4) : name_start] == b"--- ":
+        return None, False  # go test's verdict (--- PASS: TestTokenRefresh (0.01s)), not a password
     if separator == ":" and text[sep_start + 1 : sep_start + 3] == b"//":
         return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
     if separator == ":" and text[sep_start + 1 : sep_start + 2] == b":":

@@ -60,6 +60,13 @@ _TRIVIAL_VALUES = _word_set(
     "true false null none nil yes no on off empty unset undefined redacted hidden masked required "
     "optional string secret password token value example n/a na"
 )
+# Algorithms a setting names (password_hash: argon2id, password_encryption = scram-sha-256): no one's secret.
+_ALGORITHM_VALUES = _word_set(
+    "argon2 argon2id argon2i argon2d bcrypt bcrypt_sha256 bcrypt-sha256 scrypt yescrypt pbkdf2 pbkdf2_sha256 "
+    "pbkdf2-sha256 pbkdf2_sha512 pbkdf2-sha512 sha256_crypt sha512_crypt md5_crypt scram-sha-256 scram-sha-1 "
+    "sha256 sha512 sha384 sha1 md5 hmac-sha256 hmac-sha512 hs256 hs384 hs512 rs256 rs384 rs512 es256 es384 es512 "
+    "ps256 eddsa ed25519 aes-256-gcm aes-128-gcm aes256-gcm aes256 chacha20-poly1305 xchacha20-poly1305"
+)
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 # A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
@@ -183,6 +190,11 @@ def trivial(value: str) -> bool:
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
         return True
     return bare.count(first) == len(bare)  # one character repeated
+
+
+def is_path(value: str) -> bool:
+    """A file system path (``/home/ops``, ``~/.pgpass``): what ``PWD=`` holds in sudo's log, not a password."""
+    return _PATH.fullmatch(value) is not None
 
 
 def generated(value: str) -> bool:
@@ -344,7 +356,7 @@ def accept_assignment(
     value is exactly the one that must not be shown (words with blanks, ``API_TOKEN=not a token``, still need
     a generated one)."""
     found = name_kind(name)
-    if found is None or trivial(value):
+    if found is None or trivial(value) or value.strip("\"'").lower() in _ALGORITHM_VALUES:
         return None
     kind, password_like = found
     bare = value.strip("\"'")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 
 from tests.corpora.leak_case import Leak
+from tests.corpora.leaks_accept import ACCEPT_LEAKS
 from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
@@ -77,4 +78,4 @@ LEAKS: tuple[Leak, ...] = (
          ("9d8c7b6a5f4e3d2c1b0a",)),
 )
 
-LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS
