@@ -61,7 +61,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # line-start detector, judged on the rest of its line), the same with no value, and each different.
             "password: a;\n", "password:\n", "  - db_password: 1,x{i}\n", "password: a;",
             # The same in a diff, under a quoted key, and after a YAML anchor (each different): found by review.
-            "+password: a;\n", "\"password\": a;\n", "password: &a x{i}\n", "+DB_PASSWORD=a{i}\n")
+            "+password: a;\n", "\"password\": a;\n", "password: &a x{i}\n", "+DB_PASSWORD=a{i}\n",
+            # A connection string's password after ";" (its value runs to the next ";"), each different, and an
+            # ODBC brace that never closes (accept, issue #11).
+            ";Pwd=,a{i}", ";Pwd={")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 
