@@ -192,3 +192,10 @@ def test_a_ppk_in_a_yaml_block_loses_its_indented_private_lines() -> None:
     assert sanitize_output(text.encode()).text == expected
     tail = "".join(f"    {line}\n" for line in PPK_V2.text.splitlines()[-4:])
     assert redact(tail) == (f"    {BLOCK}\n    Private-MAC: {MAC}\n", 2)
+
+
+def test_a_secret_id_argument_does_not_swallow_the_next_name_and_its_secret() -> None:
+    """Found by fuzzing against 7ba728e: the argument's value ran over "=" into "password", whose value then
+    matched no detector."""
+    text = 'secret_id=secret_id=password = "e^6^m#j%6N$Pn%!P"\n'
+    assert "e^6^m#j%6N$Pn%!P" not in redact(text)[0]

@@ -321,9 +321,11 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     _token(
         # ... and as a command's argument or an environment variable: vault write auth/approle/login role_id=<id>
-        # secret_id=<uuid>, VAULT_SECRET_ID=<uuid> (starting at the "_" before it, where no assignment starts).
+        # secret_id=<uuid>, VAULT_SECRET_ID=<uuid> (starting at the "_" before it, where no assignment starts). The
+        # value stops at "=": one that ran on would swallow the next name and leave its secret to no detector
+        # ("secret_id=password = 'pw'" showed the password).
         "token",
-        r"(?:^|[^A-Za-z0-9])(?:secret_id|SECRET_ID)=(?P<v>[^\s\"'&;,]{8,256})",
+        r"(?:^|[^A-Za-z0-9])(?:secret_id|SECRET_ID)=(?P<v>[^\s\"'&;,=]{8,256})",
         check="acl_secret",
     ),
     Detector(
