@@ -275,3 +275,12 @@ def test_a_diff_or_quoted_environment_line_is_hidden_whole(line: str, expected: 
 ])
 def test_a_keyword_argument_in_a_diff_or_quote_stays(line: str) -> None:
     assert redact(line + "\n") == (line + "\n", 0)
+
+
+@pytest.mark.parametrize("value", ["éa;語パス", "日;x9k2", "日本;語パス", "aé)qz7", "ñ&ñ1234"])
+@pytest.mark.parametrize("head", ["  password: ", "- password: ", "\tdb_password = ", '  "password": '])
+def test_a_first_run_of_two_characters_in_more_than_two_bytes_is_hidden_too(head: str, value: str) -> None:
+    """RE2 counted the run in characters and the Python parser in bytes: the candidate was read by neither
+    (found by the review's variants on an indented line: ``  password: 日本;語パス`` showed whole)."""
+    text = f"x: 1\n{head}{value}\n"
+    assert value not in redact(text)[0] and value.encode() not in sanitize_output(text.encode()).text.encode()

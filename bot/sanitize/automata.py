@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import re2
 
-from bot.sanitize.context_detectors import CONTEXT
+from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.detectors import TOKENS, Detector
 
 _ANCHOR_START = re2._Anchor.ANCHOR_START
@@ -285,6 +285,8 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     parts = []
     for index, detector in enumerate(detectors):
         inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
+        for run, as_utf8 in PARSER_CHARACTER_RUNS:  # counted in characters, as RE2 counts them
+            inner = inner.replace(run, as_utf8)
         parts.append(f"(?:{inner})")
     def compiled(pattern: str) -> re.Pattern[bytes]:
         # Python's "$" also matches before a final newline; RE2's (outside multi-line mode) only at the very end.

@@ -9,6 +9,8 @@ and every repetition here is bounded for the reason given in ``detectors.py``.
 
 from __future__ import annotations
 
+import re
+
 from bot.sanitize.detectors import Detector, _token
 from bot.sanitize.finder_name import FINDER_NAME
 
@@ -121,7 +123,8 @@ _LINE_VALUE_HEAD = (
     rf"{_LINE_INDENT}(?P<name>{_NAME})"
     r"(?P<sep>[ \t]{1,4}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{0,4}"
 )
-_SHORT_RUN_THEN_DELIMITER = r"(?:[^\s\"',;&}\])]{0,2}|[0-9]{3,6})[,;&)}\]]"
+_SHORT_RUN = r"[^\s\"',;&}\])]{0,2}"
+_SHORT_RUN_THEN_DELIMITER = rf"(?:{_SHORT_RUN}|[0-9]{{3,6}})[,;&)}}\]]"
 # A quoted key (a JSON-ish YAML key, ``"password": a;b...``) then a plain value of the same shape, save for JSON's
 # own numbers: digits then "," "}" or "]" (``"input_tokens": 1834,`` on every line of a pretty-printed response
 # would be a candidate each). Digits then ";" "&" ")" are a password's still.
@@ -134,6 +137,19 @@ _QUOTED_KEY_SHORT_RUN = (
 # a line is this detector's whatever its value (``judge._judge_line_value`` judges it without them). A local tag
 # (``!Ref DBPassword``: CloudFormation's functions) names a reference, not a literal, and stays the assignment's.
 _NODE_PROPERTIES = r"(?:(?:&[^\s]{1,40}|!![^\s]{0,40})[ \t]{1,4}){1,2}"
+
+
+def _characters_as_utf8(pattern: str) -> str:
+    """``pattern`` for Python's bytes parser, each negated class ``[^...]`` read as one UTF-8 character (as RE2
+    reads it) instead of one byte."""
+    return re.sub(r"\[\^((?:\\.|[^\]\\])*)\]", lambda m: rf"(?:[^{m.group(1)}\x80-\xff]|[\xc0-\xff][\x80-\xbf]{{1,3}})",
+                  pattern)
+
+
+# RE2 counts a short run in characters (UTF-8 mode), the pass's Python parser in bytes: a run of two characters in
+# three or more bytes (``éa;``, ``日;``) was a candidate the parser could not read, and no other detector's, so the
+# password showed. The parser reads these runs as UTF-8 characters (``automata._compile_pass``).
+PARSER_CHARACTER_RUNS = tuple((run, _characters_as_utf8(run)) for run in (_SHORT_RUN, _QUOTED_KEY_SHORT_RUN))
 
 # The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
 # "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
