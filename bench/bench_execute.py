@@ -228,6 +228,19 @@ def bench_judge(n: int) -> None:
         same = (time.process_time() - c0) / n
         verdict = judge_argv(argv)
         print(f"{label:>38} {new * 1e6:7.2f}us {same * 1e6:8.2f}us {verdict.kind if verdict else '-':>15}")
+    # Hostile argv: CPU grows with its length, not its square (target: 16x the items, <= 20x the time).
+    for label, make in (
+        ("words skipped between command words", lambda k: ["aws"] + ["--x", "secretsmanager"] * (k // 2)),
+        ("one long path expression", lambda k: ["kubectl", "get", "secret", "--jsonpath", "{" + ".a" * k + "}"]),
+    ):
+        cpu = []
+        for k in (6250, 100000):
+            argv = make(k)
+            c0 = time.process_time()
+            judge_argv(argv)
+            cpu.append(time.process_time() - c0)
+        print(f"  hostile argv, {label}: 6,250 items {cpu[0] * 1e3:.1f} ms, 100,000 {cpu[1] * 1e3:.1f} ms CPU,"
+              f" ratio {cpu[1] / max(cpu[0], 1e-9):.1f} (linear: 16)")
     data = realistic_output(65536)
     captured = Captured(head=data, tail=b"", total_bytes=len(data))
     for label, redactor in (("the detectors", build_redactor()), ("withheld whole", WithheldOutput("secret_field"))):
