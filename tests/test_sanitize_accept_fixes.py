@@ -102,3 +102,21 @@ def _survives(secret: str, text: str, shown: str) -> bool:
 def test_no_six_characters_of_an_acceptance_secret_survive(leak: Leak) -> None:
     shown = sanitize_output(leak.text.encode()).text
     assert not [secret for secret in leak.secrets if _survives(secret, leak.text, shown)], shown
+
+
+
+@pytest.mark.parametrize("length", [100, 255, 257, 300, 1200])
+@pytest.mark.parametrize(
+    "template",
+    ['        "SessionToken": "{v}",', "aws_session_token = {v}", "export AWS_SESSION_TOKEN={v}",
+     '{{"sessionToken":"{v}","expiration":1}}', "aws_security_token='{v}'"],
+)
+def test_an_aws_session_token_longer_than_the_value_bound_is_redacted_whole(template: str, length: int) -> None:
+    value = ("IQoJb3JpZ2luX2VjE5VKqF6b9Rw9NSp6lpBOp/nbx+R5" * 30)[:length]
+    line = template.format(v=value)
+    assert redact(line) == (line.replace(value, "[REDACTED:aws_session_token]"), 1)
+
+
+@pytest.mark.parametrize("line", ["session_token_ttl: 3600", "SessionToken: (none)", "security_token = ${TOKEN}"])
+def test_settings_about_a_session_token_stay(line: str) -> None:
+    assert redact(line) == (line, 0)

@@ -132,6 +132,13 @@ TOKENS: tuple[Detector, ...] = (
         r"(?i:(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s{0,4}=\s{0,4})(?P<v>[A-Za-z0-9+/%=&:.-]{20,512})",
     ),
     _token("azure_sas", r"(?:[?&;]|\\u0026)sig=(?P<v>[A-Za-z0-9%+/=._~-]{16,512})"),
+    # An AWS session token under its own names (sts assume-role's JSON, ~/.aws/credentials, the environment):
+    # 300-1200 characters, longer than the assignments' quoted value bound (256), so no assignment finds it.
+    _token(
+        "aws_session_token",
+        r"(?i:sessiontoken|session_token|security_token|securitytoken)[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?"
+        r"(?P<v>[A-Za-z0-9+/=]{100,1000})",
+    ),
     # A connection string's password after ";" (ODBC, ADO.NET, JDBC for SQL Server): its value runs to the next
     # ";" whatever it starts with (``;Pwd=,tR3=Jm;``, ``;Pwd={,tR3=Jm};``: "," "&" ")" "}" "]" "{" end or open a
     # value elsewhere, not here). Stops at a quote or a line's end. ODBC's braced value holding a ";" is cut there
