@@ -16,7 +16,9 @@ import pytest
 from bot.config import ConfigError, parse_config
 from bot.fisk.environment import scrub_environment
 from bot.runner import CallResult, run_argv
+from bot.sanitize import Captured, build_redactor, sanitize_captured
 from bot.sanitize.secret_argv import SecretArgvShapes, judge_argv
+from bot.sanitize.withheld import WithheldOutput
 from bot.wiring import execution_limits
 from tests.support.fisk_app import make_fisk_app_doing
 
@@ -156,3 +158,18 @@ def test_the_example_configuration_adds_no_shape() -> None:
 
     config = load_config(ROOT / "config" / "fisk-chatops.yaml")
     assert execution_limits(config).secret_output == SecretArgvShapes()
+
+
+@pytest.mark.parametrize("limit", [333, 4000, 65500, 65536])
+def test_the_cap_never_shows_half_a_marker(limit: int) -> None:
+    """A withheld output is markers only: the byte budget cut one at the gap (``[REDACTED:secr``, reported by
+    its author); a redacted output's markers are kept whole or dropped the same way."""
+    withheld = b"".join(b"line %d of the secret value\n" % i for i in range(20000))
+    redacted = b"".join(b"db_password: Xk9#mQ2vL8pR%d\n" % i for i in range(20000))
+    for data, redactor in ((withheld, WithheldOutput("secret_field")), (redacted, build_redactor())):
+        for shift in range(0, 40, 3):  # the cut at every byte of a marker
+            text = sanitize_captured(Captured(head=data[shift:], tail=b"", total_bytes=len(data) - shift),
+                                     redactor, limit).text
+            rest = re.sub(r"\[REDACTED:[a-z_]+(?:#[0-9a-f]{6})?\]|… \[\d+ bytes omitted\] …", "", text)
+            assert "[RED" not in rest and "ACTED" not in rest and "]" not in rest, rest[:200]
+            assert len(text.encode()) <= limit

@@ -71,6 +71,32 @@ def _tail_bytes(text: str, limit: int) -> str:
     return data[max(0, len(data) - limit) :].decode("utf-8", "ignore") if limit > 0 else ""
 
 
+# Longer than any marker ("[REDACTED:" + a kind + "#" + a fingerprint + "]"), so a look back this far finds one.
+_MARKER_REACH = 128
+_MARKER_START = MARKER.split("{", 1)[0]
+
+
+def _whole_marker_head(text: str, head: str) -> str:
+    """``head`` (a prefix of ``text``) without a marker the byte budget cut in half: ``[REDACTED:secr`` at the
+    gap told the reader nothing and looked like a broken redaction (a withheld output is markers only)."""
+    cut = len(head)
+    start = text.rfind(_MARKER_START, max(0, cut - _MARKER_REACH), cut + len(_MARKER_START))
+    if 0 <= start < cut and text.find("]", start, cut + _MARKER_REACH) >= cut:
+        return head[:start]
+    return head
+
+
+def _whole_marker_tail(text: str, tail: str) -> str:
+    """``tail`` (a suffix of ``text``) without the end of a marker the byte budget cut off (the mirror)."""
+    cut = len(text) - len(tail)
+    start = text.rfind(_MARKER_START, max(0, cut - _MARKER_REACH), cut + len(_MARKER_START))
+    if 0 <= start < cut:
+        end = text.find("]", start, cut + _MARKER_REACH)
+        if end >= cut:
+            return text[end + 1 :]
+    return tail
+
+
 def _split_budget(budget: int, head_size: int, tail_size: int) -> tuple[int, int]:
     """Bytes for the head and the tail: half each, and what one side cannot use goes to the other."""
     tail_share = min(tail_size, budget // 2)
@@ -144,8 +170,8 @@ def sanitize_captured(captured: Captured, redactor: TextRedactor, output_limit: 
         redactions = head_n + tail_n + pem_n
     budget = max(0, output_limit - len(omission_marker(captured.total_bytes).encode()))
     head_budget, tail_budget = _split_budget(budget, len(head_text.encode()), len(tail_text.encode()))
-    head = _head_bytes(head_text, head_budget)
-    tail = _tail_bytes(tail_text, tail_budget)
+    head = _whole_marker_head(head_text, _head_bytes(head_text, head_budget))
+    tail = _whole_marker_tail(tail_text, _tail_bytes(tail_text, tail_budget))
     omitted = max(0, captured.total_bytes - len(head.encode()) - len(tail.encode()))
     return SanitizedOutput(text=head + omission_marker(omitted) + tail, truncated=True, redactions=redactions)
 
