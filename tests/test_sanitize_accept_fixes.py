@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.sanitize import redact, sanitize_output
+from bot.sanitize import display_command_line, redact, sanitize_output
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_accept import ACCEPT_LEAKS, ACCEPT_OPEN
 
@@ -120,3 +120,21 @@ def test_an_aws_session_token_longer_than_the_value_bound_is_redacted_whole(temp
 @pytest.mark.parametrize("line", ["session_token_ttl: 3600", "SessionToken: (none)", "security_token = ${TOKEN}"])
 def test_settings_about_a_session_token_stay(line: str) -> None:
     assert redact(line) == (line, 0)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["docker", "login", "-u", "ci", "-p", "UOLc877EgNB6bfbdUwFD", "registry.acme.example"],
+        ["podman", "login", "--username", "ci", "-p", "UOLc877EgNB6bfbdUwFD", "quay.io"],
+        ["docker", "--config", "/tmp/d", "login", "-p", "UOLc877EgNB6bfbdUwFD", "ghcr.io"],
+    ],
+)
+def test_a_card_redacts_a_container_login_password(argv: list[str]) -> None:
+    shown, _ = display_command_line(argv)
+    assert "UOLc877EgNB6bfbdUwFD" not in shown and "[REDACTED:flag_value#" in shown
+
+
+def test_a_card_keeps_docker_run_ports() -> None:
+    argv = ["docker", "run", "-p", "8080:80", "nginx:1.27"]
+    assert display_command_line(argv) == ("docker run -p 8080:80 nginx:1.27", False)

@@ -23,6 +23,8 @@ _FLAG_WITH_SECRET = re.compile(
 _FLAG_EQUALS = re.compile(r"^(--?[\w-]+)=(.+)$", re.DOTALL)
 # Short flags that take a password in a few common clients (sshpass -p, redis-cli -a).
 _PROGRAM_PASSWORD_FLAGS = {"sshpass": frozenset({"-p"}), "redis-cli": frozenset({"-a", "--pass"})}
+# Container clients take a password as "-p" only after "login" ("docker run -p 8080:80" publishes a port).
+_LOGIN_PASSWORD_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras"})
 # A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
 _SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
 
@@ -48,6 +50,8 @@ def _shown_items(
     previous = ""
     program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
     for item in argv:
+        if item == "login" and program in _LOGIN_PASSWORD_PROGRAMS:
+            program_flags = program_flags | {"-p"}
         text = strip_controls(item) if strip else item
         flag_equals = _FLAG_EQUALS.match(text)
         if (_FLAG_WITH_SECRET.match(previous) or previous in program_flags) and not item.startswith("-"):
