@@ -8,6 +8,7 @@ import re
 import pytest
 
 from bot.sanitize import display_command_line, redact, sanitize_output
+from bot.sanitize.secret_argv import judge_argv
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_accept import ACCEPT_LEAKS, ACCEPT_OPEN
 
@@ -138,3 +139,32 @@ def test_a_card_redacts_a_container_login_password(argv: list[str]) -> None:
 def test_a_card_keeps_docker_run_ports() -> None:
     argv = ["docker", "run", "-p", "8080:80", "nginx:1.27"]
     assert display_command_line(argv) == ("docker run -p 8080:80 nginx:1.27", False)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["terraform", "output", "-raw", "admin_password"],
+        ["/usr/local/bin/tofu", "output", "db_password"],
+        ["terraform", "-chdir=infra/prod", "output", "-json", "api_token"],
+        ["terragrunt", "output", "-raw", "tls_private_key"],
+    ],
+)
+def test_terraform_output_of_a_secrets_name_is_withheld(argv: list[str]) -> None:
+    verdict = judge_argv(argv)
+    assert verdict is not None and verdict.kind == "secret_field" and argv[-1] in verdict.because
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["terraform", "output"],
+        ["terraform", "output", "-json"],
+        ["terraform", "output", "-raw", "vpc_id"],
+        ["terraform", "output", "-raw", "db_password_secret_arn"],
+        ["terraform", "plan", "-var", "admin_password=x"],
+        ["opsctl", "output", "admin_password"],
+    ],
+)
+def test_other_terraform_commands_are_not_withheld(argv: list[str]) -> None:
+    assert judge_argv(argv) is None

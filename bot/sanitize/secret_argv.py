@@ -241,6 +241,22 @@ def _command_words(words: Sequence[tuple[str, bool]], commands: frozenset[tuple[
     return None
 
 
+# Terraform prints one output's value bare when asked by name (``terraform output -raw admin_password``); a
+# sensitive output included (its value is shown, not "(sensitive value)", when named).
+_OUTPUT_PROGRAMS = frozenset({"terraform", "tofu", "terragrunt"})
+
+
+def _named_output(words: Sequence[tuple[str, bool]]) -> str | None:
+    """The output's name in ``terraform output [-raw|-json] NAME`` when it names a secret, else None."""
+    if not words or words[0][0] not in _OUTPUT_PROGRAMS:
+        return None
+    names = [word for word, _ in words[1:]]
+    if "output" not in names or names.index("output") + 1 >= len(names):
+        return None
+    name = names[names.index("output") + 1]
+    return name if name_kind(name) is not None else None
+
+
 def judge_argv(argv: Sequence[str], extra: SecretArgvShapes = NO_SHAPES) -> Verdict | None:
     """The reason this argv asks for a secret's value, or None. Built-in shapes always apply; ``extra`` (the
     operator's) only adds. Remembered per argv: a runner runs the same few command lines again and again."""
@@ -286,6 +302,9 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
     command = _command_words(words, shapes.commands)
     if command is not None:
         return Verdict("secret_command", command)
+    output = _named_output(words)
+    if output is not None:
+        return Verdict("secret_field", f"output {output}")
     about_secret = _about_secret(words)
     for shown, expression in queries:
         if _query_selects_secret(expression, about_secret):

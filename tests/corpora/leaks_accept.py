@@ -471,7 +471,7 @@ OPEN = frozenset({
     "doppler in log", "linear in log", "terraform cloud in log",  # vendor tokens outside the list
     "twilio api key + secret",  # the secret in a table column, with no name beside it
     "terraform state show",  # "password          = ..." aligned with more than 4 blanks before "="
-    "terraform output raw bare (with name)",  # a bare value: only the argv could say so (terraform output -raw)
+    "terraform output raw bare (with name)",  # bare: withheld when the argv is terraform output NAME, not as text
 })
 
 
