@@ -48,6 +48,16 @@ ASKS_FOR_A_SECRET = [
     ("opsctl db query --format={{.password}} -- main sel", "secret_query"),
     ("docker inspect db --format {{.Config.Password}}", "secret_query"),
     ("pulumi stack output --show-secrets", "secret_reveal"),
+    # found by the review (each printed a bare secret and kept its output)
+    ("vault write -field=secret_id -f auth/approle/role/ci/secret-id", "secret_field"),
+    ("kubectl get pods -o 'jsonpath={.items[*].spec.containers[*].env[?(@.name==\"DB_PASSWORD\")].value}'",
+     "secret_query"),
+    ("aws ssm get-parameters --names a --query \"Parameters[?Name=='/db/password'].Value\" --output text",
+     "secret_query"),
+    ("tofu output admin_token", "secret_field"),
+    ("printenv DB_PASSWORD", "secret_command"),
+    ("jq -r .db.password config.json", "secret_query"),
+    ("yq .spec.auth.token values.yaml", "secret_query"),
     # another program's argv after "--" is judged too
     ("kubectl exec vault-0 -- vault kv get -field=token secret/ci", "secret_field"),
 ]
@@ -86,6 +96,15 @@ ORDINARY = [
     "gh secret list",
     "passwd --status deploy",
     "kubectl get secret db -o jsonpath-file=/tmp/template.txt",
+    "kubectl get pods -o 'jsonpath={.items[*].spec.containers[*].env[?(@.name==\"LOG_LEVEL\")].value}'",
+    "terraform output -json",
+    "terraform output db_host",
+    "terraform plan -out password.plan",
+    "printenv PATH",
+    "printenv",
+    "jq .password_policy config.json",
+    "jq -r .items[].metadata.name pods.json",
+    "yq e .spec.replicas deploy.yaml",
 ]
 
 

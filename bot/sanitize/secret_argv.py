@@ -26,6 +26,9 @@ The shapes, each chosen so that ordinary commands do not match (``--field=name``
   option may be that option's value, so it may sit in between (``aws secretsmanager --region x
   get-secret-value``).
 
+- **a positional name** where a tool prints what its word names, bare: ``printenv DB_PASSWORD``,
+  ``terraform output -raw db_password`` (``tofu``, ``terragrunt``), a jq-like filter (``jq -r .db.password``);
+  and a filter that picks a secret's value by its name (``env[?(@.name=="DB_PASSWORD")].value``).
 Operators may only add shapes (``execution.secret_output`` in the configuration): the built-in ones always apply.
 """
 
@@ -178,6 +181,16 @@ def _path_ends(expression: str) -> tuple[list[str], bool]:
     return ends, through_data
 
 
+# Names of a secret that name_kind reads as an identifier ("...ID"): Vault's AppRole secret_id (``vault write
+# -field=secret_id -f auth/approle/role/r/secret-id`` is how one is made), Consul's and Nomad's SecretID.
+_ACL_SECRET_NAMES = frozenset({"secret_id", "secretid", "secret-id"})
+
+
+def _names_secret(name: str) -> bool:
+    """Whether a field, a path's last name or a variable's name names a secret (the sanitizer's name rules)."""
+    return name_kind(name) is not None or name.lower() in _ACL_SECRET_NAMES
+
+
 def _secret_field_value(value: str) -> str | None:
     """The first secret's name in a field option's value (``password``, ``username,password``,
     ``label=password``, ``type=concealed``), if any."""
@@ -185,14 +198,31 @@ def _secret_field_value(value: str) -> str | None:
         selector, _, selected = item.strip().rpartition("=")
         if selector.lower() == "type" and selected.lower() == _CONCEALED:
             return item.strip()
-        if selected and name_kind(selected) is not None:
+        if selected and _names_secret(selected):
             return item.strip()
     return None
 
 
+# A filter's body and the literals it compares with: ``env[?(@.name=="DB_PASSWORD")].value`` selects a
+# secret's value by its name, which the path alone (ending at ``value``) does not say.
+_FILTER_BODY = re.compile(r"\[\?([^\[\]]{0,400})")
+_FILTER_LITERAL = re.compile(r"""['"]([^'"\n]{1,200})['"]|==?[ \t]{0,4}([^'"\s()\]]{1,200})""")
+
+
+def _filter_names_secret(expression: str) -> bool:
+    """Whether a filter of the expression compares with a secret's name (``"DB_PASSWORD"``, ``'/db/password'``)."""
+    if _FILTER_START not in expression:
+        return False
+    return any(_names_secret(literal.rsplit("/", 1)[-1])
+               for body in _FILTER_BODY.findall(expression)
+               for literal in (quoted or bare for quoted, bare in _FILTER_LITERAL.findall(body)))
+
+
 def _query_selects_secret(expression: str, about_secret: bool) -> bool:
     ends, through_data = _path_ends(expression)
-    if any(name_kind(name) is not None for name in ends):
+    if any(_names_secret(name) for name in ends):
+        return True
+    if any(name.lower() in _SECRET_HOLDERS for name in ends) and _filter_names_secret(expression):
         return True
     return about_secret and (through_data or any(name.lower() in _SECRET_HOLDERS for name in ends))
 
@@ -257,6 +287,27 @@ def _named_output(words: Sequence[tuple[str, bool]]) -> str | None:
     return name if name_kind(name) is not None else None
 
 
+# Tools whose positional word names what they print bare: ``printenv DB_PASSWORD``, and a jq-like filter's path
+# (``jq -r .db.password config.json``); ``terraform output NAME`` is ``_named_output``'s.
+_PRINTS_NAMED_VARIABLE = frozenset({"printenv"})
+_FILTERS_FIRST = frozenset({"jq", "gojq", "jaq", "yq"})
+
+
+def _positional_secret(argv: Sequence[str], words: Sequence[tuple[str, bool]]) -> Verdict | None:
+    """The positional shapes: a secret's name as the word a tool prints the value of."""
+    if not words:
+        return None
+    program = words[0][0]
+    if program in _PRINTS_NAMED_VARIABLE:
+        named = next((word for word, _ in words[1:] if _names_secret(word)), None)
+        return None if named is None else Verdict("secret_command", f"{program} {named}")
+    if program in _FILTERS_FIRST:
+        expression = next((item for item in argv[1:] if not item.startswith("-") or item == "-"), None)
+        if expression is not None and _query_selects_secret(expression, False):
+            return Verdict("secret_query", f"{program} {expression}")
+    return None
+
+
 def judge_argv(argv: Sequence[str], extra: SecretArgvShapes = NO_SHAPES) -> Verdict | None:
     """The reason this argv asks for a secret's value, or None. Built-in shapes always apply; ``extra`` (the
     operator's) only adds. Remembered per argv: a runner runs the same few command lines again and again."""
@@ -305,6 +356,8 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
     output = _named_output(words)
     if output is not None:
         return Verdict("secret_field", f"output {output}")
+    if (positional := _positional_secret(argv, words)) is not None:
+        return positional
     about_secret = _about_secret(words)
     for shown, expression in queries:
         if _query_selects_secret(expression, about_secret):
