@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import string
 import urllib.parse
 
@@ -496,3 +497,11 @@ def _leak(fmt: str, text: str, secrets: list[str]) -> Leak:
 
 ACCEPT_LEAKS: tuple[Leak, ...] = tuple(_leak(*case) for case in CASES if case[0] not in OPEN)
 ACCEPT_OPEN: tuple[Leak, ...] = tuple(_leak(*case) for case in CASES if case[0] in OPEN)
+
+
+def survives(secret: str, text: str, shown: str) -> bool:
+    """Whether six characters of ``secret`` in a row are shown that the rest of ``text`` does not hold (a part
+    of a secret is a leak too; a marker's kind, ``github_token``, is no part of one)."""
+    rest = text.replace(secret, "\0")
+    shown = re.sub(r"\[REDACTED:[^\]]*\]", "\0", shown)
+    return any(secret[i : i + 6] in shown and secret[i : i + 6] not in rest for i in range(len(secret) - 5))
