@@ -234,6 +234,7 @@ WRAPPED_BENIGN_LINES = [
     "MasterUserPassword: !Ref DBPassword",
     "  Password: !GetAtt DbSecret.Password",
     "password: !!null",
+    "-> password: wrong",  # an arrow in prose: only a line's first "+" or ">" opens it
     'password: &pw ""',
 ]
 

@@ -18,7 +18,8 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
 # How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
 _ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-_LINE_START = re.compile(rb"[ \t\-{,\[+>]*")  # a diff's "+" and a quote's ">" too (``_YAML_KEY_LINE``)
+# A diff's "+" and a quote's ">" too, opening the line only (``_YAML_KEY_LINE``): "-> password: x" is prose
+_LINE_START = re.compile(rb"(?:\+|(?:>[ \t]?){1,4})?[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
     {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
      "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
