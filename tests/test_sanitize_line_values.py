@@ -251,6 +251,16 @@ def test_an_alias_whose_name_looks_generated_is_a_value_not_a_reference() -> Non
     assert redact("password = *pw\n") == ("password = [REDACTED:password]\n", 1)  # "=": no YAML alias
 
 
+@pytest.mark.parametrize(("line", "secret"), [
+    ("password: *8lz!UT", "8lz!UT"), ("password:*8lz!UT", "8lz!UT"), ("  db_password: *x#9Kq", "x#9Kq"),
+    ("pass: &a%2Xy9", "a%2Xy9"),
+])
+def test_a_short_value_with_a_symbol_after_star_or_ampersand_is_no_alias(line: str, secret: str) -> None:
+    """Found by fuzzing against 7ba728e (which hid it): an alias's name has no symbol but "_", "-", "." in it."""
+    out, count = redact(line + "\n")
+    assert count == 1 and secret not in out
+
+
 # An environment line (.env, ``export``, a compose list item) in a diff or a quote: its value runs to the line's
 # end as it does unwrapped; an indented ``name=value`` after a diff's marker is a line of code (a keyword
 # argument), where an expression stays, as it does unwrapped.

@@ -380,7 +380,10 @@ def accept_assignment(
 
 # A YAML alias (``*pw``), or a node's properties with no content after them on its line: an anchor (``&creds``:
 # the mapping follows on the next lines) or a standard tag (``!!null``).
-_YAML_NODE_REFERENCE = re.compile(r"(?:\*|&|!!)[^\s,\[\]{}]{1,64}")
+# An alias's or an anchor's name as people write one (``*db_pw``, ``&defaults``, ``*pg.main``): a symbol other than
+# "_", "-", "." in it (``*8lz!UT``, ``*x#9``) makes it a password that starts with "*" or "&" (a .properties or log
+# line's ``password: *8lz!UT`` showed whole).
+_YAML_NODE_REFERENCE = re.compile(r"(?:\*|&)[A-Za-z0-9_.-]{1,64}|!![^\s,\[\]{}]{1,64}")
 
 
 def yaml_node_reference(value: str) -> bool:
