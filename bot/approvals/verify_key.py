@@ -13,7 +13,8 @@ passes a known-answer self-test:
    among the process's mappings;
 3. ``cryptography`` (no /proc, a Python without OpenSSL, OpenSSL older than 1.1.1).
 
-Signing (slack and agent roles) always uses ``cryptography``.
+Signing (slack and agent roles) holds a ``cryptography`` key and signs with libsodium where it matches that key's
+own signatures (``sodium.signer``), else with ``cryptography``.
 
 Public keys come from PEM ``SubjectPublicKeyInfo`` blocks (RFC 8410: a fixed 12-byte header, then the 32 bytes).
 """

@@ -114,3 +114,17 @@ def test_a_backend_that_fails_the_known_answer_is_not_used() -> None:
     for broken in (lambda *_: True, lambda *_: False, reads_a_c_string):
         assert not verify_key._passes_known_answer(broken)
     assert verify_key.backend() in ("libsodium", "libcrypto")  # this process's passed
+
+
+def test_each_key_of_a_rotation_is_checked_and_signs_as_itself_and_no_key_shows_in_reprs() -> None:
+    """A signer is made (and its libsodium signing checked) per key: a rotated-in key signs as itself, never with
+    the key before it; neither the signer nor its signing function spells the private key in a repr."""
+    old, new = Ed25519PrivateKey.generate(), Ed25519PrivateKey.generate()
+    signers = [DecisionSigner(old), DecisionSigner(new)]
+    message = b"fisk-chatops statement after rotation"
+    assert [s._sign(message) for s in signers] == [old.sign(message), new.sign(message)]
+    for signer, key in zip(signers, (old, new), strict=True):
+        seed = key.private_bytes_raw()
+        shown = f"{signer!r} {signer._sign!r} {vars(signer)!r}"
+        for spelling in (seed.hex(), repr(seed), seed.hex().upper()):
+            assert spelling not in shown
