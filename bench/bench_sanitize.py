@@ -64,7 +64,14 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "+password: a;\n", "\"password\": a;\n", "password: &a x{i}\n", "+DB_PASSWORD=a{i}\n",
             # A connection string's password after ";" (its value runs to the next ";"), each different, and an
             # ODBC brace that never closes (accept, issue #11).
-            ";Pwd=,a{i}", ";Pwd={")
+            ";Pwd=,a{i}", ";Pwd={",
+            # A quoted value that never closes within the quoted value's bound (256): 257 x after each quote, on one
+            # line and one unit a line, with the text's x runs ("x*257") different at each repeat (``_unclosed``):
+            # each quote is a candidate the finder cannot close (found by an acceptance check, issue #11).
+            'token="x*257', 'token="x*257\n', 'password="x*257', 'password="x*257\n', "secret='x*257",
+            "secret='x*257\n")
+# "x*N" in an input's name: a run of N filler characters (``_unclosed``).
+_RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
 
 
@@ -114,6 +121,8 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
         return "".join(units).encode()[:size]
     if kind == "code grep":
         return _code_grep(size, seed)
+    if _RUN.search(kind):
+        return _unclosed(kind, size, seed)
     if "{i}" in kind:
         units, total, i = [], 0, 0
         while total < size:
@@ -122,6 +131,26 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
             i += 1
         return "".join(units).encode()[:size]
     return (kind * (size // len(kind) + 1)).encode()[:size]
+
+
+def _unclosed(kind: str, size: int, seed: int) -> bytes:
+    """``kind`` repeated, its "x*N" a run of N filler characters: all "x" in the warm-up text (seed 0: exactly the
+    acceptance check's input), else a few other lower-case letters in it at random places, so each repeat's text
+    is unseen as the other inputs' are (no run is ever closed: the filler holds no quote or newline)."""
+    rng = random.Random(seed)
+
+    def filler(match: re.Match[str]) -> str:
+        run = ["x"] * int(match.group(1))
+        if seed:
+            for _ in range(4):
+                run[rng.randrange(len(run))] = rng.choice("abcdfghjlmuvwyz")
+        return "".join(run)
+
+    units, total = [], 0
+    while total < size:
+        units.append(_RUN.sub(filler, kind))
+        total += len(units[-1])
+    return "".join(units).encode()[:size]
 
 
 def _code_grep(size: int, seed: int) -> bytes:

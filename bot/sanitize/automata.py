@@ -75,6 +75,10 @@ class Automaton:
     searched: re2._Regexp | None = None
     # Scan hits known to be their finder's span (``searcher``): key -> True once proven, False when seen once.
     plain_spans: dict[MemoKey, bool] = field(default_factory=dict, compare=False, repr=False)
+    # The finder is the assignment's alone, whose match starts with a boundary then an optionally double-quoted
+    # name (``_QUOTED_NAME_HEAD``): a start whose finder match fails before '"' then a name character fails one
+    # byte on too (see ``searcher``).
+    quoted_name: bool = False
 
     def __post_init__(self) -> None:
         # RE2's own Match of the scan and of the finder, looked up once (``searcher``'s closures close over them).
@@ -125,6 +129,7 @@ class Automaton:
                 return verify(UNANCHORED, data, pos, length)[0]
             return plain
         searched, spans = self._searched, self.plain_spans  # type: ignore[attr-defined]
+        quoted_name = self.quoted_name and searched is None  # (no proven span can skip the anchored match there)
 
         def scanned(pos: int) -> tuple[int, int]:
             while (hit := scan(UNANCHORED, data, pos, length)[0])[0] >= 0:
@@ -150,6 +155,16 @@ class Automaton:
                             spans[key] = True
                     return span
                 pos = start + 1  # the scan's superset (a quote never closed): no finder match starts here
+                if quoted_name and pos + 1 < length and data[pos] == 34 and data[start] not in _NAME_BYTES \
+                        and data[pos + 1] in _NAME_BYTES:  # 34: '"'
+                    # A boundary, '"' then a name: the failed match read the '"' as the name's opening quote, and
+                    # one at the '"' (the boundary then) reads the same name and what follows it, so it fails too.
+                    # The scan hits there (the same reasoning), so that start is still offered to ``dismiss`` (its
+                    # budget), but neither searched nor matched: a quoted value that never closes
+                    # (``token="`` then 257 "x", on one line) cost two scans and two matches, not one each.
+                    if dismiss is not None:
+                        dismiss(pos)
+                    pos += 1
             return -1, -1
         return scanned
 
@@ -252,6 +267,13 @@ class Leftmost:
         return best
 
 
+# How the assignment's finder starts (``context_detectors._ASSIGNMENT_HEAD``): the text's start or a boundary (no
+# name character), then the name, optionally in double quotes (or in single quotes, both required). Every name
+# the finder takes starts with a name character (``finder_name.FINDER_NAME``).
+_QUOTED_NAME_HEAD = r"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?"
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+
+
 def _ungrouped(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
@@ -273,6 +295,8 @@ def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
             _alternation(group, lambda d: d.search or d.finder or d.pattern) if searches else None,
             # Only where some detectors have no search: a hit of the others is always matched by its finder.
             _alternation(searches, lambda d: d.search) if searches and len(searches) < len(group) else None,
+            quoted_name=len(group) == 1 and group[0].check == "assignment"
+            and (group[0].finder or group[0].pattern).startswith(_QUOTED_NAME_HEAD),
         ))
     return tuple(automata)
 

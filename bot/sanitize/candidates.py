@@ -38,7 +38,10 @@ Marker = Callable[[str, bytes], bytes]
 
 # An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
 # run of name characters up to the separator, since a boundary precedes it and the separator follows it).
-_ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85})[\"']?[ \t]{0,4}[:=]")
+# Possessive (``{1,85}+``): a shorter name is followed by a name character, never by a quote, a blank or the
+# separator, so giving characters back never matched; it only cost 85 tries at every candidate whose name runs
+# longer (2.8 us against 0.3: a quoted value that never closes, ``token="`` then 257 "x", on one line).
+_ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85}+)[\"']?[ \t]{0,4}[:=]")
 # An assignment's unquoted value on its separator's line, as the assignment detector reads it
 # (context_detectors._BARE_VALUE).
 _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
