@@ -69,7 +69,11 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # line and one unit a line, with the text's x runs ("x*257") different at each repeat (``_unclosed``):
             # each quote is a candidate the finder cannot close (found by an acceptance check, issue #11).
             'token="x*257', 'token="x*257\n', 'password="x*257', 'password="x*257\n', "secret='x*257",
-            "secret='x*257\n")
+            "secret='x*257\n",
+            # A mid-line value whose delimiter is glued to more text (``judge._glued_end``: judged and hidden to the
+            # next blank), each different; a name aligned with 40 blanks before "=" (no candidate today: what a
+            # widened alignment must stay fast on; envmid, issue #11).
+            "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -43,6 +43,11 @@ _YAML_COMMENT = re.compile(rb"[ \t]#")
 # but is a character of a YAML or ini line's plain value.
 _PLAIN_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")
 _LINE_ENDS = (b"", b"\n", b"\r")
+# A delimiter glued to more text mid-line (``_glued_end``): the value runs on to the next blank or quote, unless
+# the next pair of a list follows (``;Database=``, ``&page=``) or a blank, a quote or the line's end does.
+_GLUE_STOPS = (b"", b" ", b"\t", b"\n", b"\r", b"\v", b"\f", b'"', b"'")
+_NEXT_PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]{0,63}=")
+_GLUED_TAIL = re.compile(rb"[^\s\"']*")
 _YAML_COMMENT_TEXT = re.compile(r"[ \t]#")
 # Each delimiter read as a letter: what a list of words joined by them looks like to ``shapes.generated``.
 _DELIMITERS_AS_LETTERS = str.maketrans("&;,)}]", "aaaaaa")
@@ -173,6 +178,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # Mid-line the delimiter ends the value, as before, but the rejection is not remembered: a memo key holds
         # the value and one byte after it, which a key line holding the same bytes would share.
         plain = plain_line_value(text, value_start)
+        if plain is None and separator == "=":  # mid-line NAME=value glued on past it (``_glued_end``): an argv's
+            plain = _glued_word(text, name_start, value_start, value_end)  # ``--api_token=Wq4vN8,mR2kT7xL9``
         return (None if plain is None else _judge_line_value(name, separator, plain)), False
     if verdict is None or separator == "=" and not env_name:
         return verdict, True
@@ -286,6 +293,31 @@ def _yaml_plain_end(data: bytes, value_start: int, end: int) -> int:
     return _plain_line_end(data, end)
 
 
+def _glued_end(data: bytes, name_start: int, end: int, stop: int | None = None) -> int:
+    """Where an accepted bare value ends mid-line when a delimiter stops it glued to more text: at the next blank
+    (or quote, or the line's end). In an argv as ``ps`` or a log prints it (``docker run -e
+    MYSQL_ROOT_PASSWORD=z9<3zU;2pwBLY3cH -p ...``) a ";" "," "&" ")" "}" "]" with no blank after it is a character
+    of the value (a shell's ";" is followed by a blank), and stopping there showed the tail. Fails closed: a
+    password is never cut at such a delimiter, at the price of a few characters more hidden after a real one.
+    Two lists keep their delimiters (today's behaviour): a query string's parameter (the name after "?" or "&",
+    ``?token=abc&page=2``) and any value followed by the list's next pair, ``;name=`` (a connection string's
+    ``;Database=app``, a query's ``&next=``). One forward scan per accepted value (the next search starts after
+    it; ``stop`` bounds a look that is not consumed)."""
+    if data[end : end + 1] not in _PLAIN_DELIMITERS or data[end + 1 : end + 2] in _GLUE_STOPS:
+        return end
+    if data[name_start - 1 : name_start] in (b"?", b"&") or _NEXT_PAIR.match(data, end + 1):
+        return end
+    return _GLUED_TAIL.match(data, end, len(data) if stop is None else stop).end()  # type: ignore[union-attr]
+
+
+def _glued_word(data: bytes, name_start: int, value_start: int, value_end: int) -> str | None:
+    """The value at ``value_start`` with its glued tail (``_glued_end``), at most ``VALUE_BOUND`` bytes (a
+    rejected candidate's look must stay bounded: the next one may lie in the same long word), else None when no
+    delimiter glues it to more text."""
+    end = _glued_end(data, name_start, value_end, value_start + VALUE_BOUND)
+    return None if end == value_end else data[value_start:end].decode("utf-8", "replace")
+
+
 def _plain_line_end(data: bytes, end: int) -> int:
     """Where a plain value that runs on from ``end`` to its line's end stops: before a `` #`` comment and
     trailing blanks (and "\r"). One forward scan, bounded by the line."""
@@ -329,7 +361,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
         return stop
     if detector.check == "assignment" or detector.check == "env_pair":
         end = _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
-        return _yaml_plain_end(data, value_start, end)
+        plain_end = _yaml_plain_end(data, value_start, end)
+        return plain_end if plain_end != end else _glued_end(data, match.start(NAME[index]), end)
     if detector.check == "env_string":  # to the closing quote (or the line's end), never past it
         if end - start < VALUE_BOUND:
             return end

@@ -76,6 +76,13 @@ LEAKS: tuple[Leak, ...] = (
          ("correct horse battery staple",)),
     Leak("yaml_client_secret", "oauth:\n  client_id: web-app\n  client_secret: 9d8c7b6a5f4e3d2c1b0a\n",
          ("9d8c7b6a5f4e3d2c1b0a",)),
+    # A mid-line value whose delimiter is glued to the rest of it (an argv as ps prints it): the tail is listed
+    # too, since a redaction cut at the delimiter hides the whole value's spelling but shows the tail.
+    Leak("argv_glued_semicolon",
+         "root  812  0.3  docker run -d -e MYSQL_ROOT_PASSWORD=Hq7;xP2vLm9Rt -p 3306:3306 mysql\n",
+         ("Hq7;xP2vLm9Rt", "xP2vLm9Rt")),
+    Leak("argv_glued_ampersand_comma", "java -jar app.jar --spring.datasource.password=Zt5&Kp8wQn3Vb --app.api_token="
+         "Wq4vN8,mR2kT7xL9 --server.port=8080\n", ("Zt5&Kp8wQn3Vb", "Kp8wQn3Vb", "Wq4vN8,mR2kT7xL9", "mR2kT7xL9")),
 )
 
 LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS

@@ -468,7 +468,6 @@ case("docker login -p in ci log", f"$ docker login -u gitlab-ci-token -p {ci5} r
 
 # Still leaking when this corpus was written (see the README's targets): left for a decision, not hidden.
 OPEN = frozenset({
-    "docker run -e in ps",  # NAME=value mid-line cut at ";": docker run -d -e MYSQL_ROOT_PASSWORD=z9<3zU;2pw...
     "doppler in log", "linear in log", "terraform cloud in log",  # vendor tokens outside the issue's list
     "twilio api key + secret",  # the secret in a table column, with no name beside it
     "terraform state show",  # "password          = ..." aligned with more than 4 blanks before "="
