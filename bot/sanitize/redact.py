@@ -103,7 +103,17 @@ class Redactor:
         if candidates or found:  # a manifest's markers change the text the context pass reads
             data, found = run_pass(data, CONTEXT_PASS, marker)
             count += found
-        return data.decode("utf-8", "surrogatepass"), count
+        return _decode(data), count
+
+
+def _decode(data: bytes) -> str:
+    """The redacted bytes as text. A marker can start or end inside a multi-byte character (a detector's bound or
+    class may stop between its bytes), which leaves bytes no decoder takes: those become U+FFFD rather than an
+    exception that would lose the call's whole output. Replacing them shows less, never more."""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace")
 
 
 def _run_literal(data: bytes, pattern: re2._Regexp, kind: str, marker: Marker) -> tuple[bytes, int]:
