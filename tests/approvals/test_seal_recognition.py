@@ -20,52 +20,17 @@ from bot.approvals.errors import TamperedRecord
 from bot.approvals.records import Approval, CallRecord, CallState
 from bot.approvals.seals import approval_claims, check_sealed, proposal_claims, seal_approval, seal_proposal
 from tests.approvals.conftest import proposal
-
-# edwards25519 (RFC 8032 section 5.1), enough of it to sign with a random nonce
-_P = 2**255 - 19
-_L = 2**252 + 27742317777372353535851937790883648493
-_D = -121665 * pow(121666, _P - 2, _P) % _P
-_G = (15112221349535400772501151409588531511454012693041857206046113283949847762202,
-      46316835694926478169428394003475163141307993866256225615783033603165251855960)
-_Point = tuple[int, int, int, int]  # extended coordinates X, Y, Z, T
-
-
-def _add(a: _Point, b: _Point) -> _Point:
-    x1, y1, z1, t1 = a
-    x2, y2, z2, t2 = b
-    e1, e2 = (y1 - x1) * (y2 - x2) % _P, (y1 + x1) * (y2 + x2) % _P
-    c, dd = t1 * 2 * _D * t2 % _P, z1 * 2 * z2 % _P
-    e, f, g, h = e2 - e1, dd - c, dd + c, e2 + e1
-    return e * f % _P, g * h % _P, f * g % _P, e * h % _P
-
-
-def _times(k: int) -> _Point:
-    result: _Point = (0, 1, 1, 0)
-    addend: _Point = (_G[0], _G[1], 1, _G[0] * _G[1] % _P)
-    while k:
-        if k & 1:
-            result = _add(result, addend)
-        addend = _add(addend, addend)
-        k >>= 1
-    return result
-
-
-def _encode(point: _Point) -> bytes:
-    x, y, z, _ = point
-    inverse = pow(z, _P - 2, _P)
-    x, y = x * inverse % _P, y * inverse % _P
-    return (y | ((x & 1) << 255)).to_bytes(32, "little")
+from tests.support import ed25519_points
 
 
 def _hedged_sign(seed: bytes, message: bytes) -> bytes:
     """An Ed25519 signature with a random nonce: valid under the same public key, yet not the RFC's own."""
-    h = hashlib.sha512(seed).digest()
-    a = (int.from_bytes(h[:32], "little") & ((1 << 254) - 8)) | (1 << 254)
-    public = _encode(_times(a))
-    r = secrets.randbelow(_L - 1) + 1
-    big_r = _encode(_times(r))
-    k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % _L
-    return big_r + ((r + k * a) % _L).to_bytes(32, "little")
+    a, _ = ed25519_points.secret_scalar(seed)
+    public = ed25519_points.encode(ed25519_points.multiply(a, ed25519_points.BASE))
+    r = secrets.randbelow(ed25519_points.L - 1) + 1
+    big_r = ed25519_points.encode(ed25519_points.multiply(r, ed25519_points.BASE))
+    k = int.from_bytes(hashlib.sha512(big_r + public + message).digest(), "little") % ed25519_points.L
+    return big_r + ((r + k * a) % ed25519_points.L).to_bytes(32, "little")
 
 
 def _b64(data: bytes) -> str:
