@@ -181,26 +181,27 @@ _RABBITMQ_USER_HEAD = (
     r"[ \t]{1,4}"
 )
 
+def _line_value_detector(head: str, short_run: str) -> Detector:
+    """A line-start detector: after ``head``, a value behind YAML node properties, or one
+    whose first run is ``short_run``, to the line's end. "&" opens an anchor and is a delimiter too; "!!" a tag (no
+    counter in the finder: a superset, parsed in full)."""
+    return Detector(
+        "line_value",
+        head + rf"(?P<v>{_NODE_PROPERTIES}[^\s][^\n]{{0,255}}|{short_run}[^\n]{{0,255}})",
+        check="line_value",
+        finder=head.replace(_NAME, _FINDER_NAME) + rf"(?:!!|{short_run})",
+    )
+
+
 CONTEXT: tuple[Detector, ...] = (
-    Detector(
-        "line_value",
-        # First: its candidates are parsed by the first branch of the pass's alternation (a full parse tried every
-        # branch before it: a third of such a candidate's cost). No other detector matches where it starts (a
-        # newline or the text's start, then a key with a blank or ":" before its separator) except the assignment
-        # (its own automaton, last), the DSN (its own automaton), and at the text's start only, the two-column
-        # key_value_line and requirepass lines, which hide the same value (see ``_LINE_VALUE_HEAD``).
-        _LINE_VALUE_HEAD + rf"(?P<v>{_NODE_PROPERTIES}[^\s][^\n]{{0,255}}|{_SHORT_RUN_THEN_DELIMITER}[^\n]{{0,255}})",
-        check="line_value",
-        # "&" opens an anchor and is a delimiter too; "!!" a tag (no counter here: a superset, parsed in full)
-        finder=_LINE_VALUE_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:!!|{_SHORT_RUN_THEN_DELIMITER})",
-    ),
-    Detector(
-        "line_value",
-        # The same line under a quoted key (``_QUOTED_KEY_HEAD``); it starts where the other does, never both.
-        _QUOTED_KEY_HEAD + rf"(?P<v>{_NODE_PROPERTIES}[^\s][^\n]{{0,255}}|{_QUOTED_KEY_SHORT_RUN}[^\n]{{0,255}})",
-        check="line_value",
-        finder=_QUOTED_KEY_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:!!|{_QUOTED_KEY_SHORT_RUN})",
-    ),
+    # First: its candidates are parsed by the first branch of the pass's alternation (a full parse tried every
+    # branch before it: a third of such a candidate's cost). No other detector matches where it starts (a
+    # newline or the text's start, then a key with a blank or ":" before its separator) except the assignment
+    # (its own automaton, last), the DSN (its own automaton), and at the text's start only, the two-column
+    # key_value_line and requirepass lines, which hide the same value (see ``_LINE_VALUE_HEAD``).
+    _line_value_detector(_LINE_VALUE_HEAD, _SHORT_RUN_THEN_DELIMITER),
+    # The same line under a quoted key (``_QUOTED_KEY_HEAD``); it starts where the other does, never both.
+    _line_value_detector(_QUOTED_KEY_HEAD, _QUOTED_KEY_SHORT_RUN),
     Detector(
         "aws_secret_key",
         # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).
