@@ -1,0 +1,264 @@
+"""Rewrites of the candidate parser's patterns that keep every match and every group span, but backtrack less.
+
+Only the pass's Python parser (``automata._compile_pass``) is rewritten, never the RE2 finders. The parser takes a
+candidate apart where RE2 found it, and on dense text (an environment line on every line) it spends most of its
+time on the bounded sensitive name (``context_detectors._NAME``: up to 40 name characters, a sensitive word, up
+to 40 more): Python's ``re`` gives the greedy leading run back one character at a time and tries every word at
+each, and a branch that fails (the line-start detector on ``DB_PASSWORD=x``, whose separator wants a blank after
+"=") tries every split of the name before it gives up. Two rewrites, each applied only where a check made here
+on the pattern itself shows that it keeps the parse:
+
+- **Forced end, lazy lead.** Where what follows the name can only start with a character that no name holds
+  (``=`` of an environment line, the line-start separator, an assignment's quote, blank or separator), every
+  match of the name ends where its run of name characters ends, whatever split of the name the engine tries
+  first. The leading run is then made lazy (``{0,40}?``): the engine finds the split from the left (the word is
+  near the start of most names) instead of from the right, and reaches the same match, with the same groups.
+- **Separator guard.** Where the name group is followed by a separator group that cannot start with a name
+  character, a lookahead first asks for the whole run of name characters (possessive, at most the name's
+  longest match) followed by that separator; failing it, the branch fails at once, where the name's splits
+  would each have failed at the separator. It asks only what the match asks at the same place.
+
+What the checks read: a superset of the characters a pattern can start with (``first_characters``, from Python's
+own parse of the pattern), the characters it can hold at all, and whether it can match the empty string.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import cast
+
+NAME_CHARACTERS = frozenset(ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_RUN = "[A-Za-z0-9_.-]"
+_EVERY = frozenset(range(0x110000))
+_ASCII_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
+_DIGITS = frozenset(range(48, 58))
+_CATEGORIES = {
+    sre.CATEGORY_DIGIT: _DIGITS,
+    sre.CATEGORY_SPACE: frozenset(b" \t\n\r\f\v"),
+    sre.CATEGORY_WORD: _DIGITS | _ASCII_LETTERS | {95},
+}
+
+
+def _with_other_case(characters: set[int]) -> set[int]:
+    """Closed under ASCII case (a ``(?i:...)`` may apply: more characters, never fewer, so still a superset)."""
+    return characters | {c ^ 0x20 for c in characters if c in _ASCII_LETTERS}
+
+
+def _class(items: list[tuple[object, object]]) -> frozenset[int]:
+    characters: set[int] = set()
+    negated = False
+    for op, value in items:
+        if op is sre.NEGATE:
+            negated = True
+        elif op is sre.LITERAL:
+            characters.add(value)  # type: ignore[arg-type]
+        elif op is sre.RANGE:
+            bounds = cast(tuple[int, int], value)
+            characters.update(range(bounds[0], bounds[1] + 1))
+        elif op is sre.CATEGORY and value in _CATEGORIES:
+            characters |= _CATEGORIES[value]
+        else:
+            return _EVERY  # not read here: any character (also when negated: a superset either way)
+    if negated:  # the complement of a case-closed set is case-closed too
+        return _EVERY - _with_other_case(characters)
+    return frozenset(_with_other_case(characters))
+
+
+def _first(sequence: list[tuple[object, object]]) -> tuple[frozenset[int], bool]:
+    """(a superset of the characters a match of ``sequence`` can start with, whether it can match empty)."""
+    first: set[int] = set()
+    for op, value in sequence:
+        characters, empty = _first_of(op, value)
+        first |= characters
+        if not empty:
+            return frozenset(first), False
+    return frozenset(first), True
+
+
+def _first_of(op: object, value: object) -> tuple[frozenset[int], bool]:
+    if op is sre.LITERAL:
+        return frozenset(_with_other_case({value})), False  # type: ignore[arg-type]
+    if op is sre.IN:
+        return _class(value), False  # type: ignore[arg-type]
+    if op is sre.AT:
+        return frozenset(), True
+    if op is sre.SUBPATTERN:
+        return _first(value[-1])  # type: ignore[index]
+    if op is sre.BRANCH:
+        first: set[int] = set()
+        empty = False
+        for alternative in value[1]:  # type: ignore[index]
+            characters, alternative_empty = _first(alternative)
+            first |= characters
+            empty = empty or alternative_empty
+        return frozenset(first), empty
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        low, _, item = cast(tuple[int, int, list[tuple[object, object]]], value)
+        characters, empty = _first(item)
+        return characters, empty or low == 0
+    if op in (sre.NOT_LITERAL, sre.ANY):
+        return _EVERY, False
+    return _EVERY, True  # anything else: assume the worst
+
+
+def first_characters(pattern: str) -> tuple[frozenset[int], bool]:
+    """A superset of the characters a match of ``pattern`` can start with, and whether it can match empty. The
+    pattern is read as the parser's bytes read it (ASCII classes and case); one with a non-ASCII character (whose
+    first byte is not its code point) may start with anything."""
+    if not pattern.isascii():
+        return _EVERY, True
+    return _first(list(sre_parse.parse(pattern)))
+
+
+def _held(sequence: list[tuple[object, object]]) -> frozenset[int]:
+    """A superset of every character a match of ``sequence`` can hold."""
+    held: set[int] = set()
+    for op, value in sequence:
+        if op is sre.LITERAL:
+            held |= _with_other_case({value})  # type: ignore[arg-type]
+        elif op is sre.IN:
+            held |= _class(value)  # type: ignore[arg-type]
+        elif op is sre.AT:
+            continue
+        elif op is sre.SUBPATTERN:
+            held |= _held(value[-1])  # type: ignore[index]
+        elif op is sre.BRANCH:
+            for alternative in value[1]:  # type: ignore[index]
+                held |= _held(alternative)
+        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+            held |= _held(value[2])  # type: ignore[index]
+        else:
+            return _EVERY
+    return frozenset(held)
+
+
+def _groupless_name(name: str) -> int | None:
+    """The longest match of ``name`` when it holds only name characters and no group, else None."""
+    if re.compile(name).groups:
+        return None
+    parsed = sre_parse.parse(name)
+    if not _held(list(parsed)) <= NAME_CHARACTERS:
+        return None
+    low, high = parsed.getwidth()
+    return int(high) if low >= 1 and high < sre.MAXREPEAT else None
+
+
+def _skip_class(pattern: str, i: int) -> int:
+    """The index after the character class that opens at ``pattern[i]`` ("[")."""
+    i += 1
+    if pattern[i : i + 1] == "^":
+        i += 1
+    if pattern[i : i + 1] == "]":
+        i += 1
+    while pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i + 1
+
+
+_QUANTIFIER = re.compile(r"[?*+]|\{\d*,?\d*\}")
+
+
+def _continuation(pattern: str, end: int) -> str | None:
+    """The text that a match may go on with after ``pattern[:end]`` (``end`` outside any class or escape): the
+    rest of the enclosing alternative, then what follows each enclosing group in turn, to the pattern's end. None
+    when an enclosing group is repeated (its continuation could loop back into the name)."""
+    pieces: list[str] = []
+    i, depth, start = end, 0, end
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+        elif c == "[":
+            i = _skip_class(pattern, i)
+        elif c == "(":
+            depth, i = depth + 1, i + 1
+        elif c == ")" and depth:
+            depth, i = depth - 1, i + 1
+        elif c == ")":  # an enclosing group closes: the rest of its alternative is taken, go on after it
+            pieces.append(pattern[start:i])
+            if _QUANTIFIER.match(pattern, i + 1):
+                return None
+            i = start = i + 1
+        elif c == "|" and depth == 0:  # another alternative of the enclosing group: not this match's way
+            pieces.append(pattern[start:i])
+            close = _group_end(pattern, i)
+            if close < 0:
+                return "".join(pieces)  # the pattern's own alternation: the match ends here
+            if _QUANTIFIER.match(pattern, close + 1):
+                return None
+            i = start = close + 1
+        else:
+            i += 1
+    pieces.append(pattern[start:])
+    return "".join(pieces)
+
+
+def _group_end(pattern: str, i: int) -> int:
+    """The index of the ")" that closes the group enclosing ``pattern[i]``, -1 at the top level."""
+    depth = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _skip_class(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                return i
+            depth -= 1
+        i += 1
+    return -1
+
+
+def _ends_forced(pattern: str, end: int) -> bool:
+    """Whether every match goes on after ``pattern[:end]`` with a character that is no name character."""
+    rest = _continuation(pattern, end)
+    if rest is None:
+        return False
+    first, empty = first_characters(rest)
+    return not empty and not first & NAME_CHARACTERS
+
+
+def lazy_names(pattern: str, name: str) -> str:
+    """``pattern`` with the leading run of each occurrence of ``name`` made lazy where its end is forced."""
+    lead = _NAME_RUN + "{0,40}"
+    if not name.startswith(lead) or _groupless_name(name) is None:
+        return pattern
+    lazy = lead + "?" + name[len(lead) :]
+    pieces: list[str] = []
+    last = 0
+    for found in re.finditer(re.escape(name), pattern):
+        if _ends_forced(pattern, found.end()):
+            pieces += (pattern[last : found.start()], lazy)
+            last = found.end()
+    return "".join(pieces) + pattern[last:]
+
+
+def guard_separators(pattern: str, name: str) -> str:
+    """``pattern`` with a lookahead before each ``(?P<name>NAME)(?P<sep>SEP)`` that asks for the whole run of name
+    characters then SEP, where SEP cannot start with a name character."""
+    longest = _groupless_name(name)
+    head = f"(?P<name>{name})(?P<sep>"
+    if longest is None or head not in pattern:
+        return pattern
+    at = pattern.index(head)
+    separator_end = _group_end(pattern, at + len(head))
+    separator = pattern[at + len(head) : separator_end]
+    if "(?P<" in separator:
+        return pattern  # its group would be named twice
+    first, empty = first_characters(separator)
+    if empty or first & NAME_CHARACTERS or _QUANTIFIER.match(pattern, separator_end + 1):
+        return pattern
+    guard = f"(?={_NAME_RUN}{{1,{longest}}}+(?:{separator}))"
+    return pattern[:at] + guard + pattern[at:]
+
+
+def rewrite(pattern: str, name: str) -> str:
+    """Both rewrites of a detector's parser pattern (the guard first: it reads the name as written)."""
+    return lazy_names(guard_separators(pattern, name), name)

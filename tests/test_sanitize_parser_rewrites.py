@@ -1,0 +1,94 @@
+"""The candidate parser's rewrites (``parser_rewrites``): every match and every group span as the detectors' own
+patterns give them, and no rewrite where the checks cannot show that (issue #11, envspeed)."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from bench.compare_sanitize import generated_lines
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
+from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
+from bot.sanitize.detectors import TOKENS
+from bot.sanitize.parser_rewrites import first_characters, guard_separators, lazy_names, rewrite
+from tests.corpora.leaks import LEAKS
+
+
+def _plain_parser(detectors: tuple) -> re.Pattern[bytes]:  # type: ignore[type-arg]
+    """The pass's parser as it was built before the rewrites: the detectors' patterns as written."""
+    parts = []
+    for index, detector in enumerate(detectors):
+        inner = re.sub(r"\(\?P<(\w+)>", lambda m, i=index: f"(?P<b{i}_{m.group(1)}>", detector.pattern)  # type: ignore[misc]
+        for run, as_utf8 in PARSER_CHARACTER_RUNS:
+            inner = inner.replace(run, as_utf8)
+        parts.append(f"(?:{inner})")
+    return re.compile(re.sub(r"(?<![\\(:m])\$", r"\\Z", "|".join(parts)).encode())
+
+
+def _texts() -> list[bytes]:
+    rng = random.Random(3)
+    lines = generated_lines(3000)
+    texts = [leak.text.encode() for leak in LEAKS]
+    texts += ["\n".join(lines[i : i + 40]).encode() for i in range(0, len(lines), 40)]
+    # names longer than the bounded pattern takes, words late in a name, runs of name characters, separators
+    values = ("a;b", "hunter2", "", '"q"', "x")
+    for _ in range(300):
+        name = "".join(rng.choice("aZ_.-9") for _ in range(rng.randrange(0, 60))) + rng.choice(
+            ("PASSWORD", "token", "_KEY", "apiKey", "auth", "AUTH_1", "secret", "x")) + "".join(
+            rng.choice("aZ_.-9") for _ in range(rng.randrange(0, 50)))
+        texts.append(f"\n{rng.choice(('', '+', '- ', '> '))}{name}{rng.choice(('=', ' = ', ': ', '=x', ' :'))}"
+                     f"{rng.choice(values)}\n".encode())
+    return texts
+
+
+def _same(a: re.Match[bytes] | None, b: re.Match[bytes] | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a.span() == b.span() and a.lastgroup == b.lastgroup and all(
+        a.span(name) == b.span(name) for name in a.re.groupindex)
+
+
+def test_the_rewritten_parsers_match_as_the_detectors_patterns_do_at_every_start() -> None:
+    for pass_, detectors in ((CONTEXT_PASS, CONTEXT), (TOKEN_PASS, TOKENS)):
+        plain = _plain_parser(detectors)
+        assert plain.pattern != pass_.parser.pattern or pass_ is TOKEN_PASS  # the context pass is rewritten
+        matched = 0
+        for text in _texts():
+            for start in range(len(text)):
+                ours, theirs = pass_.parser.match(text, start), plain.match(text, start)
+                assert _same(ours, theirs), (text, start)
+                matched += ours is not None
+        assert matched > (1000 if pass_ is CONTEXT_PASS else 100)
+
+
+def test_a_name_whose_end_is_not_forced_keeps_its_greedy_lead() -> None:
+    # "value" after the name may start with a name character ("name: DB_PASSWORDvalue: x"): left alone
+    env_value = next(d for d in CONTEXT if d.check == "env_pair").pattern
+    assert lazy_names(env_value, _NAME) == env_value
+    assert lazy_names(f"(?P<name>{_NAME})x", _NAME) == f"(?P<name>{_NAME})x"  # a name character follows
+    assert lazy_names(f"(?P<name>{_NAME})=?", _NAME) == f"(?P<name>{_NAME})=?"  # the match may end there
+    assert lazy_names(f"(?:(?P<name>{_NAME}))+=", _NAME) == f"(?:(?P<name>{_NAME}))+="  # a repeated group
+    assert "{0,40}?" in lazy_names(f"(?P<name>{_NAME})=", _NAME)
+    assert "{0,40}?" in lazy_names(f"(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \\t]{{0,4}}:", _NAME)
+
+
+def test_the_separator_guard_only_where_the_separator_cannot_start_a_name() -> None:
+    guarded = guard_separators(f"\\n(?P<name>{_NAME})(?P<sep>=[ \\t]|:)v", _NAME)
+    assert guarded.startswith("\\n(?=[A-Za-z0-9_.-]{1,") and guarded.endswith(f"(?P<name>{_NAME})(?P<sep>=[ \\t]|:)v")
+    for separator in ("x|=", "=?", "-"):  # may start with a name character, or match nothing
+        pattern = f"\\n(?P<name>{_NAME})(?P<sep>{separator})v"
+        assert guard_separators(pattern, _NAME) == pattern
+    line = b"\nDB_PASSWORD=a1\nDB_PASSWORD= a1\n"
+    pattern = f"\\n(?P<name>{_NAME})(?P<sep>=[ \\t])(?P<v>\\w+)"
+    ours, theirs = re.compile(rewrite(pattern, _NAME).encode()), re.compile(pattern.encode())
+    assert [_same(ours.match(line, i), theirs.match(line, i)) for i in range(len(line))] == [True] * len(line)
+    assert ours.match(line, 15) is not None and ours.match(line, 0) is None
+
+
+def test_first_characters_is_a_superset_and_knows_empty_matches() -> None:
+    assert first_characters("[ \\t]{1,4}=|:") == (frozenset(b" \t:"), False)
+    assert first_characters("(?i:ab)") == (frozenset(b"aA"), False)
+    assert first_characters("x?") == (frozenset(b"xX"), True)
+    characters, empty = first_characters("[^a]")
+    assert ord("b") in characters and ord("\n") in characters and not empty
+    assert first_characters("é")[1]  # non-ASCII: anything
