@@ -3,6 +3,7 @@ patterns give them, and no rewrite where the checks cannot show that (issue #11,
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 
@@ -92,3 +93,14 @@ def test_first_characters_is_a_superset_and_knows_empty_matches() -> None:
     characters, empty = first_characters("[^a]")
     assert ord("b") in characters and ord("\n") in characters and not empty
     assert first_characters("é")[1]  # non-ASCII: anything
+
+
+def test_an_automatons_literals_are_found_as_the_in_operator_finds_them() -> None:
+    # may_match searches a literal of several bytes with RE2 (Latin-1: bytes, whatever the encoding) instead of
+    # ``in``; both must agree, next to invalid UTF-8 and multi-byte characters too.
+    rng = random.Random(1)
+    for literal in (b"://", b"==", b"@", b"\xc3("):
+        automaton = dataclasses.replace(CONTEXT_PASS.finders[0], literals=(literal, b"@"))
+        for _ in range(3000):
+            data = bytes(rng.choice(b":/=@(a\xc3\xa9\xff\n") for _ in range(rng.randrange(0, 12)))
+            assert automaton.may_match(data) == (literal in data and b"@" in data), (literal, data)

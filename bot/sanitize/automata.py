@@ -87,9 +87,11 @@ class Automaton:
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
         object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
+        object.__setattr__(self, "_contains", tuple(_containment(lit) for lit in sorted(self.literals, key=len)))
 
     def may_match(self, data: bytes) -> bool:
-        return all(literal in data for literal in self.literals)
+        """Whether every literal is in ``data`` (the one-byte ones first: a missing one answers at once)."""
+        return all(contains(data) for contains in self._contains)  # type: ignore[attr-defined]
 
     def scan_hits(self, data: bytes) -> bool:
         """Whether the unanchored scan (``search``, else ``finder``) hits anywhere in ``data``: no finder match
@@ -202,6 +204,19 @@ class DetectorPass:
     # trying the alternation's branches one by one (a third of a judgement's cost).
     assignment_parser: re.Pattern[bytes] | None = None
     branch_of: dict[str, int] = field(default_factory=dict)
+
+
+def _containment(literal: bytes) -> Callable[[bytes], bool]:
+    """Whether ``literal`` is in a text, as ``literal in text`` says, but fast for a literal of several bytes: the
+    ``in`` operator's search steps through a megabyte in about 2 ms when the literal's bytes are frequent or absent
+    (``b"=="`` on an environment listing, ``b"://"`` on text without a URL), RE2's in a few microseconds (it looks
+    for the first byte with memchr). Latin-1, so that it compares bytes, whatever the text's encoding."""
+    if len(literal) == 1:
+        return lambda data: literal in data
+    options = re2_options()
+    options.encoding = re2.Options.Encoding.LATIN1
+    match = re2.compile(re2.escape(literal), options)._regexp.Match
+    return lambda data: bool(match(UNANCHORED, data, 0, len(data))[0][0] >= 0)
 
 
 def _nothing(pos: int) -> tuple[int, int]:

@@ -53,6 +53,11 @@ _YAML_COMMENT_TEXT = re.compile(r"[ \t]#")
 _DELIMITERS_AS_LETTERS = str.maketrans("&;,)}]", "aaaaaa")
 
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
+# The checks that read the candidate's value alone (``_judge_value``), asked apart: one set lookup, not seven
+# comparisons before the name checks (an environment line on every line reaches those).
+_VALUE_CHECKS = frozenset(
+    {"not_hex", "not_placeholder", "generated", "connection_password", "url_password", "acl_secret", "private_lines"}
+)
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
 _BRANCHES = 256
@@ -66,20 +71,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if not check:
         return detector.kind, True
     shown = value.decode("utf-8", "replace")
-    if check == "not_hex":
-        return (None if _HEX.fullmatch(shown) else detector.kind), True
-    if check == "not_placeholder":
-        return (None if shapes.trivial(shown) else detector.kind), True
-    if check == "generated":
-        return (detector.kind if shapes.generated(shown.rstrip("=")) else None), True
-    if check == "connection_password":  # a path is the shell's PWD (sudo's "; PWD=/home/ops ;"), no password
-        return (None if shapes.trivial(shown) or shapes.is_path(shown) else detector.kind), True
-    if check == "url_password":
-        return (detector.kind if shapes.accept_url_password(shown) else None), True
-    if check == "acl_secret":
-        return (detector.kind if shapes.acl_secret(shown) else None), True
-    if check == "private_lines":  # a PuTTY key's first private line: its header says so
-        return detector.kind, True
+    if check in _VALUE_CHECKS:
+        return _judge_value(detector, check, shown), True
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")
@@ -105,10 +98,10 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
             before = before[opener.end() :] if opener is not None else before
         code = before[:1] in (b" ", b"\t") and not re.search(rb"[-a-z]", before)
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
+        if verdict is not None:
+            return verdict, True
         first = _FIRST_WORD.match(shown)
-        if verdict is None and first is not None and first.end() < len(shown) and not (
-            code and shapes.code_reference(shown)
-        ):
+        if first is not None and first.end() < len(shown) and not (code and shapes.code_reference(shown)):
             following = shown[first.end() : first.end() + 1]
             verdict = shapes.accept_assignment(name, "=", first.group(), True, following=following, code=code)
         return verdict, True
@@ -203,6 +196,24 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
                                     following=following, spaced=spaced,
                                     environment=env_name and at_line_start and not sentence), False
+
+
+def _judge_value(detector: Detector, check: str, shown: str) -> str | None:
+    """The kind of a candidate whose check reads its value alone (``_VALUE_CHECKS``), None when its shape says it
+    is no secret."""
+    if check == "not_hex":
+        return None if _HEX.fullmatch(shown) else detector.kind
+    if check == "not_placeholder":
+        return None if shapes.trivial(shown) else detector.kind
+    if check == "generated":
+        return detector.kind if shapes.generated(shown.rstrip("=")) else None
+    if check == "connection_password":  # a path is the shell's PWD (sudo's "; PWD=/home/ops ;"), no password
+        return None if shapes.trivial(shown) or shapes.is_path(shown) else detector.kind
+    if check == "url_password":
+        return detector.kind if shapes.accept_url_password(shown) else None
+    if check == "acl_secret":
+        return detector.kind if shapes.acl_secret(shown) else None
+    return detector.kind  # private_lines: a PuTTY key's first private line, its header says so
 
 
 def _judge_line_value(name: str, separator: str, value: str) -> str | None:

@@ -49,7 +49,14 @@ def fingerprint(secret: bytes) -> str:
 
 
 def _plain_marker(kind: str, secret: bytes) -> bytes:
-    return MARKER.format(kind=kind).encode()
+    """``[REDACTED:<kind>]``, formatted once per kind (dense text redacts on every line)."""
+    marker = _PLAIN_MARKERS.get(kind)
+    if marker is None:
+        marker = _PLAIN_MARKERS[kind] = MARKER.format(kind=kind).encode()
+    return marker
+
+
+_PLAIN_MARKERS: dict[str, bytes] = {}
 
 
 def _fingerprint_marker(kind: str, secret: bytes) -> bytes:
