@@ -73,7 +73,16 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # A mid-line value whose delimiter is glued to more text (``judge._glued_end``: judged and hidden to the
             # next blank), each different; a name aligned with 40 blanks before "=" (no candidate today: what a
             # widened alignment must stay fast on; envmid, issue #11).
-            "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=")
+            "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=",
+            # A name aligned with 40 blanks before its separator opening each line (the line-start detectors' wide
+            # columns, ``context_detectors.ALIGNMENT_BLANKS``): with no value, with a value to judge on every line
+            # (each different), with a short first run before ";" (the line-start detector), a readable literal the
+            # same on every line (rejected, not remembered: the finder is short); and a mid-line value
+            # whose first run before ";" is short, glued to more text (each different) or to the next pair (aligned).
+            "password" + " " * 40 + "=\n", "password" + " " * 40 + ":", "password" + " " * 40 + ": a{i}\n",
+            "password" + " " * 40 + "= a{i}\n", "  password" + " " * 40 + "= a;{i}\n",
+            "  secret" + " " * 40 + '= "db-credentials"\n',
+            "-e DB_PASSWORD=a;b{i} ", "DB_PASSWORD=a;")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

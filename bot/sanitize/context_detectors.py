@@ -119,12 +119,38 @@ _ENV_LINE_VALUE = r"[^\s\"'][^\n]{0,255}"
 # line's (``env_line``: the same whole-line value), so the two never start at one byte.
 #
 _LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
+# The blanks between a name that opens its line and its separator: one to four as people write them, or a column
+# a tool aligned (``terraform state show`` and ``terraform fmt``, aligned .tfvars, ini and .properties files,
+# PowerShell's Format-List: ``password          = "..."``), as wide as the block's longest key. Only where the name
+# opens its line: mid-line (the assignment detector) four blanks stay the bound, so a run of name + blanks + "="
+# with no line start is no candidate (one per line at most here, each scanned from its line's start).
+ALIGNMENT_BLANKS = 64
+_ALIGNMENT = rf"[ \t]{{1,{ALIGNMENT_BLANKS}}}"
 _LINE_VALUE_HEAD = (
     rf"{_LINE_INDENT}(?P<name>{_NAME})"
-    r"(?P<sep>[ \t]{1,4}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{0,4}"
+    rf"(?P<sep>{_ALIGNMENT}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{{0,4}}"
 )
 _SHORT_RUN = r"[^\s\"',;&}\])]{0,2}"
 _SHORT_RUN_THEN_DELIMITER = rf"(?:{_SHORT_RUN}|[0-9]{{3,6}})[,;&)}}\]]"
+# A name aligned in a column wider than code's blanks, opening its line (``ALIGNMENT_BLANKS``): after indentation, a
+# diff's or a quote's opener, a YAML list's "- ", or a plan's change marker after the indentation (``terraform
+# plan``'s ``      + password                 = "..."``, ``~``, ``-``). Judged as the assignment detector judges
+# its candidates (``judge.judge``: check "aligned"), which it never shares a start with (four blanks at most).
+_ALIGNED_HEAD = (
+    rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:[-+~][ \t]{{1,4}})?(?P<name>{_NAME})[ \t]{{5,{ALIGNMENT_BLANKS}}}"
+    r"(?P<sep>[?:]?=|:)[ \t]{0,4}"
+)
+_ALIGNED_FINDER_HEAD = _ALIGNED_HEAD.replace(_NAME, _FINDER_NAME)
+# Its finder's value: a candidate's start, then the rest of the value unbounded. The value's counters
+# (``_QUOTED_CANDIDATE``) grew the alternation's program by a quarter, past what its DFA budget keeps
+# (tests/test_sanitize_memory.py), and a finder without the value is no memo key (``candidates.run_pass``: the same
+# rejected line on every line, ``  secret          = "db-credentials"``, was judged in full each time). Linear still:
+# the finder is matched anchored at a line's start only, so each line is read to its end at most once.
+_ALIGNED_FINDER_VALUE = (
+    r"(?:\"(?:" + _candidate_start(r"[^\"\n]") + r")[^\"\n]*\"?"
+    r"|'(?:" + _candidate_start(r"[^'\n]") + r")[^'\n]*'?"
+    r"|(?:" + _BARE_START + r")[^\s\"',;&}\])]*)"
+)
 # A quoted key (a JSON-ish YAML key, ``"password": a;b...``) then a plain value of the same shape, save for JSON's
 # own numbers: digits then "," "}" or "]" (``"input_tokens": 1834,`` on every line of a pretty-printed response
 # would be a candidate each). Digits then ";" "&" ")" are a password's still.
@@ -202,6 +228,15 @@ CONTEXT: tuple[Detector, ...] = (
     _line_value_detector(_LINE_VALUE_HEAD, _SHORT_RUN_THEN_DELIMITER),
     # The same line under a quoted key (``_QUOTED_KEY_HEAD``); it starts where the other does, never both.
     _line_value_detector(_QUOTED_KEY_HEAD, _QUOTED_KEY_SHORT_RUN),
+    # A name aligned in a column, opening its line (``_ALIGNED_HEAD``): early too, for its candidates' parse. Where it
+    # starts the line-value detectors may too (the same newline), but never both: their values' first runs differ.
+    Detector(
+        "assignment",
+        _ALIGNED_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="aligned",
+        finder=_ALIGNED_FINDER_HEAD + _ALIGNED_FINDER_VALUE,
+        search=_ALIGNED_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+    ),
     Detector(
         "aws_secret_key",
         # A 40-character base64 token within 60 characters after "aws" on the same line (not a hex digest).

@@ -16,6 +16,8 @@ from bot.sanitize.detectors import VALUE_BOUND, Detector
 _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
+# The most blanks before "=" as code and ini files write them (more: an aligned column, see ``judge``)
+_CODE_BLANKS = 4
 # How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
 _ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 # A diff's "+" and a quote's ">" too, opening the line only (``_YAML_KEY_LINE``): "-> password: x" is prose
@@ -150,7 +152,10 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t")
+    # In a column aligned wider than code's few blanks (``context_detectors.ALIGNMENT_BLANKS``) the quoted literal
+    # is not taken for a secret under any secret's name: a plan or a state lists a resource's attributes there
+    # (``  + secret                 = "db-credentials"`` names a Secret); a password or a generated value still is.
+    spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t") and sep_start - name_end <= _CODE_BLANKS
     if separator == "=" and not spaced and text[sep_start + 1 : sep_start + 2] in (b" ", b"\t"):
         # "password= and token= ...": a blank after "=" only and words after the value is prose, judged as a
         # sentence (a generated value only); "password= hunter2" alone stays a password. Reads past the
@@ -370,7 +375,7 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
         while stop > end and data[stop - 1 : stop].isspace():  # one backward step per trailing blank
             stop -= 1
         return stop
-    if detector.check == "assignment" or detector.check == "env_pair":
+    if detector.check in ("assignment", "aligned", "env_pair"):
         end = _BARE_CONTINUATION.match(data, end).end()  # type: ignore[union-attr]
         plain_end = _yaml_plain_end(data, value_start, end)
         return plain_end if plain_end != end else _glued_end(data, match.start(NAME[index]), end)

@@ -83,6 +83,16 @@ LEAKS: tuple[Leak, ...] = (
          ("Hq7;xP2vLm9Rt", "xP2vLm9Rt")),
     Leak("argv_glued_ampersand_comma", "java -jar app.jar --spring.datasource.password=Zt5&Kp8wQn3Vb --app.api_token="
          "Wq4vN8,mR2kT7xL9 --server.port=8080\n", ("Zt5&Kp8wQn3Vb", "Kp8wQn3Vb", "Wq4vN8,mR2kT7xL9", "mR2kT7xL9")),
+    # Names aligned in a column wider than four blanks, opening their lines (terraform fmt, aligned .tfvars, ini,
+    # .properties, PowerShell's Format-List): context_detectors.ALIGNMENT_BLANKS
+    Leak("aligned_tfvars", 'region                = "eu-west-1"\nadmin_password        = "Yz9SrUmqi&TlpG3FXD3sb1>C"\n'
+         'client_secret            = "Q7vLm2Tz9Xk4pR8wN3bH"\n', ("Yz9SrUmqi&TlpG3FXD3sb1>C", "Q7vLm2Tz9Xk4pR8wN3bH")),
+    Leak("aligned_properties", "db.url           : jdbc:postgresql://db01/app\ndb.password      : xK9vQ2mL7pR4\n"
+         "db.user          = app\nldap.bind_password          = ab;cdefgh9\n",
+         ("xK9vQ2mL7pR4", "ab;cdefgh9", "cdefgh9")),
+    Leak("aligned_format_list", "AccessKeyId     : AKIAIOSFODNN7EXAMPLE\nSecretAccessKey : x\n"
+         "SessionToken         : FwoGZXIvYXdzEBYaDHqa0AP1ky9bZ7Zk\nExpiration           : 12/1/2026 11:40:07 PM\n",
+         ("FwoGZXIvYXdzEBYaDHqa0AP1ky9bZ7Zk",)),
 )
 
 LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS
