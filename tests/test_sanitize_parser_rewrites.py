@@ -1,5 +1,6 @@
-"""The candidate parser's rewrites (``parser_rewrites``): every match and every group span as the detectors' own
-patterns give them, and no rewrite where the checks cannot show that (issue #11, envspeed)."""
+"""The candidate parser's rewrites (``parser_rewrites``) and its parsers by first byte (``parser_dispatch``): every
+match and every group span as the detectors' own patterns give them, and no rewrite where the checks cannot show
+that (issue #11, envspeed)."""
 
 from __future__ import annotations
 
@@ -58,6 +59,8 @@ def test_the_rewritten_parsers_match_as_the_detectors_patterns_do_at_every_start
             for start in range(len(text)):
                 ours, theirs = pass_.parser.match(text, start), plain.match(text, start)
                 assert _same(ours, theirs), (text, start)
+                # the parser of the branches that can start with this byte (parser_dispatch), as the run uses it
+                assert _same(pass_.parsers[text[start]](text, start), theirs), (text, start)
                 matched += ours is not None
         assert matched > (1000 if pass_ is CONTEXT_PASS else 100)
 

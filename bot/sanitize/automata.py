@@ -17,6 +17,7 @@ import re2
 from bot.sanitize.context_detectors import _NAME as SENSITIVE_NAME
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.detectors import TOKENS, Detector
+from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
 
 _ANCHOR_START = re2._Anchor.ANCHOR_START
@@ -204,6 +205,8 @@ class DetectorPass:
     # trying the alternation's branches one by one (a third of a judgement's cost).
     assignment_parser: re.Pattern[bytes] | None = None
     branch_of: dict[str, int] = field(default_factory=dict)
+    # ``parser.match`` by the candidate's first byte, of the branches that can start with it (``parser_dispatch``)
+    parsers: list[Callable[[bytes, int], re.Match[bytes] | None]] = field(default_factory=list, repr=False)
 
 
 def _containment(literal: bytes) -> Callable[[bytes], bool]:
@@ -343,7 +346,8 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
     parser = compiled("|".join(parts))
     branch_of = {name: int(name[1 : name.index("_")]) for name in parser.groupindex}
     return DetectorPass(finders=finders, parser=parser, detectors=detectors, rejected={},
-                        assignment_automaton=assignment, assignment_parser=assignment_parser, branch_of=branch_of)
+                        assignment_automaton=assignment, assignment_parser=assignment_parser, branch_of=branch_of,
+                        parsers=FirstByteParsers(parts, compiled).parsers)
 
 
 TOKEN_PASS = _compile_pass(TOKENS)

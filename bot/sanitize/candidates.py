@@ -265,7 +265,7 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         return True
 
     leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment)
-    parse, length = pass_.parser.match, len(data)
+    parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     rejected, branch_of = pass_.rejected, pass_.branch_of
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
@@ -311,7 +311,11 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if head is not None and assignment_parse is not None and not _within_reach(head.group(1)):
             pos = candidate_start + 1  # the parse below would fail (``match is None``), at length (``_within_reach``)
             continue
-        match = (assignment_parse if head is not None and assignment_parse else parse)(data, candidate_start)
+        if head is not None and assignment_parse:
+            match = assignment_parse(data, candidate_start)
+        else:
+            match = (parsers[data[candidate_start]] if candidate_start < length else pass_.parser.match)(
+                data, candidate_start)
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue

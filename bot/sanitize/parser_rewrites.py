@@ -31,7 +31,7 @@ from typing import cast
 
 NAME_CHARACTERS = frozenset(ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_RUN = "[A-Za-z0-9_.-]"
-_EVERY = frozenset(range(0x110000))
+_EVERY = frozenset(range(256))  # the parser reads bytes
 _ASCII_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
 _DIGITS = frozenset(range(48, 58))
 _CATEGORIES = {
