@@ -3,7 +3,9 @@
 Kept apart from signing and verifying because it is a different job with a different audience: the operator's
 files (PEM blocks, a mounted Kubernetes Secret directory, the single-process default pair in the state
 directory), read once at start, while ``decisions.py`` is on every call's way to its child. ``cryptography``
-is imported inside the functions that need it, so a runner that only verifies never loads it.
+is imported inside the functions that need it, so a runner that only verifies never loads it, and neither does a
+deciding role where libsodium signs (``signing_key.py``: its key file is read here, and a new key made from the
+kernel's randomness).
 """
 
 from __future__ import annotations
@@ -14,26 +16,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier
+from bot.approvals.signing_key import SigningKey, generate_seed_key, pkcs8_seed, seed_key, seed_pem
 from bot.approvals.verify_key import KeyFormatError, PublicKey, RawPublicKey, as_public_key
 
-if TYPE_CHECKING:  # signing needs cryptography, imported where a key is loaded: a runner only verifies
+if TYPE_CHECKING:  # cryptography is imported where a key is made or read without libsodium
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 PRIVATE_KEY_FILE = "decision-signing.key"
 PUBLIC_KEY_FILE = "decision-signing.pub"
 
-def generate_private_key() -> Ed25519PrivateKey:
+def generate_private_key() -> SigningKey:
+    key = generate_seed_key()
+    if key is not None:
+        return key
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     return Ed25519PrivateKey.generate()
 
 
-def private_pem(key: Ed25519PrivateKey) -> bytes:
-    from cryptography.hazmat.primitives import serialization
-
-    return key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+def private_pem(key: SigningKey) -> bytes:
+    """The key as an unencrypted PKCS#8 PEM block: byte for byte what ``cryptography`` writes for it."""
+    return seed_pem(key.private_bytes_raw())
 
 
 def public_pem(key: RawPublicKey) -> bytes:
@@ -41,12 +44,21 @@ def public_pem(key: RawPublicKey) -> bytes:
     return as_public_key(key).to_pem()
 
 
-def load_private_key(path: str | os.PathLike[str]) -> Ed25519PrivateKey:
-    """An Ed25519 private key from a PEM (PKCS#8) file."""
+def load_private_key(path: str | os.PathLike[str]) -> SigningKey:
+    """An Ed25519 private key from a PEM (PKCS#8) file: libsodium's where it passes its checks, else
+    ``cryptography``'s (which also reads the other encodings and names what is wrong with a bad file)."""
+    data = _read(path)
+    seed = pkcs8_seed(data)
+    key = seed_key(seed) if seed is not None else None
+    if key is not None:
+        return key
+    return _cryptography_private_key(path, data)
+
+
+def _cryptography_private_key(path: str | os.PathLike[str], data: bytes) -> Ed25519PrivateKey:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    data = _read(path)
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError) as exc:

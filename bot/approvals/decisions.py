@@ -30,14 +30,12 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO
 
 from bot.approvals import sodium
 from bot.approvals.records import CallRecord, hash_argv
+from bot.approvals.signing_key import SeedKey, SigningKey
 from bot.approvals.verify_key import InvalidSignature, PublicKey, RawPublicKey, as_public_key
-
-if TYPE_CHECKING:  # signing needs cryptography, imported where a key is loaded: a runner only verifies
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 _DOMAIN = b"fisk-chatops decision v1\n"
 #: The verdicts a token may carry; nothing else lets a call run.
@@ -116,12 +114,13 @@ def _unb64(text: str) -> bytes:
 class DecisionSigner:
     """Held only by the roles that decide. ``sign`` is called at the point the decision is made."""
 
-    def __init__(self, private_key: Ed25519PrivateKey, *, valid_seconds: float = 3600.0) -> None:
+    def __init__(self, private_key: SigningKey, *, valid_seconds: float = 3600.0) -> None:
         self._key = private_key
         # libsodium where installed (half OpenSSL's time, three signatures per click on the way to the child's
-        # start), checked once to sign exactly as this key's own signing does; else that signing
-        self._sign: Callable[[bytes], bytes] = sodium.signer(private_key.private_bytes_raw(), private_key.sign) \
-            or private_key.sign
+        # start), checked once to sign exactly as this key's own signing does; else that signing. A key read
+        # without cryptography (signing_key.SeedKey) is libsodium's already, checked when it was made.
+        self._sign: Callable[[bytes], bytes] = private_key.sign if isinstance(private_key, SeedKey) else \
+            sodium.signer(private_key.private_bytes_raw(), private_key.sign) or private_key.sign
         self.key_id = key_id_of(private_key.public_key())
         self.valid_seconds = valid_seconds
 

@@ -73,9 +73,9 @@ def verifier(lib: ctypes.CDLL | None = None) -> Verify | None:
     return verify
 
 
-def signer(seed: bytes, reference: Sign, lib: ctypes.CDLL | None = None) -> Sign | None:
-    """``sign(data)`` with the private key whose 32-byte RFC 8032 seed is ``seed``; None without the library, or
-    when its signature of a test message is not ``reference``'s (the key's own ``cryptography`` signing)."""
+def keypair(seed: bytes, lib: ctypes.CDLL | None = None) -> tuple[bytes, Sign] | None:
+    """The raw public key and ``sign(data)`` of the private key whose 32-byte RFC 8032 seed is ``seed``; None
+    without the library or for a seed of another length. Unchecked: ``signer`` and ``signing_key.py`` check it."""
     lib = lib if lib is not None else library()
     if lib is None or len(seed) != KEY_BYTES:
         return None
@@ -90,5 +90,15 @@ def signer(seed: bytes, reference: Sign, lib: ctypes.CDLL | None = None) -> Sign
             raise RuntimeError("libsodium refused to sign")
         return signature.raw
 
+    return public.raw, sign
+
+
+def signer(seed: bytes, reference: Sign, lib: ctypes.CDLL | None = None) -> Sign | None:
+    """``sign(data)`` with the private key whose 32-byte RFC 8032 seed is ``seed``; None without the library, or
+    when its signature of a test message is not ``reference``'s (the key's own ``cryptography`` signing)."""
+    made = keypair(seed, lib)
+    if made is None:
+        return None
+    sign = made[1]
     probe = b"fisk-chatops signer self-test"
     return sign if sign(probe) == reference(probe) else None

@@ -13,8 +13,9 @@ passes a known-answer self-test:
    among the process's mappings;
 3. ``cryptography`` (no /proc, a Python without OpenSSL, OpenSSL older than 1.1.1).
 
-Signing (slack and agent roles) holds a ``cryptography`` key and signs with libsodium where it matches that key's
-own signatures (``sodium.signer``), else with ``cryptography``.
+Signing (slack and agent roles) reads its key without ``cryptography`` and signs with libsodium where libsodium
+passes its checks (``signing_key.py``), else holds a ``cryptography`` key (``sodium.signer`` still signs for it
+where it matches that key's own signatures).
 
 Public keys come from PEM ``SubjectPublicKeyInfo`` blocks (RFC 8410: a fixed 12-byte header, then the 32 bytes).
 """
