@@ -216,8 +216,9 @@ def _containment(literal: bytes) -> Callable[[bytes], bool]:
     for the first byte with memchr). Latin-1, so that it compares bytes, whatever the text's encoding."""
     if len(literal) == 1:
         return lambda data: literal in data
-    options = re2_options()
+    options = re2.Options()  # its own (a literal needs no DFA budget), never one shared through re2_options
     options.encoding = re2.Options.Encoding.LATIN1
+    options.log_errors = False
     match = re2.compile(re2.escape(literal), options)._regexp.Match
     return lambda data: bool(match(UNANCHORED, data, 0, len(data))[0][0] >= 0)
 
