@@ -12,7 +12,7 @@ from bench.compare_sanitize import generated_lines
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
 from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.detectors import TOKENS
-from bot.sanitize.parser_rewrites import first_characters, guard_separators, lazy_names, rewrite
+from bot.sanitize.parser_rewrites import first_characters, guard_names, lazy_names, rewrite
 from tests.corpora.leaks import LEAKS
 
 
@@ -76,12 +76,14 @@ def test_a_name_whose_end_is_not_forced_keeps_its_greedy_lead() -> None:
     assert "{0,40}?" in lazy_names(f"(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \\t]{{0,4}}:", _NAME)
 
 
-def test_the_separator_guard_only_where_the_separator_cannot_start_a_name() -> None:
-    guarded = guard_separators(f"\\n(?P<name>{_NAME})(?P<sep>=[ \\t]|:)v", _NAME)
+def test_the_name_guard_only_where_what_follows_cannot_start_a_name() -> None:
+    guarded = guard_names(f"\\n(?P<name>{_NAME})(?P<sep>=[ \\t]|:)v", _NAME)
     assert guarded.startswith("\\n(?=[A-Za-z0-9_.-]{1,") and guarded.endswith(f"(?P<name>{_NAME})(?P<sep>=[ \\t]|:)v")
+    column = guard_names(f"\\n(?P<name>{_NAME})[ \\t]{{5,64}}(?P<sep>=|:)v", _NAME)  # an aligned column's blanks
+    assert column.startswith("\\n(?=[A-Za-z0-9_.-]{1,") and "+[ \\t]{5,64})(?P<name>" in column
     for separator in ("x|=", "=?", "-"):  # may start with a name character, or match nothing
         pattern = f"\\n(?P<name>{_NAME})(?P<sep>{separator})v"
-        assert guard_separators(pattern, _NAME) == pattern
+        assert guard_names(pattern, _NAME) == pattern
     line = b"\nDB_PASSWORD=a1\nDB_PASSWORD= a1\n"
     pattern = f"\\n(?P<name>{_NAME})(?P<sep>=[ \\t])(?P<v>\\w+)"
     ours, theirs = re.compile(rewrite(pattern, _NAME).encode()), re.compile(pattern.encode())

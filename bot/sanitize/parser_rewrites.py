@@ -13,10 +13,11 @@ on the pattern itself shows that it keeps the parse:
   match of the name ends where its run of name characters ends, whatever split of the name the engine tries
   first. The leading run is then made lazy (``{0,40}?``): the engine finds the split from the left (the word is
   near the start of most names) instead of from the right, and reaches the same match, with the same groups.
-- **Separator guard.** Where the name group is followed by a separator group that cannot start with a name
-  character, a lookahead first asks for the whole run of name characters (possessive, at most the name's
-  longest match) followed by that separator; failing it, the branch fails at once, where the name's splits
-  would each have failed at the separator. It asks only what the match asks at the same place.
+- **Name guard.** Where the name group is followed by an element (a separator group, a column's blanks) that
+  cannot start with a name character nor match the empty string, a lookahead first asks for the whole run of
+  name characters (possessive, at most the name's longest match) followed by that element; failing it, the
+  branch fails at once, where each split of the name would have failed at the element. It asks only what the
+  match asks at the same place.
 
 What the checks read: a superset of the characters a pattern can start with (``first_characters``, from Python's
 own parse of the pattern), the characters it can hold at all, and whether it can match the empty string.
@@ -240,25 +241,52 @@ def lazy_names(pattern: str, name: str) -> str:
     return "".join(pieces) + pattern[last:]
 
 
-def guard_separators(pattern: str, name: str) -> str:
-    """``pattern`` with a lookahead before each ``(?P<name>NAME)(?P<sep>SEP)`` that asks for the whole run of name
-    characters then SEP, where SEP cannot start with a name character."""
+def _next_element(pattern: str, i: int) -> tuple[str, int] | None:
+    """The element that starts at ``pattern[i]`` (a group, a class, an escape or a character, with its quantifier)
+    as a pattern of its own (a named group made non-capturing), and where it ends; None for what cannot stand
+    alone (an alternative's end, a group's close, the pattern's end)."""
+    if i >= len(pattern) or pattern[i] in "|)":
+        return None
+    if pattern[i] == "(":
+        close = _group_end(pattern, i + 1)
+        inner = pattern[i + 1 : close]
+        named = re.match(r"\?P<\w+>", inner)
+        element, end = ("(?:" + inner[named.end() :] + ")" if named else pattern[i : close + 1]), close + 1
+    elif pattern[i] == "[":
+        end = _skip_class(pattern, i)
+        element = pattern[i:end]
+    else:
+        end = i + (2 if pattern[i] == "\\" else 1)
+        element = pattern[i:end]
+    quantifier = _QUANTIFIER.match(pattern, end)
+    if quantifier is not None:
+        end = quantifier.end() + (pattern[quantifier.end() : quantifier.end() + 1] in ("?", "+"))
+        element += pattern[quantifier.start() : end]
+    return element, end
+
+
+def guard_names(pattern: str, name: str) -> str:
+    """``pattern`` with a lookahead before each ``(?P<name>NAME)`` followed by an element that cannot start with a
+    name character nor match empty (a separator, a column's blanks): the whole run of name characters (at most
+    the name's longest match), then that element."""
     longest = _groupless_name(name)
-    head = f"(?P<name>{name})(?P<sep>"
-    if longest is None or head not in pattern:
+    head = f"(?P<name>{name})"
+    if longest is None:
         return pattern
-    at = pattern.index(head)
-    separator_end = _group_end(pattern, at + len(head))
-    separator = pattern[at + len(head) : separator_end]
-    if "(?P<" in separator:
-        return pattern  # its group would be named twice
-    first, empty = first_characters(separator)
-    if empty or first & NAME_CHARACTERS or _QUANTIFIER.match(pattern, separator_end + 1):
-        return pattern
-    guard = f"(?={_NAME_RUN}{{1,{longest}}}+(?:{separator}))"
-    return pattern[:at] + guard + pattern[at:]
+    pieces: list[str] = []
+    last = 0
+    for found in re.finditer(re.escape(head), pattern):
+        following = _next_element(pattern, found.end())
+        if following is None or "(?P<" in following[0]:
+            continue  # nothing to ask, or a group that would be named twice
+        first, empty = first_characters(following[0])
+        if empty or first & NAME_CHARACTERS:
+            continue
+        pieces += (pattern[last : found.start()], f"(?={_NAME_RUN}{{1,{longest}}}+{following[0]})")
+        last = found.start()
+    return "".join(pieces) + pattern[last:]
 
 
 def rewrite(pattern: str, name: str) -> str:
     """Both rewrites of a detector's parser pattern (the guard first: it reads the name as written)."""
-    return lazy_names(guard_separators(pattern, name), name)
+    return lazy_names(guard_names(pattern, name), name)
