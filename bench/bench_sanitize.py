@@ -82,7 +82,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "password" + " " * 40 + "=\n", "password" + " " * 40 + ":", "password" + " " * 40 + ": a{i}\n",
             "password" + " " * 40 + "= a{i}\n", "  password" + " " * 40 + "= a;{i}\n",
             "  secret" + " " * 40 + '= "db-credentials"\n',
-            "-e DB_PASSWORD=a;b{i} ", "DB_PASSWORD=a;")
+            "-e DB_PASSWORD=a;b{i} ", "DB_PASSWORD=a;",
+            # The same glued short run accepted every time (one word, the same), in code (judged, not an argv's
+            # word: rejected), and with no blank at all (each glued to the next name: one long word).
+            "-e DB_PASSWORD=a;b ", "f(password=a;b) ", "DB_PASSWORD=a;b{i}")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -5,6 +5,9 @@ state show``, ``terraform fmt``, aligned ini and .properties files: ``context_de
 
 from __future__ import annotations
 
+import random
+import string
+
 import pytest
 
 from bot.sanitize import redact
@@ -68,6 +71,59 @@ def test_lists_and_commands_keep_their_delimiters(line: str, shown: str) -> None
     ],
 )
 def test_benign_lines_around_glued_delimiters_stay(line: str) -> None:
+    assert redact(line) == (line, 0)
+
+
+# ---- a first run too short to judge alone, glued to the rest -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "value"),
+    [
+        ("docker run -d -e DB_PASSWORD={} -p 5432:5432 postgres", "ab;cdefghij"),
+        ("docker run -d -e MYSQL_ROOT_PASSWORD={} mysql:8.0", "x;9Kq2mL7pRw"),
+        ("/usr/bin/app --api_token={} --port 8080", "a,9Kq2mL7pR4"),
+        ("java -Dspring.datasource.password={} -jar app.jar", "Q&7vLm2Tz9"),
+        ("docker run --env=DB_PASSWORD={} app", "z}Xk4pR8wN"),
+        ("env REDIS_PASSWORD={} redis-server", "4821)Zt5Kp8wQ"),
+        ("ps: app -e API_SECRET={}", "7]Kp8wQn3Vb"),
+    ],
+)
+def test_a_short_first_run_glued_to_the_rest_of_an_argv_word_is_hidden_whole(argv: str, value: str) -> None:
+    shown, count = redact("root 812 0.3 " + argv.format(value))
+    assert count == 1 and value[3:] not in shown and "[REDACTED:" in shown
+
+
+def test_generated_short_run_passwords_in_argv_words_leave_nothing_of_their_value() -> None:
+    rng = random.Random(1811)
+    symbols = "!#$%^*()-_+[]{};:,.<>/?~@&"  # no "=": a tail "cd=ef" reads as a list's next pair (its delimiter stays)
+    for _ in range(400):
+        first_characters = string.ascii_letters + string.digits + "!#$%^*-_+."
+        first = "".join(rng.choice(first_characters) for _ in range(rng.randint(1, 2)))
+        tail = "".join(rng.choice(string.ascii_letters + string.digits + symbols) for _ in range(rng.randint(6, 16)))
+        value = first + rng.choice(",;&)}]") + tail
+        shown, _ = redact(f"root 77 docker run -e DB_PASSWORD={value} -p 80:80 img")
+        assert not any(value[i : i + 6] in shown for i in range(len(value) - 5)), (value, shown)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ok   internal/auth   0.412s   pass=12,fail=0,skip=1",
+        "summary: pass=3;fail=0;skip=2 duration=41s",
+        "results tests=118 pass=3,4 flaky=1,2",
+        "  [ \"$pass\" -eq 1 ] && pass=1;fail=0",
+        "  if (pass==1)&&(fail==0) { echo ok; }",
+        "    return login(password=pw),next();",
+        "internal/auth/token.go:31:\tsecret := []byte(s.cfg.SigningSecret)",
+        "2026-12-01T23:01:13Z WARN auth=no,reason=expired path=/api/v1/orders",
+        "2026-12-01T23:01:14Z INFO cache key=ab;cd hit=1",
+        "x GET /reset?token=ab&page=2 HTTP/1.1",
+        "x PASSWORD_MIN=8;PASSWORD_MAX=64;PASSWORD_HISTORY=5",
+        "x password=123;456 rounds",
+    ],
+)
+def test_ordinary_lists_and_code_around_a_short_first_run_stay(line: str) -> None:
     assert redact(line) == (line, 0)
 
 

@@ -158,6 +158,14 @@ _QUOTED_KEY_HEAD = rf"{_LINE_INDENT}(?P<name>\"{_NAME}\"|'{_NAME}')[ \t]{{0,4}}(
 _QUOTED_KEY_SHORT_RUN = (
     r"(?:(?:[^\s\"',;&}\])0-9][^\s\"',;&}\])]?|[0-9][^\s\"',;&}\])0-9])?[,;&)}\]]|[0-9]{1,6}[;&)])"
 )
+# A mid-line value whose first run before a delimiter is one or two characters, or three to six digits (what
+# shapes.trivial rejects alone, so no bare candidate), glued to more text by that delimiter: ``docker run -e
+# DB_PASSWORD=ab;cdefghij``, ``-e MYSQL_ROOT_PASSWORD=x;9Kq2...`` as ``ps`` prints an argv. The assignment's finder
+# reports it too (``judge.judge`` then reads the value with its glued tail, ``judge._glued_word``: a list's next
+# pair, ``pass=1;fail=0``, or a query's next parameter keeps its delimiter and the candidate is rejected). A blank,
+# a quote or the line's end after the delimiter ends the value there (a shell's ``; next``): no candidate.
+_GLUED_SHORT_RUN = r"(?:[^\s\"',;&}\])]{1,2}|[0-9]{3,6})[,;&)}\]][^\s\"']"
+
 # A YAML node's properties before its value: an anchor (``&pw``) and a standard tag (``!!str``, ``!!binary``), in
 # either order. The assignment's value cannot start with "&" and reads a tag as a word followed by prose, so such
 # a line is this detector's whatever its value (``judge._judge_line_value`` judges it without them). A local tag
@@ -517,8 +525,8 @@ CONTEXT: tuple[Detector, ...] = (
         "assignment",
         _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
-        finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
-        search=_ASSIGNMENT_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+        finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE}|{_GLUED_SHORT_RUN})",
+        search=_ASSIGNMENT_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START}|{_GLUED_SHORT_RUN})",
         # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
         own_automaton=True,
     ),

@@ -51,6 +51,8 @@ _GLUE_STOPS = (b"", b" ", b"\t", b"\n", b"\r", b"\v", b"\f", b'"', b"'")
 _NEXT_PAIR = re.compile(rb"[A-Za-z_][A-Za-z0-9_.\-]{0,63}=")
 _GLUED_TAIL = re.compile(rb"[^\s\"']*")
 _YAML_COMMENT_TEXT = re.compile(r"[ \t]#")
+# Numbers joined by the delimiters (``pass=3,4``, ``retries=1;2;5``): no password read on from a short first run
+_NUMBER_LIST = re.compile(r"[0-9]+(?:[,;&)}\]][0-9]+)*")
 # Each delimiter read as a letter: what a list of words joined by them looks like to ``shapes.generated``.
 _DELIMITERS_AS_LETTERS = str.maketrans("&;,)}]", "aaaaaa")
 
@@ -177,7 +179,13 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # the value and one byte after it, which a key line holding the same bytes would share.
         plain = plain_line_value(text, value_start)
         if plain is None and separator == "=":  # mid-line NAME=value glued on past it (``_glued_end``): an argv's
-            plain = _glued_word(text, name_start, value_start, value_end)  # ``--api_token=Wq4vN8,mR2kT7xL9``
+            # ``--api_token=Wq4vN8,mR2kT7xL9``; a first run too short to judge alone (``-e DB_PASSWORD=ab;cdefghij``)
+            # only in an argv's word, and never a list of numbers (``pass=3,4``)
+            short = shapes.trivial(shown)
+            if not short or _argv_assignment(text, name_start, name_end):
+                plain = _glued_word(text, name_start, value_start, value_end)
+                if short and plain is not None and _NUMBER_LIST.fullmatch(plain):
+                    plain = None
         return (None if plain is None else _judge_line_value(name, separator, plain)), False
     if verdict is None or separator == "=" and not env_name:
         return verdict, True
@@ -324,6 +332,16 @@ def _glued_end(data: bytes, name_start: int, end: int, stop: int | None = None) 
     if data[name_start - 1 : name_start] in (b"?", b"&") or _NEXT_PAIR.match(data, end + 1):
         return end
     return _GLUED_TAIL.match(data, end, len(data) if stop is None else stop).end()  # type: ignore[union-attr]
+
+
+def _argv_assignment(data: bytes, name_start: int, name_end: int) -> bool:
+    """Whether ``NAME=`` stands as an argv word writes it (``-e DB_PASSWORD=ab;cd``, ``--password=x;9Kq``): the name
+    opens a word (after a blank, the text's start, or an option's "=": ``--env=DB_PASSWORD=``) and "=" alone
+    follows it. Asked before a value whose first run is too short to judge alone (``ab`` before ``;``) is read
+    with its glued tail: in code such a run is an expression's (``login(password=pw),next()``, ``secret :=
+    []byte(...)``, ``(pass==1)&&x``), and reading on from it hid the code."""
+    return (name_start == 0 or data[name_start - 1 : name_start] in (b" ", b"\t", b"=")) \
+        and data[name_end : name_end + 1] == b"=" and data[name_end + 1 : name_end + 2] != b"="
 
 
 def _glued_word(data: bytes, name_start: int, value_start: int, value_end: int) -> str | None:

@@ -83,6 +83,10 @@ LEAKS: tuple[Leak, ...] = (
          ("Hq7;xP2vLm9Rt", "xP2vLm9Rt")),
     Leak("argv_glued_ampersand_comma", "java -jar app.jar --spring.datasource.password=Zt5&Kp8wQn3Vb --app.api_token="
          "Wq4vN8,mR2kT7xL9 --server.port=8080\n", ("Zt5&Kp8wQn3Vb", "Kp8wQn3Vb", "Wq4vN8,mR2kT7xL9", "mR2kT7xL9")),
+    # The same whose first run before the delimiter is too short to judge alone (one or two characters, or digits)
+    Leak("argv_glued_short_run", "root  812  0.3  docker run -d -e DB_PASSWORD=ab;cdefghij -e MYSQL_ROOT_PASSWORD="
+         "x;9Kq2mL7pRw -e REDIS_PASSWORD=4821)Zt5Kp8wQ mysql\n",
+         ("ab;cdefghij", "cdefghij", "x;9Kq2mL7pRw", "9Kq2mL7pRw", "4821)Zt5Kp8wQ", "Zt5Kp8wQ")),
     # Names aligned in a column wider than four blanks, opening their lines (terraform fmt, aligned .tfvars, ini,
     # .properties, PowerShell's Format-List): context_detectors.ALIGNMENT_BLANKS
     Leak("aligned_tfvars", 'region                = "eu-west-1"\nadmin_password        = "Yz9SrUmqi&TlpG3FXD3sb1>C"\n'
