@@ -10,6 +10,7 @@ import re
 
 from bench.compare_sanitize import generated_lines
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
+from bot.sanitize.candidates import _hinted, _plain_word
 from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.detectors import TOKENS
 from bot.sanitize.parser_rewrites import first_characters, guard_names, lazy_names, rewrite
@@ -109,3 +110,15 @@ def test_an_automatons_literals_are_found_as_the_in_operator_finds_them() -> Non
         for _ in range(3000):
             data = bytes(rng.choice(b":/=@(a\xc3\xa9\xff\n") for _ in range(rng.randrange(0, 12)))
             assert automaton.may_match(data) == (literal in data and b"@" in data), (literal, data)
+
+
+def test_a_plain_word_is_never_hinted_as_code() -> None:
+    # The scan's dismissal takes a value of letters and digits in one case for no expression of code without the
+    # hint's searches (candidates._plain_word): it must never say so of a value the hint finds.
+    rng = random.Random(2)
+    words = [b"str", b"STR", b"Str", b"Int", b"byte", b"a1f3", b"ABC9", b"aBc", b"1234", b"x.y", b"\xc3\xa9a"]
+    alphabet = b"aAbZz09_.$:\xc3\xa9sStTrRiIn"
+    words += [bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 8))) for _ in range(20000)]
+    plain = [word for word in words if _plain_word(word)]
+    assert not [word for word in plain if _hinted(word)]
+    assert b"a1f3" in plain and b"ABC9" in plain and b"str" not in plain and b"aBc" not in plain and len(plain) > 1000

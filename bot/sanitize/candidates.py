@@ -49,6 +49,8 @@ _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 # (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
 _EXPRESSION_HINT = re.compile(shapes.EXPRESSION_HINT.pattern.encode())
 _HINT_CHARACTER = re.compile(rb"[.(\[$:>_&*]")  # the hint's first alternative (``_hinted``)
+# The type names the hint's last alternative takes alone (``shapes.EXPRESSION_HINT``), lower case.
+_TYPE_WORDS = frozenset((b"str", b"string", b"bytes", b"int", b"any", b"object", b"char", b"byte"))
 
 # The density budget (see the module docstring).
 FREE_UNITS = 512
@@ -124,6 +126,14 @@ def _quoted(head: bytes) -> bool:
     """Whether an assignment's head holds a quote. Its byte values, not ``b'"' in head``: a bytes operand goes
     through the buffer protocol (0.15 us against 0.015, on every line of source code)."""
     return 34 in head or 39 in head  # '"' and "'"
+
+
+def _plain_word(value: bytes) -> bool:
+    """A value of ASCII letters and digits in one case, no type's name: ``_hinted`` is False for it (no separator
+    or bracket, no camel hump, not "str"), known from three C calls instead of two searches (an environment line's
+    value on every line: ``+DB_PASSWORD=a1f3``)."""
+    return value.isalnum() and (value.islower() or value.isupper() or value.isdigit()) \
+        and value.lower() not in _TYPE_WORDS
 
 
 def _hinted(value: bytes) -> bool:
@@ -234,8 +244,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             if hit[0] == start:
                 return False  # shared: the loop parses it in full (password=x is an environment line too)
         value = _CODE_VALUE.match(data, head.end())
-        if value is None:
-            not_expression_at = start  # as _code_expression decides (the loop need not ask again)
+        if value is None or _plain_word(value.group(1)):
+            # No value, or one without ``_hinted``'s hint (then no remembered expression either: only hinted values
+            # are): as _code_expression decides (the loop need not ask again)
+            not_expression_at = start
             return False
         # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
         value_end = value.end()
@@ -286,7 +298,8 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
                 pos = candidate_start + resume
                 continue
         spent += HEAD_UNITS
-        head = _assignment_head(data, candidate_start, leftmost, assignment, scanned_head) if assignment >= 0 else None
+        head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
+                if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)
         if head is not None:
             name = head.group(1)
             harmless = _HARMLESS_NAMES.get(name)
