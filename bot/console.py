@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rich.text import Text
 
@@ -34,6 +34,9 @@ from bot.console_view import ConsoleView, card_text, command_line, result_text
 from bot.fisk.environment import is_credential_name
 from bot.hardening import harden
 from bot.roles import Core, agent_worker, check_model_access, instance_name, require_model_credentials, runner_worker
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
 
 HELP = ("Type a request; approve or deny each proposed command with y/n. 'stop' or Ctrl-C cancels the request"
         " (Ctrl-C twice quits); /quit exits.")
@@ -54,8 +57,10 @@ def read_lines(stream: TextIO, loop: asyncio.AbstractEventLoop, lines: asyncio.Q
 class Console:
     """One terminal conversation."""
 
-    def __init__(self, core: Core, *, view: ConsoleView | None = None, user: str | None = None) -> None:
+    def __init__(self, core: Core, *, view: ConsoleView | None = None, user: str | None = None,
+                 model: AsyncAnthropic | None = None) -> None:
         self.core = core
+        self.model = model  # the client the start-up check used, if any: the agent's (one TLS context, not two)
         self.view = view or ConsoleView()
         self.user = f"console:{user or getpass.getuser()}"
         self.conversation = f"console:{uuid.uuid4().hex[:12]}"
@@ -80,7 +85,7 @@ class Console:
                 loop.add_signal_handler(sig, handler)
         self.view.note(HELP)
         tasks = [
-            asyncio.create_task(agent_worker(self.core).run(self.stop)),
+            asyncio.create_task(agent_worker(self.core, client=self.model).run(self.stop)),
             asyncio.create_task(runner_worker(self.core).run(self.stop)),
             asyncio.create_task(self._outbox()),
             asyncio.create_task(self._completions()),
@@ -250,8 +255,11 @@ async def run_console(config: Config) -> None:
     require_model_credentials(secrets, "the console")
     harden(lambda name: is_credential_name(name, config.sensitive_env_vars))  # the console runs tools too
     core = await Core.open(config, {"slack", "agent", "runner"}, secrets)
+    model = None
     try:
-        await check_model_access(core)
-        await Console(core).run()
+        model = await check_model_access(core)
+        await Console(core, model=model).run()
     finally:
+        if model is not None:
+            await model.close()
         await core.close()

@@ -4,9 +4,13 @@ message, and one authenticated request to the model API before the agent takes w
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from bot.config import Config, Secrets
 from bot.roles.core import Core, StartupError
+
+if TYPE_CHECKING:  # anthropic is imported by the agent role only
+    from anthropic import AsyncAnthropic
 
 
 def model_credential_problems(secrets: Secrets, who: str = "the agent role") -> list[str]:
@@ -40,15 +44,20 @@ def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None
         raise StartupError("; ".join(problems) + " (see the README's Quick start)")
 
 
-async def check_model_access(core: Core) -> None:
-    """One cheap authenticated request, so a wrong key or base URL stops start-up instead of reaching a user."""
+async def check_model_access(core: Core) -> AsyncAnthropic:
+    """One cheap authenticated request, so a wrong key or base URL stops start-up instead of reaching a user.
+
+    Returns the client it checked, open, for the agent to use: one client, so one connection pool and one TLS
+    context with the system's CA certificates (~0.5-2 MiB each, bench/bench_rss.py), not a second."""
     from bot.agent.model import ModelAccessError, check_access, make_client
 
     client = make_client(core.config.agent, api_key=core.secrets.anthropic_api_key)
     try:
         await check_access(client)
     except ModelAccessError as exc:
-        raise StartupError(str(exc)) from None
-    finally:
         await client.close()
-
+        raise StartupError(str(exc)) from None
+    except BaseException:
+        await client.close()
+        raise
+    return client

@@ -25,6 +25,8 @@ from bot.roles.loops import count_final_states, pool_collector, queue_collector,
 from bot.roles.workers import agent_worker, on_call_front_end, runner_worker, slack_front_end, slack_readiness
 
 if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
     from bot.slack.app import SlackFrontEnd
 
 log = logging.getLogger(__name__)
@@ -52,9 +54,10 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
     health.checks["redis"] = redis_ready
     tasks: list[asyncio.Task[None]] = []
     front: SlackFrontEnd | None = None
+    model: AsyncAnthropic | None = None
     try:
         if "agent" in roles:
-            await check_model_access(core)
+            model = await check_model_access(core)  # the checked client is the agent's
         front = slack_front_end(core) if "slack" in roles else None
         if front is not None:
             info = await front.start()
@@ -75,7 +78,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             tasks.append(asyncio.create_task(front.run(stop)))
             tasks.append(asyncio.create_task(oncall.run(stop)))  # type: ignore[union-attr]
         if "agent" in roles:
-            tasks.append(asyncio.create_task(agent_worker(core).run(stop)))
+            tasks.append(asyncio.create_task(agent_worker(core, client=model).run(stop)))
         if "runner" in roles:
             tasks.append(asyncio.create_task(runner_worker(core).run(stop)))
             tasks.append(asyncio.create_task(count_final_states(core, stop)))
@@ -105,5 +108,7 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             from bot.slack.client import close_client
 
             await close_client(front.client)
+        if model is not None:
+            await model.close()
         await health.stop()
         await core.close()

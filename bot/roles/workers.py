@@ -19,6 +19,8 @@ from bot.tools.catalog import Catalog
 from bot.wiring import execution_limits, text_redactor
 
 if TYPE_CHECKING:  # each role imports its own dependencies when it starts: a runner never loads anthropic or bolt
+    from anthropic import AsyncAnthropic
+
     from bot.agent.worker import AgentWorker
     from bot.incidents.service import OnCall
     from bot.slack.app import SlackFrontEnd
@@ -65,14 +67,16 @@ def runner_worker(core: Core) -> RunnerWorker:
     )
 
 
-def agent_worker(core: Core, slack: Any = None) -> AgentWorker:
+def agent_worker(core: Core, slack: Any = None, *, client: AsyncAnthropic | None = None) -> AgentWorker:
+    """The agent's worker; ``client`` is the one ``check_model_access`` checked, else a new one."""
     from bot.agent.loop import Agent
     from bot.agent.model import ModelClient, make_client
     from bot.agent.worker import AgentWorker
     from bot.slack.settings import catalog_for_channel
 
     settings = core.config.agent
-    client = make_client(settings, api_key=core.secrets.anthropic_api_key)
+    if client is None:
+        client = make_client(settings, api_key=core.secrets.anthropic_api_key)
 
     def catalog_for(conversation: str, meta: Mapping[str, str]) -> Catalog:
         channel = meta.get("channel") or (conversation.split(":")[1] if conversation.startswith("slack:") else "")
