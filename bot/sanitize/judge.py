@@ -38,6 +38,9 @@ _YAML_KEY_LINE = re.compile(
 # (nested, a blank after each), or "-" then indentation (a removed line; "- " with one blank is a YAML list item).
 _LINE_OPENER = re.compile(rb"\+|-(?=[ \t]{2}|\t)|(?:>[ \t]?){1,4}")
 _OPENER_FIRST = (b"+", b"-", b">")
+_BLANKS = (b" ", b"\t")
+# What no indentation of code holds before a keyword argument (``judge``'s environment line): a list's "-", a word
+_CODE_INDENT = re.compile(rb"[-a-z]")
 # A YAML node's properties before its value (``context_detectors._NODE_PROPERTIES``): an anchor, a standard tag.
 _NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
@@ -97,10 +100,13 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # file, ``export`` and a YAML list item (``- DB_PASSWORD=...``) hold literals.
         # After a diff's or a quote's opener (``_LINE_OPENER``), the same rule on the text the file holds.
         before = text[match.start() : name_start].lstrip(b"\n")
-        if before[:1] in _OPENER_FIRST:  # asked only where one may stand (an environment line on every line)
-            opener = _LINE_OPENER.match(before)
-            before = before[opener.end() :] if opener is not None else before
-        code = before[:1] in (b" ", b"\t") and not re.search(rb"[-a-z]", before)
+        if len(before) <= 1:  # nothing, one blank (code), or one character that no blank follows: "+", ">", "-"
+            code = before in _BLANKS
+        else:
+            if before[:1] in _OPENER_FIRST:  # asked only where one may stand
+                opener = _LINE_OPENER.match(before)
+                before = before[opener.end() :] if opener is not None else before
+            code = before[:1] in _BLANKS and _CODE_INDENT.search(before) is None
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         if verdict is not None:
             return verdict, True
