@@ -10,7 +10,9 @@
 3. First, what each part of a runner's imports adds to VmRSS in a fresh interpreter (where the memory goes): what
    stays once the heap freed by the import is given back (``gc.collect`` + ``malloc_trim``, as ``serve`` does
    once started: ``bot/memory.py``), and in brackets what the import added before that (its temporaries: RE2's
-   compiler, for one, frees most of what it allocates).
+   compiler, for one, frees most of what it allocates). Then the floor of a combined process: the modules it loads,
+   imported again in a fresh interpreter, library by library (each with what it pulls in first), then the
+   project's own; what the libraries keep before any project module is what no change here can go under.
 4. What the sanitizer's RE2 automata add once they have cleaned output they had not seen (``--sanitizer-rounds``
    of ~130 KiB each, 80 = 10.4 MiB): RE2 builds its DFA states while it searches and keeps them, up to
    ``MAX_MEM_PER_AUTOMATON`` per automaton, so a runner's RSS grows with the variety of the output it cleans
@@ -74,10 +76,10 @@ from tests.support.redis_server import free_port  # noqa: E402
 #: ``bot.fisk.model`` holds the first pydantic models: building any model loads pydantic's schema machinery.
 RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic", "bot.fisk.model", "re2", "yaml",
                   "bot.sanitize", "bot.approvals.store", "bot.config", "bot.roles", "bot.cli")
-#: What the agent and slack roles import on top of a runner's (the combined process holds all of it): they sign
-#: decisions with cryptography, which a runner, verifying with the interpreter's libcrypto, never loads.
-OTHER_ROLE_IMPORTS = ("cryptography.hazmat.primitives.asymmetric.ed25519", "anthropic", "bot.agent", "slack_bolt",
-                      "aiohttp", "bot.slack")
+#: What the agent and slack roles import on top of a runner's (the combined process holds all of it). They sign
+#: decisions with libsodium and read their key without cryptography (bot/approvals/signing_key.py), so
+#: cryptography is not among them where libsodium is installed.
+OTHER_ROLE_IMPORTS = ("anthropic", "bot.agent", "slack_bolt", "aiohttp", "bot.slack")
 IMPORT_PROBE = """
 import ctypes, gc, importlib, sys
 def return_free_heap():  # as bot.memory does, without importing what bot.memory imports
@@ -111,6 +113,65 @@ def import_breakdown() -> None:
     print("  " + ", ".join(shown[:runner]))
     print("then what the agent and slack roles add:")
     print("  " + ", ".join(shown[runner:]))
+
+
+#: What a combined ``serve`` imports: each role's modules (their builders import them when the role starts), and
+#: what the first model request, the first Slack request and the first log line import at run time.
+COMBINED_IMPORTS = ("bot.cli", "bot.roles", "bot.agent.loop", "bot.agent.model", "bot.agent.worker", "bot.slack.app",
+                    "bot.slack.client", "bot.incidents.service", "bot.incidents.settings", "bot.logs", "httpcore2",
+                    "h11", "anyio._backends._asyncio", "opentelemetry.propagate", "truststore",
+                    "slack_bolt.listener_matcher.async_builtins")
+#: The libraries of a combined process, in the order they are charged (each with what it pulls in first)
+LIBRARIES = ("redis", "pydantic", "re2", "yaml", "anthropic", "aiohttp", "slack_sdk", "slack_bolt")
+FLOOR_PROBE = """
+import ctypes, gc, importlib, sys
+def return_free_heap():
+    gc.collect()
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
+def rss():
+    with open('/proc/self/status') as f:
+        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
+names = sys.stdin.read().split()
+def load(chosen):
+    for name in names:
+        if chosen(name):
+            try:
+                importlib.import_module(name)
+            except Exception:  # a module that only imports in its package's context: its package loads it
+                pass
+    return_free_heap()
+return_free_heap()
+print(f'interpreter|{rss():.1f}')
+groups = [('stdlib', lambda n: n.split('.')[0] in sys.stdlib_module_names)]
+groups += [(lib, lambda n, lib=lib: n == lib or n.startswith(lib + '.')) for lib in sys.argv[1:]]
+groups += [('other libraries', lambda n: not n.startswith('bot.') and n != 'bot'), ('the project', lambda n: True)]
+for name, chosen in groups:
+    before = rss()
+    load(chosen)
+    print(f'{name}|{rss() - before:+.1f}|{rss():.1f}|{len(sys.modules)}')
+"""
+
+
+def library_floor() -> None:
+    """What a combined process's libraries keep before any of the project's modules is imported: the modules a
+    combined ``serve`` loads (``COMBINED_IMPORTS`` in one interpreter), imported again in a fresh one, library by
+    library, then the project's own. The libraries' total is the floor no change in this project can go under."""
+    listed = subprocess.run([sys.executable, "-c", "import importlib, sys\nfor n in sys.argv[1:]:\n"
+                             "    importlib.import_module(n)\nprint('\\n'.join(sorted(sys.modules)))",
+                             *COMBINED_IMPORTS], capture_output=True, text=True, cwd=ROOT, check=True).stdout
+    names = [name for name in listed.split() if name != "__main__"]
+    done = subprocess.run([sys.executable, "-c", FLOOR_PROBE, *LIBRARIES], input="\n".join(names),
+                          capture_output=True, text=True, cwd=ROOT, check=True)
+    rows = [line.split("|") for line in done.stdout.splitlines()]
+    interpreter = rows[0][1]
+    parts = rows[1:]
+    libraries = next(row for row in parts if row[0] == "other libraries")
+    project = parts[-1]
+    print(f"what a combined process's {len(names)} modules keep, in a fresh interpreter (each group with what it")
+    print("pulls in first; freed heap given back):")
+    print(f"  interpreter {interpreter} MiB, " + ", ".join(f"{row[0]} {row[1]}" for row in parts[:-1]) + " MiB")
+    print(f"  libraries alone: {libraries[2]} MiB ({libraries[3]} modules); with the project's own modules "
+          f"{project[1]} MiB: {project[2]} MiB")
 
 
 SANITIZER_PROBE = """
@@ -342,6 +403,7 @@ def main(args: argparse.Namespace) -> None:
                 runner_after_work(server.url, work, args.work_calls, args.idle)
                 return
             import_breakdown()
+            library_floor()
             sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
             with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
                 env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
