@@ -63,10 +63,12 @@ _ENV_HEAD = (
     rf"\"?name\"?[ \t]{{0,4}}:[ \t]{{0,4}}[\"']?(?P<name>{_NAME})"
     r"[\"']?,?[ \t]{0,4}(?:\n[ \t]{0,64})?\"?value\"?[ \t]{0,4}:[ \t]{0,4}"  # also one line: {"name": .., "value": ..}
 )
-_ASSIGNMENT_HEAD = (
-    rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')[ \t]{{0,4}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
+_ASSIGNMENT_NAME_HEAD = rf"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?{_NAME}\"?|'{_NAME}')"
+_ASSIGNMENT_SEPARATOR = (
+    r"[ \t]{0,4}(?P<sep>[?:]?=|:)[ \t]{0,4}"
     r"(?:[|>][-+]?[ \t]{0,4}\n[ \t]{1,16}|\n[ \t]{1,16})?"  # the value on the next line (YAML block: its first line)
 )
+_ASSIGNMENT_HEAD = _ASSIGNMENT_NAME_HEAD + _ASSIGNMENT_SEPARATOR
 # What RE2 searches for: the same head with the name's characters around its sensitive word unbounded. Counting
 # them (0..40) multiplied the DFA states by 41: on random base64 (no separator, so never a match) RE2 kept
 # building new states, 1.5-7 MB/s on text it had not seen. Unbounded, the finder reports a superset (a name
@@ -76,7 +78,7 @@ _ASSIGNMENT_HEAD = (
 #
 # And only names in which the sensitive word is a word of its own as shapes.name_kind reads it: see finder_name.py.
 _FINDER_NAME = FINDER_NAME
-_ASSIGNMENT_FINDER_HEAD = _ASSIGNMENT_HEAD.replace(_NAME, _FINDER_NAME)
+_ASSIGNMENT_FINDER_NAME_HEAD = _ASSIGNMENT_NAME_HEAD.replace(_NAME, _FINDER_NAME)
 
 # What may open a line before the text a tool wrote there: a unified diff's line marker before the file's own
 # indentation ("+", "-"; a context line's " " is indentation: ``git diff``, ``helm diff``) or a mail or Markdown
@@ -163,7 +165,9 @@ _QUOTED_KEY_SHORT_RUN = (
 # DB_PASSWORD=ab;cdefghij``, ``-e MYSQL_ROOT_PASSWORD=x;9Kq2...`` as ``ps`` prints an argv. The assignment's finder
 # reports it too (``judge.judge`` then reads the value with its glued tail, ``judge._glued_word``: a list's next
 # pair, ``pass=1;fail=0``, or a query's next parameter keeps its delimiter and the candidate is rejected). A blank,
-# a quote or the line's end after the delimiter ends the value there (a shell's ``; next``): no candidate.
+# a quote or the line's end after the delimiter ends the value there (a shell's ``; next``): no candidate. Only
+# with "=" right after the name (an argv's word): after ":" or " = " it made every line-start ``db_password: 1,x``
+# (the line-value detector's) a hit of the assignment's automaton too, an RE2 scan and a dismissal more per line.
 _GLUED_SHORT_RUN = r"(?:[^\s\"',;&}\])]{1,2}|[0-9]{3,6})[,;&)}\]][^\s\"']"
 
 # A YAML node's properties before its value: an anchor (``&pw``) and a standard tag (``!!str``, ``!!binary``), in
@@ -525,8 +529,11 @@ CONTEXT: tuple[Detector, ...] = (
         "assignment",
         _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
-        finder=_ASSIGNMENT_FINDER_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE}|{_GLUED_SHORT_RUN})",
-        search=_ASSIGNMENT_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START}|{_GLUED_SHORT_RUN})",
+        # (and ``NAME=`` then a short first run glued to more text, "=" right after the name: ``_GLUED_SHORT_RUN``)
+        finder=_ASSIGNMENT_FINDER_NAME_HEAD
+        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|={_GLUED_SHORT_RUN})",
+        search=_ASSIGNMENT_FINDER_NAME_HEAD
+        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?:{_QUOTED_START}|{_BARE_START})|={_GLUED_SHORT_RUN})",
         # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
         own_automaton=True,
     ),
