@@ -57,19 +57,16 @@ def test_words_that_only_talk_about_secrets_stay(text: str) -> None:
     assert redact(text) == (text, 0)
 
 
-async def test_both_corpora_through_a_real_call() -> None:
+async def test_both_corpora_through_a_real_call(tmp_path: Path) -> None:
     """What ``fisk-chatops exec`` and the runner do: a child prints it, run_argv captures and sanitizes it."""
     benign = b"".join(p.read_bytes() for p in BENIGN)
     leaks = "\n".join(leak.text for leak in LEAKS).encode()
     printer = "import sys; sys.stdout.buffer.write(open(sys.argv[1], 'rb').read())"
     for data, expect_clean in ((benign, True), (leaks, False)):
-        path = Path(f"/tmp/corpus-{id(data)}.txt")
+        path = tmp_path / f"corpus-{expect_clean}.txt"  # this test's own directory, whoever else runs tests
         path.write_bytes(data)
-        try:
-            result = await run_argv([sys.executable, "-c", printer, str(path)], env={}, cwd=None, timeout=30,
-                                    output_limit=1 << 20)
-        finally:
-            path.unlink()
+        result = await run_argv([sys.executable, "-c", printer, str(path)], env={}, cwd=None, timeout=30,
+                                output_limit=1 << 20)
         assert result.status == "finished"
         if expect_clean:
             assert result.output.encode() == benign and result.redactions == 0
