@@ -27,12 +27,13 @@ SECRET = "Sup3r;S3cret"
 MARKER = re.compile(r"\[REDACTED:(secret_[a-z]+)#[0-9a-f]{6}\]")
 
 # A secret store's CLI as a fisk application: ``--field=F`` and ``--format={{.F}}`` print field F's value bare,
-# as `vault kv get -field=` and a go-template do; ``LINES=n`` prints the password n times (a large output);
+# as `vault kv get -field=` and a go-template do; ``STORE_LINES=n`` prints the password n times (a large output;
+# not ``LINES``, which terminals and pytest-xdist workers set);
 # anything else prints the whole record, one bare value per line (as `pass show` does).
 STORE = f"""
 record = {{"password": {SECRET!r}, "name": "db-primary", "api_token": "tok_8d7c6b5a4f3e2d1c"}}
 args = sys.argv[1:]
-lines = int(os.environ.get("LINES", "0") or 0)
+lines = int(os.environ.get("STORE_LINES", "0") or 0)
 fields = [a.split("=", 1)[1] for a in args if a.startswith(("--field=", "-field="))]
 fields += [a[len("--format={{{{."):-2] for a in args if a.startswith("--format={{{{.")]
 if lines:
@@ -83,7 +84,7 @@ async def test_a_secret_command_redacts_every_line_and_keeps_the_lines(store_app
 
 async def test_large_output_is_withheld_in_head_and_tail(store_app: Path) -> None:
     """Over the inline limit (cleaned in a thread) and over the cap (head and tail): still no secret byte."""
-    result = await _run([str(store_app), "secret", "describe", "db", "--field=password"], env={"LINES": "20000"},
+    result = await _run([str(store_app), "secret", "describe", "db", "--field=password"], env={"STORE_LINES": "20000"},
                         output_limit=16384)
     assert result.truncated and result.total_bytes == 20000 * (len(SECRET) + 1)
     assert "S3cret" not in result.output and "bytes omitted" in result.output
