@@ -24,6 +24,9 @@ class PtyProcess:
         self.master, slave = pty.openpty()
         self.columns = columns
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, columns, 0, 0))
+        # The size is the terminal's, learnt from the terminal: LINES/COLUMNS inherited from elsewhere
+        # (pytest-xdist workers export 24x80) would override it for rich.
+        env = {name: value for name, value in env.items() if name not in ("LINES", "COLUMNS")}
         self.process = subprocess.Popen(list(argv), stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
                                         start_new_session=True)
         os.close(slave)
