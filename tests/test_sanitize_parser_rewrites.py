@@ -9,6 +9,7 @@ import random
 import re
 
 from bench.compare_sanitize import generated_lines
+from bot.sanitize import sanitize_output
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
 from bot.sanitize.candidates import _hinted, _plain_word
 from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
@@ -66,6 +67,23 @@ def test_the_rewritten_parsers_match_as_the_detectors_patterns_do_at_every_start
         assert matched > (1000 if pass_ is CONTEXT_PASS else 100)
 
 
+def test_the_parser_of_every_first_byte_matches_as_the_plain_parser_does() -> None:
+    # A candidate may start with any byte: the AWS key's "(?:^|[^A-Z0-9])" starts one at a lower-case letter
+    # ("idxAKIA..."), which a case-closed reading of the negated class left out of the branch's first characters.
+    samples = [leak.text.encode() for leak in LEAKS] + [b"AKIAIOSFODNN7EXAMPL2 ", b"ghp_" + b"a1B2" * 9 + b" "]
+    for pass_, detectors in ((CONTEXT_PASS, CONTEXT), (TOKEN_PASS, TOKENS)):
+        plain = _plain_parser(detectors)
+        for byte in range(256):
+            for sample in samples:
+                text = bytes([byte]) + sample
+                assert _same(pass_.parsers[byte](text, 0), plain.match(text, 0)), text
+
+
+def test_a_key_glued_to_a_lower_case_letter_is_redacted() -> None:
+    done = sanitize_output(b"idxAKIAIOSFODNN7EXAMPL2 done", output_limit=1 << 20)
+    assert b"AKIAIOSFODNN7EXAMPL2" not in done.text.encode() and done.redactions == 1
+
+
 def test_a_name_whose_end_is_not_forced_keeps_its_greedy_lead() -> None:
     # "value" after the name may start with a name character ("name: DB_PASSWORDvalue: x"): left alone
     env_value = next(d for d in CONTEXT if d.check == "env_pair").pattern
@@ -98,6 +116,7 @@ def test_first_characters_is_a_superset_and_knows_empty_matches() -> None:
     assert first_characters("x?") == (frozenset(b"xX"), True)
     characters, empty = first_characters("[^a]")
     assert ord("b") in characters and ord("\n") in characters and not empty
+    assert ord("a") in first_characters("[^A-Z0-9]")[0]  # case-sensitive unless a flag says otherwise
     assert first_characters("é")[1]  # non-ASCII: anything
 
 

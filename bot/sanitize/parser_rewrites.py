@@ -62,8 +62,9 @@ def _class(items: list[tuple[object, object]]) -> frozenset[int]:
             characters |= _CATEGORIES[value]
         else:
             return _EVERY  # not read here: any character (also when negated: a superset either way)
-    if negated:  # the complement of a case-closed set is case-closed too
-        return _EVERY - _with_other_case(characters)
+    if negated:  # the complement of the class as written: "[^A-Z]" takes "a" unless a flag ignores case (a
+        # case-closed complement took no letter at all, and the AWS key's "[^A-Z0-9]" lost its "xAKIA..." starts)
+        return _EVERY - characters
     return frozenset(_with_other_case(characters))
 
 
