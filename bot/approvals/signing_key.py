@@ -110,6 +110,8 @@ def pkcs8_seed(data: bytes) -> bytes | None:
         der = base64.b64decode(body, validate=True)
     except (binascii.Error, ValueError):
         return None
+    if base64.b64encode(der) != body:  # Python's decoder also takes '=' past the end, which cryptography refuses
+        return None
     if len(der) != len(PKCS8_HEADER) + sodium.KEY_BYTES or not der.startswith(PKCS8_HEADER):
         return None
     return der[len(PKCS8_HEADER):]

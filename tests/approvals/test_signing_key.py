@@ -69,6 +69,19 @@ def test_every_other_form_is_left_to_cryptography() -> None:
         assert pkcs8_seed(data) is None, data
 
 
+def test_padding_past_the_body_is_refused_as_cryptography_refuses_it(tmp_path: Path) -> None:
+    """The 48 DER bytes are exactly 64 base64 characters: one '=' or two after them decode to the same bytes in
+    Python's lenient decoder, but cryptography refuses the file; read by hand it would load on a machine with
+    libsodium and stop start-up on one without."""
+    pem = pem_of(Ed25519PrivateKey.generate())
+    for padding in (b"=", b"==", b"\n=", b"=\n="):
+        data = pem.replace(b"\n-----END", padding + b"\n-----END")
+        assert pkcs8_seed(data) is None, data
+        (tmp_path / "padded.key").write_bytes(data)
+        with pytest.raises(DecisionKeyError, match="padded.key: not a PEM private key"):
+            load_private_key(tmp_path / "padded.key")
+
+
 def test_a_key_file_is_read_with_libsodium_and_signs_as_cryptography_would(tmp_path: Path) -> None:
     """Where libsodium is installed (the image; a fresh CI machine may lack it, and the key is cryptography's)."""
     key = Ed25519PrivateKey.generate()
