@@ -260,6 +260,21 @@ def run_exec(binary: Path, tool_name: str, arguments: str) -> subprocess.Complet
                           capture_output=True, text=True, timeout=60, env=dict(os.environ), cwd=ROOT)
 
 
+def recorder(directory: Path, log: Path) -> Path:
+    return make_script(directory, "opsctl", RECORDER.format(fixture=str(FIXTURES / "opsctl.introspect.json"),
+                                                            log=str(log)))
+
+
+@pytest.fixture(scope="module")
+def recorder_records(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The recorder does log a real run through ``exec``, so a refusal test's log staying absent means nothing ran.
+    Once for the module (a CLI process costs ~1 s): every refusal test below makes the same recorder."""
+    directory = tmp_path_factory.mktemp("recorder")
+    log = directory / "runs.log"
+    control = run_exec(recorder(directory, log), "service_status", '{"service":"web"}')
+    assert control.returncode == 0 and log.read_text() == "['service', 'status', '--', 'web']\n", control.stderr
+
+
 @pytest.mark.parametrize(
     "tool_name, arguments, kind_words",
     [
@@ -277,13 +292,9 @@ def run_exec(binary: Path, tool_name: str, arguments: str) -> subprocess.Complet
     ],
 )
 def test_exec_refuses_the_shape_and_runs_nothing(tmp_path: Path, tool_name: str, arguments: dict[str, Any],
-                                                 kind_words: str) -> None:
+                                                 kind_words: str, recorder_records: None) -> None:
     log = tmp_path / "runs.log"
-    binary = make_script(tmp_path, "opsctl", RECORDER.format(fixture=str(FIXTURES / "opsctl.introspect.json"),
-                                                             log=str(log)))
-    result = run_exec(binary, tool_name, json.dumps(arguments))
+    result = run_exec(recorder(tmp_path, log), tool_name, json.dumps(arguments))
     assert result.returncode == 2 and result.stdout == ""
     assert "error:" in result.stderr and kind_words in result.stderr and tool_name in result.stderr
     assert not log.exists(), "a refused call must execute nothing"
-    control = run_exec(binary, "service_status", '{"service":"web"}')  # the recorder does record a real run
-    assert control.returncode == 0 and log.read_text() == "['service', 'status', '--', 'web']\n"
