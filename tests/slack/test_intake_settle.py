@@ -52,6 +52,16 @@ async def _loaded(redis: Redis, settings: SlackSettings) -> None:
     await redis.delete(intake.stream)
 
 
+async def _scripts_run(redis: Redis) -> int:
+    """How many EVALSHA commands Redis has run so far (its own count, INFO commandstats)."""
+    stats = await redis.info("commandstats")
+    return int(stats.get("cmdstat_evalsha", {}).get("calls", 0))
+
+
+async def _scripts_ran(redis: Redis, count: int) -> bool:
+    return await _scripts_run(redis) >= count
+
+
 @contextlib.asynccontextmanager
 async def _front_behind(proxy: DelayingProxy, slack: FakeSlack, redis: Redis, store: CallStore,
                         policy: ApprovalPolicy, catalog: Catalog, settings: SlackSettings
@@ -139,6 +149,7 @@ async def test_record_settles_each_way(redis_url: str, redis: Redis, settings: S
     for hold, times, expected in (("reply", 1, "recorded"), ("request", 1, IntakeUnavailable),
                                   ("reply", 2, IntakeUnconfirmed)):
         await redis.delete(Intake(redis, settings).stream)
+        scripts_before = await _scripts_run(redis)
         async with DelayingProxy(host, port, b"EVALSHA", delay=LATE, hold=hold, times=times) as proxy:
             handle = await connect_redis(f"redis://127.0.0.1:{proxy.port}/0", state_dir=".")
             try:
@@ -151,7 +162,10 @@ async def test_record_settles_each_way(redis_url: str, redis: Redis, settings: S
                     with pytest.raises(expected):
                         await intake.record("event", {"text": hold}, event_id=f"Ev-{hold}-{times}")
                 assert time.monotonic() - started < RECORD_TIMEOUT_SECONDS + SETTLE_TIMEOUT_SECONDS + 0.25
-                await asyncio.sleep(LATE + 0.5)  # anything held back has reached Redis by now
+                # Both scripts, the record and its settling, have run in Redis (a held-back request runs late):
+                # counted by Redis itself, instead of sleeping out the hold (4 s a case) whatever was held.
+                ran = scripts_before + 2
+                await wait_for(lambda ran=ran: _scripts_ran(redis, ran), timeout=LATE + 10)
                 entries = await redis.xrange(intake.stream)
                 assert len(entries) == (0 if expected is IntakeUnavailable else 1), (hold, times, entries)
             finally:
