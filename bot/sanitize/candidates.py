@@ -32,7 +32,9 @@ from collections.abc import Callable
 
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
+from bot.sanitize.detectors import lead_start
 from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
+from bot.sanitize.tables import header_hint_end
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -199,8 +201,13 @@ def _dense_end(data: bytes, start: int) -> int:
     return len(data) if newline < 0 else newline
 
 
-def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, int]:
-    """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py)."""
+def run_pass(
+    data: bytes, pass_: DetectorPass, marker: Marker, table_hints: list[int] | None = None
+) -> tuple[bytes, int]:
+    """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py).
+
+    ``table_hints``: where a table's header may name a secret's column (``tables.HEADER_HINT``, a branch of the
+    token pass) is appended to it, for the caller to read that table (nothing is redacted for it here)."""
     pieces: list[bytes] = []
     data_length = len(data)
     last = pos = count = spent = 0
@@ -297,6 +304,10 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
             if resume is not None:
                 pos = candidate_start + resume
                 continue
+        if table_hints is not None and (hint_end := header_hint_end(data[candidate_start:candidate_end])):
+            table_hints.append(candidate_start)  # (charged as a remembered verdict: one unit)
+            pos = candidate_start + hint_end  # the next column's name may be a token's start
+            continue
         spent += HEAD_UNITS
         head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
                 if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)
@@ -353,6 +364,8 @@ def run_pass(data: bytes, pass_: DetectorPass, marker: Marker) -> tuple[bytes, i
         if kind is not None:
             spent += ACCEPT_UNITS
             end = extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed
+            if detector.lead:
+                start = lead_start(data, start, detector.lead, last)
             pieces += (data[last:start], marker(kind, data[start:end]))
             last, count = end, count + 1
             pos = max(end, candidate_start + 1)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.sanitize.tables import HEADER_HINT
+
 # The longest value a context detector captures in one piece; a longer one is extended by extend_value.
 VALUE_BOUND = 256
 # RE2 refuses repetitions over 1000; every bound here is VALUE_BOUND or less, plus fixed context.
@@ -66,6 +68,17 @@ class Detector:
     # from the match's end, so a scan ending in a long value (``{1,256}``) ran back that far at every hit, over
     # every detector's reversed threads at once (see ``_shortest``).
     search: str = ""
+    # A token whose first characters are a run of this many alphanumerics before what the pattern finds (Terraform
+    # Cloud's 14-character id before ".atlasv1."): the secret's span starts that much earlier when the run is there
+    # (``lead_start``), so no automaton keeps a count alive on every word for it.
+    lead: int = 0
+
+
+def lead_start(data: bytes, start: int, lead: int, floor: int) -> int:
+    """Where a token with ``lead`` alphanumerics before ``start`` begins: ``start - lead`` when those bytes are
+    alphanumerics after ``floor`` (the end of the text already replaced), else ``start`` (the rest is still hidden)."""
+    begin = start - lead
+    return begin if begin >= floor and data[begin:start].isalnum() and data[begin:start].isascii() else start
 
 
 def _shortest(pattern: str) -> str:
@@ -113,6 +126,26 @@ TOKENS: tuple[Detector, ...] = (
     _token("grafana_token", _ANY + r"(?P<v>glsa_[A-Za-z0-9_]{32,256})"),  # a service account's token
     _token("atlassian_token", _B + r"(?P<v>ATATT3[A-Za-z0-9_=-]{32,256})"),
     Detector("newrelic_key", _B + r"(?P<v>NRAK-[A-Z0-9]{27})(?:[^A-Za-z0-9]|$)"),
+    # Doppler's service (dp.st.<config>.), personal, CLI, service account, SCIM and audit tokens
+    _token("doppler_token",
+           _B + r"(?P<v>dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[A-Za-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,256})"),
+    _token("linear_key", _B + r"(?P<v>lin_(?:api|oauth)_[A-Za-z0-9]{40,256})"),
+    # Terraform Cloud / Enterprise API tokens (~/.terraform.d/credentials.tfrc.json, TF_TOKEN_app_terraform_io):
+    # <14 alphanumerics>.atlasv1.<60-70>. Found from ".atlasv1." on, the 14 before it taken by ``lead``: a count of 14
+    # before the literal, alive after every boundary, multiplied the other detectors' DFA states (random base64 ran
+    # at a third of its speed), and an automaton of its own cost a substring search of every text for its literal.
+    Detector("terraform_token", r"(?P<v>\.atlasv1\.[A-Za-z0-9_=-]{60,256})", lead=14,
+             search=r"(?P<v>\.atlasv1\.[A-Za-z0-9_=-]{60})"),
+    # Sentry's organization (sntrys_ + base64 JSON + "_" + secret) and user (sntryu_ + 64 hex) auth tokens
+    _token("sentry_token", _B + r"(?P<v>sntry[su]_[A-Za-z0-9+/=_]{32,256})"),
+    _token("grafana_token", _B + r"(?P<v>glc_[A-Za-z0-9+/=_]{32,256})"),  # a Grafana Cloud access policy token
+    Detector("databricks_token", _B + r"(?P<v>dapi[a-f0-9]{32}(?:-[0-9]{1,2})?)(?:[^A-Za-z0-9]|$)"),
+    Detector("postman_key", _B + r"(?P<v>PMAK-[a-f0-9]{24}-[a-f0-9]{34})(?:[^A-Za-z0-9]|$)"),
+    Detector("pulumi_token", _B + r"(?P<v>pul-[a-f0-9]{40})(?:[^A-Za-z0-9]|$)"),
+    Detector("buildkite_token", _B + r"(?P<v>bkua_[a-f0-9]{40})(?:[^A-Za-z0-9]|$)"),
+    _token("tailscale_key",
+           _B + r"(?P<v>tskey-(?:api|auth|client|webhook|scim)-[A-Za-z0-9]{6,32}-[A-Za-z0-9]{16,256})"),
+    _token("planetscale_token", _B + r"(?P<v>pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,256})"),
     Detector("age_key", r"(?P<v>AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})"),
     # A Telegram bot's token, often in a logged URL (https://api.telegram.org/bot<id>:<secret>/sendMessage)
     Detector("telegram_token", r"(?:^|[^0-9])[0-9]{6,12}:(?P<v>AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)"),
@@ -170,4 +203,7 @@ TOKENS: tuple[Detector, ...] = (
         own_automaton=True,
         literals=(b"==",),
     ),
+    # A table's header naming a secret's column (``tables.py``): never redacted here, reported to the caller of the
+    # token pass, which then reads the table's rows. Last, so that a token starting at the same byte wins.
+    Detector("table_header", HEADER_HINT, check="table_header"),
 )

@@ -24,7 +24,8 @@ _ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LINE_START = re.compile(rb"(?:\+|(?:>[ \t]?){1,4})?[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
     {"aws_secret_key", "aws_access_key_id", "npm_token", "google_api_key", "bearer", "azure_storage_key",
-     "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key"}
+     "telegram_token", "newrelic_key", "age_key", "shopify_token", "brevo_key", "twilio_key",
+     "databricks_token", "postman_key", "pulumi_token", "buildkite_token"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
@@ -80,6 +81,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     shown = value.decode("utf-8", "replace")
     if check in _VALUE_CHECKS:
         return _judge_value(detector, check, shown), True
+    if check == "table_header":  # read by tables.py when the caller asks (run_pass's table_hints); never remembered,
+        return None, False  # so that the next text's header is reported again
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")

@@ -30,6 +30,7 @@ from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_o
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.structured import redact_secret_manifests
+from bot.sanitize.tables import redact_secret_columns
 
 MARKER = "[REDACTED:{kind}]"
 # Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
@@ -100,7 +101,7 @@ class Redactor:
                 count += found
         candidates = has_candidate(data)
         if candidates:
-            data, found = run_pass(data, TOKEN_PASS, marker)
+            data, found = self._tokens_and_tables(data, marker)
             count += found
             if found:  # a .ppk's MAC is a token of this pass: the private lines before it may lack their header
                 data, found = redact_orphan_private_lines(data, marker)
@@ -111,6 +112,21 @@ class Redactor:
             data, found = run_pass(data, CONTEXT_PASS, marker)
             count += found
         return _decode(data), count
+
+
+    @staticmethod
+    def _tokens_and_tables(data: bytes, marker: Marker) -> tuple[bytes, int]:
+        """The token pass, and the secret columns of the tables whose headers it reported (``tables.py``): those
+        are read in the text before the token pass (whose markers would move the cells under their columns), then
+        the token pass runs again on the result (only for text with such a header)."""
+        hints: list[int] = []
+        redacted, count = run_pass(data, TOKEN_PASS, marker, hints)
+        if hints:
+            data, cells = redact_secret_columns(data, hints, marker)
+            if cells:
+                redacted, count = run_pass(data, TOKEN_PASS, marker)
+                count += cells
+        return redacted, count
 
 
 def _decode(data: bytes) -> str:

@@ -14,6 +14,7 @@ from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
 from tests.corpora.leaks_ops import OPS_LEAKS
+from tests.corpora.leaks_vendors import VENDOR_LEAKS
 
 
 def _b64(text: str) -> str:
@@ -99,4 +100,4 @@ LEAKS: tuple[Leak, ...] = (
          ("FwoGZXIvYXdzEBYaDHqa0AP1ky9bZ7Zk",)),
 )
 
-LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS

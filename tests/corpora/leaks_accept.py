@@ -468,8 +468,6 @@ case("docker login -p in ci log", f"$ docker login -u gitlab-ci-token -p {ci5} r
 
 # Still leaking when this corpus was written (see the README's targets): left for a decision, not hidden.
 OPEN = frozenset({
-    "doppler in log", "linear in log", "terraform cloud in log",  # vendor tokens outside the issue's list
-    "twilio api key + secret",  # the secret in a table column, with no name beside it
     "terraform output raw bare (with name)",  # bare: withheld when the argv is terraform output NAME, not as text
 })
 

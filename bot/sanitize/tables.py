@@ -1,0 +1,172 @@
+"""A secret in a table's column: the header names the column, the rows below hold the values with nothing beside them.
+
+``twilio api:core:keys:create`` prints ``SID   Secret`` and a row ``SK...  <32 characters>``; ``kubeadm token list``
+prints ``TOKEN   TTL   EXPIRES ...`` and rows that start with a bootstrap token. No detector that reads a value with
+its name can find those cells: the name is on another line. This pass reads the header instead:
+
+- a **header** is a line of two or more column names separated by two or more blanks (or a tab), each name one to
+  four words of letters written as a header is (``TOKEN``, ``Secret``, ``Auth Token``), at least one of them
+  exactly a secret's column name (``_SECRET_COLUMNS``; ``Key``, ``Value``, ``Secrets``, ``SecretName`` are not);
+- its **rows** are the lines that follow it, up to a blank line or a line that does not fit the table (a row fits
+  when cells start, after a blank, where two of the header's columns start, or when it has as many cells as the
+  header has columns; a separator row, ``---  -----``, fits and holds nothing);
+- a cell of a secret column is redacted when its value looks like a secret (``_secret_cell``: not ``<none>``,
+  ``-``, ``true``, a duration, a date or a short word).
+
+Found in the same scan as the tokens (``HEADER_HINT``, a branch of ``detectors.TOKENS``): the token pass reports
+where a secret's column name stands between blanks (``candidates.run_pass``), and only then is this pass run, on the
+text the token pass read (its markers would move the cells), and the token pass again on what it returns. Linear:
+each hinted header line is split once (at most ``MAX_COLUMNS`` columns of a line up to ``MAX_HEADER_BYTES``), each
+row is read once and only at the header's column offsets, and a hint inside a table already read is skipped.
+``kubectl get secrets`` (``NAME  TYPE  DATA  AGE``) and ``vault token lookup`` (``Key  Value``) have no such column.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bot.sanitize import shapes
+
+Marker = Callable[[str, bytes], bytes]
+
+# Column names whose cells are secrets, compared lower-case with single blanks (``Auth  Token`` is two columns).
+_SECRET_COLUMNS = frozenset({
+    "secret", "password", "passwd", "passphrase", "token", "auth token", "authtoken", "access token",
+    "refresh token", "api token", "api key", "apikey", "secret key", "private key", "client secret",
+    "secret access key", "secret value", "bootstrap token", "session token", "signing key", "signing secret",
+})  # fmt: skip
+_SECRET_BYTES = frozenset(column.encode() for column in _SECRET_COLUMNS)
+_PASSWORD_COLUMNS = frozenset({b"password", b"passwd", b"passphrase"})
+_SECRET_ALTERNATION = "|".join(sorted(_SECRET_COLUMNS, key=len, reverse=True))
+# Where a header may be: a secret's column name after two blanks (or a tab, or at the line's start), then the next
+# column's name or the line's end. Searched by the token pass's automaton (RE2 syntax, and Python's: the pass parses
+# it too): a scan of its own cost every text 1.5 ms per MiB. A hint makes the passes run on a text that may have no
+# other candidate, so it asks for what a header has: "password" then 40 blanks and "=" is none.
+HEADER_HINT = (
+    r"(?P<v>(?:(?m:^)|[ \t]{2}|\t)(?i:" + _SECRET_ALTERNATION + r"))"
+    r"(?:(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]|[ \t]{0,64}\r?(?m:$))"
+)
+MAX_HEADER_BYTES = 1024
+MAX_COLUMNS = 32
+MAX_ROW_BYTES = 16384
+# One column name: up to four words of letters (a word may hold "_", "-", "/", "#", "." and digits after its
+# first letter, as ``EXTRA GROUPS``, ``Date Created``, ``TTL``), joined by single blanks.
+_COLUMN_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9_#./()-]{0,31}(?: [A-Za-z][A-Za-z0-9_#./()-]{0,31}){0,3}")
+# A row's cells: runs without two blanks or a tab in them.
+_CELL = re.compile(rb"[^ \t\r\n](?:[^ \t\r\n]| (?=[^ \t\r\n]))*")
+# A separator row under a header (``---   -----``, ``===``, ``+---+``): part of the table, nothing in it.
+_RULE = re.compile(rb"[ \t]*[-=+|:]{2,}(?:[ \t]+[-=+|:]{2,})*[ \t]*\r?")
+# A date or a time (``2026-12-02T10:00:00Z``, ``2026-12-02 10:00``, ``10:00:00``) or a duration (``23h``,
+# ``1h30m0s``, ``<invalid>``): what a table's TTL or EXPIRES column holds, never a secret.
+_DATE_OR_DURATION = re.compile(
+    r"\d{4}-\d{2}-\d{2}(?:[T ][0-9:.+Z-]*)?|\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?"
+    r"|(?:\d+(?:\.\d+)?(?:ns|us|ms|s|m|h|d|w|y))+"
+)
+
+
+def _header_style(name: bytes) -> bool:
+    """A column name as tools write headers: all capitals (``TOKEN``, ``EXTRA GROUPS``) or each word capitalised
+    (``Secret``, ``Date Created``, ``SID``). A lower-case first word is a row's value, not a header (``token
+    hvs.x`` in ``vault token create``'s table)."""
+    return name[:1].isupper() and all(word[:1].isupper() for word in name.split(b" "))
+
+
+def _columns(line: bytes) -> list[tuple[int, bytes]] | None:
+    """The header's columns (start offset, name), None when ``line`` is no header."""
+    if len(line) > MAX_HEADER_BYTES:
+        return None
+    cells = [(m.start(), m.group()) for m in _CELL.finditer(line)]
+    if not 2 <= len(cells) <= MAX_COLUMNS:
+        return None
+    for _, name in cells:
+        if _COLUMN_NAME.fullmatch(name) is None or not _header_style(name):
+            return None
+    return cells
+
+
+def _secret_cell(value: bytes, password_like: bool) -> bool:
+    """Whether a secret column's cell holds a secret: not empty, ``<none>``, ``-``, ``true``, a placeholder, a date,
+    a duration or a masked value; a password column's any other word, another column's a generated-looking one."""
+    shown = value.decode("utf-8", "replace")
+    if shapes.trivial(shown) or _DATE_OR_DURATION.fullmatch(shown) or shown.strip("*•x") == "":
+        return False
+    if password_like and " " not in shown and len(shown) >= 6:
+        return True
+    return shapes.generated(shown)
+
+
+def _cell_at(line: bytes, offset: int) -> tuple[int, int] | None:
+    """The cell that starts exactly at ``offset`` (after a blank, or at the line's start), as (start, end)."""
+    if offset >= len(line) or line[offset] in b" \t\r" or offset > 0 and line[offset - 1] not in b" \t":
+        return None
+    cell = _CELL.match(line, offset)
+    return (cell.start(), cell.end()) if cell is not None else None
+
+
+def header_hint_end(span: bytes) -> int:
+    """Where the secret's column name ends in a candidate's bytes when they are a ``HEADER_HINT`` match (blanks, the
+    name, then blanks and the next column's first letter, or the line's end), else 0: no token is such a match."""
+    name = span.rstrip()
+    if name[-1:].isalpha() and name[-2:-1] in (b" ", b"\t"):
+        name = name[:-1].rstrip()  # the next column's first letter
+    return len(name) if b" ".join(name.lower().split()) in _SECRET_BYTES else 0
+
+
+def redact_secret_columns(data: bytes, hints: list[int], marker: Marker) -> tuple[bytes, int]:
+    """``data`` with every secret-looking cell of a secret column replaced by its marker, and the count. ``hints``:
+    where the token pass found ``HEADER_HINT`` in ``data``, in increasing order."""
+    pieces: list[bytes] = []
+    last = count = 0
+    pos, length = 0, len(data)
+    for hint in hints:
+        if hint < pos:
+            continue  # on a line already read (a header's, or a row's)
+        # Back to the line's start, never before the last line read (each byte is read back once at most).
+        line_start = data.rfind(b"\n", max(0, pos - 1), hint) + 1 or pos
+        header_end = data.find(b"\n", hint)
+        header_end = length if header_end < 0 else header_end
+        pos = header_end + 1
+        columns = _columns(data[line_start:header_end])
+        if columns is None:
+            continue
+        secret = [(offset, name.lower() in _PASSWORD_COLUMNS)
+                  for offset, name in columns if b" ".join(name.lower().split()) in _SECRET_BYTES]
+        if not secret:
+            continue
+        row_start = header_end + 1
+        while row_start < length:
+            row_end = data.find(b"\n", row_start)
+            row_end = length if row_end < 0 else row_end
+            row = data[row_start:row_end]
+            if not row.strip() or len(row) > MAX_ROW_BYTES:
+                break
+            if _RULE.fullmatch(row) is None:
+                if sum(1 for offset, _ in columns if _cell_at(row, offset) is not None) >= 2:
+                    cells = [(_cell_at(row, offset), password_like) for offset, password_like in secret]
+                elif sum(1 for _ in _CELL.finditer(row)) == len(columns):
+                    cells = _cells_by_position(row, secret, columns)
+                else:
+                    break  # the table ended: this line does not fit it
+                for cell, password_like in cells:
+                    if cell is not None and _secret_cell(row[cell[0] : cell[1]], password_like):
+                        start, end = row_start + cell[0], row_start + cell[1]
+                        pieces += (data[last:start], marker("table_secret", data[start:end]))
+                        last, count = end, count + 1
+            row_start = row_end + 1
+        pos = max(pos, row_start)
+    if not count:
+        return data, 0
+    pieces.append(data[last:])
+    return b"".join(pieces), count
+
+
+def _cells_by_position(
+    row: bytes, secret: list[tuple[int, bool]], columns: list[tuple[int, bytes]]
+) -> list[tuple[tuple[int, int] | None, bool]]:
+    """A row with as many cells as the header has columns but not aligned under it (a tool that pads by
+    another width): the secret columns' cells by their position."""
+    cells = [(m.start(), m.end()) for m in _CELL.finditer(row)]
+    index = {offset: i for i, (offset, _) in enumerate(columns)}
+    return [(cells[index[offset]], password_like) for offset, password_like in secret]
+

@@ -1,0 +1,84 @@
+"""A secret in a table's column (issue #11, ``vendors``): a header naming a secret's column makes that column's cells
+in the rows below redacted when they look like secrets, until a blank line or a line that does not fit the table."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import redact, sanitize_output
+
+KUBEADM = (
+    "TOKEN                     TTL         EXPIRES                USAGES\n"
+    "abcdef.0123456789abcdef   23h         2026-12-03T00:12:40Z   authentication,signing\n"
+)
+
+
+def test_a_bootstrap_token_under_token_is_redacted_and_the_other_columns_stay() -> None:
+    shown, count = redact(KUBEADM)
+    assert count == 1 and "0123456789abcdef" not in shown
+    assert shown.endswith("[REDACTED:table_secret]   23h         2026-12-03T00:12:40Z   authentication,signing\n")
+
+
+def test_every_text_with_the_same_header_is_read_again() -> None:
+    """The header is found by the token pass, whose verdicts are remembered across texts: a remembered rejection of
+    the header would hide the next table's tokens."""
+    for _ in range(3):
+        assert redact(KUBEADM)[1] == 1
+        assert sanitize_output(KUBEADM.encode()).redactions == 1
+
+
+def test_the_table_ends_at_a_blank_line_and_at_a_line_that_does_not_fit() -> None:
+    after_blank = KUBEADM + "\nxK9mQ2zLp7vB3nR8   later output\n"
+    assert redact(after_blank)[0].endswith("\nxK9mQ2zLp7vB3nR8   later output\n")
+    after_prose = KUBEADM + "xK9mQ2zLp7vB3nR8 is the build id of this run\n"
+    assert redact(after_prose)[0].endswith("\nxK9mQ2zLp7vB3nR8 is the build id of this run\n")
+
+
+def test_a_separator_row_belongs_to_the_table() -> None:
+    text = "NAME     SECRET\n----     ------\nci       xK9mQ2zLp7vB3nR8wT5y\n"
+    assert redact(text) == ("NAME     SECRET\n----     ------\nci       [REDACTED:table_secret]\n", 1)
+
+
+def test_a_misaligned_row_with_the_header_s_cell_count_is_read_by_position() -> None:
+    text = "NAME  SECRET  AGE\nci-deploy-bot  xK9mQ2zLp7vB3nR8wT5y  3d\n"
+    assert redact(text) == ("NAME  SECRET  AGE\nci-deploy-bot  [REDACTED:table_secret]  3d\n", 1)
+
+
+def test_a_token_in_a_secret_column_keeps_its_own_kind_elsewhere_in_the_row() -> None:
+    ghp = "ghp_" + "A1b2C3d4E5" * 4
+    text = f"NAME     TOKEN                     OWNER\nci       xK9mQ2zLp7vB3nR8wT5y      {ghp}\n"
+    shown, count = redact(text)
+    assert count == 2 and "[REDACTED:github_token]" in shown and "[REDACTED:table_secret]" in shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Key                  Value\n---                  -----\ntoken                s.notatoken\n",
+        # a lower-case "header" is a row of a key/value table, not a header
+        "token                none\ntoken_accessor       xK9mQ2zLp7vB3nR8wT5y\n",
+        "NAME      SECRETS   AGE\ndefault   xK9mQ2zLp7vB3nR8wT5y   12d\n",  # Secrets: not a secret's column
+        "NAME      SECRETNAME             AGE\ndefault   xK9mQ2zLp7vB3nR8wT5y   12d\n",
+        "NAME      KEY                    AGE\ndefault   xK9mQ2zLp7vB3nR8wT5y   12d\n",
+        "NAME   TOKEN    TTL\nci     <none>   24h\nbot    -        <forever>\nx      unset    2026-12-02 10:00\n",
+        "USER   PASSWORD   LOCKED\napp    ********   no\nops    (hidden)   yes\n",
+    ],
+)
+def test_tables_without_a_secret_in_a_secret_column_stay(text: str) -> None:
+    assert redact(text) == (text, 0)
+
+
+def test_many_headers_and_rows_are_read_once_each() -> None:
+    """Hints inside a table already read are skipped, and every row is read once: a text of many tables with many
+    header-like rows is cleaned whole (each table's secret found), not rescanned."""
+    table = "NAME  TOKEN  AGE\n" + "ci  xK9mQ2zLp7vB3nR8wT5y  3d\n" * 50 + "\n"
+    shown, count = redact(table * 40)
+    assert count == 2000 and "xK9mQ2z" not in shown
+
+
+def test_a_token_right_after_a_secret_s_column_name_is_still_found() -> None:
+    """The header's hint ends at the next column's first letter: the token pass resumes at that letter, so a token
+    there (a key/value line, not a header) is still a candidate."""
+    ghp = "ghp_" + "A1b2C3d4E5" * 4
+    assert redact(f"Token  {ghp}\n") == ("Token  [REDACTED:github_token]\n", 1)
+    assert redact(f"NAME  TOKEN  {ghp}\n") == ("NAME  TOKEN  [REDACTED:github_token]\n", 1)
