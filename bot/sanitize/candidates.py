@@ -33,7 +33,9 @@ from collections.abc import Callable
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.detectors import lead_start
+from bot.sanitize.echoed import echo_hint
 from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
+from bot.sanitize.reports import Reports
 from bot.sanitize.tables import header_hint_end
 
 Marker = Callable[[str, bytes], bytes]
@@ -202,12 +204,13 @@ def _dense_end(data: bytes, start: int) -> int:
 
 
 def run_pass(
-    data: bytes, pass_: DetectorPass, marker: Marker, table_hints: list[int] | None = None
+    data: bytes, pass_: DetectorPass, marker: Marker, reports: Reports | None = None
 ) -> tuple[bytes, int]:
     """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py).
 
-    ``table_hints``: where a table's header may name a secret's column (``tables.HEADER_HINT``, a branch of the
-    token pass) is appended to it, for the caller to read that table (nothing is redacted for it here)."""
+    ``reports``: where a table's header may name a secret's column (``tables.HEADER_HINT``) and where a command is
+    echoed (``echoed.ECHO_HINT``), both branches of the token pass, are added to it for the caller to read those
+    lines (nothing is redacted for them here; without ``reports`` the branches are candidates that are rejected)."""
     pieces: list[bytes] = []
     data_length = len(data)
     last = pos = count = spent = 0
@@ -304,10 +307,15 @@ def run_pass(
             if resume is not None:
                 pos = candidate_start + resume
                 continue
-        if table_hints is not None and (hint_end := header_hint_end(data[candidate_start:candidate_end])):
-            table_hints.append(candidate_start)  # (charged as a remembered verdict: one unit)
-            pos = candidate_start + hint_end  # the next column's name may be a token's start
-            continue
+        if reports is not None:  # (each charged as a remembered verdict: one unit)
+            if hint_end := header_hint_end(data[candidate_start:candidate_end]):
+                reports.tables.append(candidate_start)
+                pos = candidate_start + hint_end  # the next column's name may be a token's start
+                continue
+            if echo_hint(data, candidate_start):
+                reports.echoes.append(candidate_start)
+                pos = candidate_start + 1  # the command line may hold a token
+                continue
         spent += HEAD_UNITS
         head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
                 if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.sanitize.echoed import ECHO_HINT
 from bot.sanitize.tables import HEADER_HINT
 
 # The longest value a context detector captures in one piece; a longer one is extended by extend_value.
@@ -204,6 +205,8 @@ TOKENS: tuple[Detector, ...] = (
         literals=(b"==",),
     ),
     # A table's header naming a secret's column (``tables.py``): never redacted here, reported to the caller of the
-    # token pass, which then reads the table's rows. Last, so that a token starting at the same byte wins.
-    Detector("table_header", HEADER_HINT, check="table_header"),
+    # token pass, which then reads the table's rows (``reports.py``). Last, so that a token at the same byte wins.
+    Detector("table_header", HEADER_HINT, check="reported"),
+    # A command echoed after a prompt sign that may ask for a secret's value (``echoed.py``): reported the same way.
+    Detector("echoed_command", ECHO_HINT, check="reported"),
 )

@@ -81,8 +81,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     shown = value.decode("utf-8", "replace")
     if check in _VALUE_CHECKS:
         return _judge_value(detector, check, shown), True
-    if check == "table_header":  # read by tables.py when the caller asks (run_pass's table_hints); never remembered,
-        return None, False  # so that the next text's header is reported again
+    if check == "reported":  # read by reports.py when the caller asks (run_pass's reports); never remembered, so
+        return None, False  # that the next text's header or echoed command is reported again
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")

@@ -29,8 +29,8 @@ import re2
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_options
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.putty import redact_orphan_private_lines
+from bot.sanitize.reports import Reports, apply_reports
 from bot.sanitize.structured import redact_secret_manifests
-from bot.sanitize.tables import redact_secret_columns
 
 MARKER = "[REDACTED:{kind}]"
 # Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
@@ -101,7 +101,7 @@ class Redactor:
                 count += found
         candidates = has_candidate(data)
         if candidates:
-            data, found = self._tokens_and_tables(data, marker)
+            data, found = self._tokens_and_reports(data, marker)
             count += found
             if found:  # a .ppk's MAC is a token of this pass: the private lines before it may lack their header
                 data, found = redact_orphan_private_lines(data, marker)
@@ -115,17 +115,17 @@ class Redactor:
 
 
     @staticmethod
-    def _tokens_and_tables(data: bytes, marker: Marker) -> tuple[bytes, int]:
-        """The token pass, and the secret columns of the tables whose headers it reported (``tables.py``): those
-        are read in the text before the token pass (whose markers would move the cells under their columns), then
-        the token pass runs again on the result (only for text with such a header)."""
-        hints: list[int] = []
-        redacted, count = run_pass(data, TOKEN_PASS, marker, hints)
-        if hints:
-            data, cells = redact_secret_columns(data, hints, marker)
-            if cells:
+    def _tokens_and_reports(data: bytes, marker: Marker) -> tuple[bytes, int]:
+        """The token pass, then what it reported (``reports.py``: the secret cells of a table whose header names a
+        secret's column, the lines after an echoed command asking for a secret) read in the text it was given, and
+        the token pass again on the result (only for text where something was reported and found)."""
+        reports = Reports()
+        redacted, count = run_pass(data, TOKEN_PASS, marker, reports)
+        if reports:
+            data, found = apply_reports(data, reports, marker)
+            if found:
                 redacted, count = run_pass(data, TOKEN_PASS, marker)
-                count += cells
+                count += found
         return redacted, count
 
 

@@ -24,11 +24,8 @@ row is read once and only at the header's column offsets, and a hint inside a ta
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from bot.sanitize import shapes
-
-Marker = Callable[[str, bytes], bytes]
 
 # Column names whose cells are secrets, compared lower-case with single blanks (``Auth  Token`` is two columns).
 _SECRET_COLUMNS = frozenset({
@@ -113,11 +110,10 @@ def header_hint_end(span: bytes) -> int:
     return len(name) if b" ".join(name.lower().split()) in _SECRET_BYTES else 0
 
 
-def redact_secret_columns(data: bytes, hints: list[int], marker: Marker) -> tuple[bytes, int]:
-    """``data`` with every secret-looking cell of a secret column replaced by its marker, and the count. ``hints``:
+def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
+    """The spans (start, end, kind) of every secret-looking cell of a secret column, in increasing order. ``hints``:
     where the token pass found ``HEADER_HINT`` in ``data``, in increasing order."""
-    pieces: list[bytes] = []
-    last = count = 0
+    spans: list[tuple[int, int, str]] = []
     pos, length = 0, len(data)
     for hint in hints:
         if hint < pos:
@@ -150,15 +146,10 @@ def redact_secret_columns(data: bytes, hints: list[int], marker: Marker) -> tupl
                     break  # the table ended: this line does not fit it
                 for cell, password_like in cells:
                     if cell is not None and _secret_cell(row[cell[0] : cell[1]], password_like):
-                        start, end = row_start + cell[0], row_start + cell[1]
-                        pieces += (data[last:start], marker("table_secret", data[start:end]))
-                        last, count = end, count + 1
+                        spans.append((row_start + cell[0], row_start + cell[1], "table_secret"))
             row_start = row_end + 1
         pos = max(pos, row_start)
-    if not count:
-        return data, 0
-    pieces.append(data[last:])
-    return b"".join(pieces), count
+    return spans
 
 
 def _cells_by_position(

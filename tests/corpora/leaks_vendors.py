@@ -97,3 +97,13 @@ VENDOR_LEAKS += (
     Leak("table: a password column", f"USER      HOST        PASSWORD      ROLE\nreport    10.0.3.4    {table_password}  readonly\n", (table_password,)),
     Leak("table: an api token column, tab separated", f"Name\tAPI Token\tCreated\nci\t{api_token}\t2026-12-01\n", (api_token,)),
 )
+
+# A command echoed in a CI log or a pasted session that asks for a secret's value, and the value alone after it
+# (bot/sanitize/echoed.py).
+echo_values = [rs(6) + "#" + rs(6) + "!" + rs(3) for _ in range(4)]
+VENDOR_LEAKS += (
+    Leak("echoed: set -x vault field", f"+ vault kv get -field=password secret/prod/db\n{echo_values[0]}\n+ psql -c 'select 1'\n", (echo_values[0],)),
+    Leak("echoed: root prompt printenv", f"# printenv REDIS_PASSWORD\n{echo_values[1]}\n# exit\n", (echo_values[1],)),
+    Leak("echoed: gcloud secrets in a CI job", f"$ gcloud secrets versions access latest --secret=db-password\n{echo_values[2]}\n$ ./deploy.sh\nDeployed.\n", (echo_values[2],)),
+    Leak("echoed: kubectl jsonpath, two lines", f"$ kubectl get secret app -o go-template='{{{{.data.token | base64decode}}}}'\n{echo_values[3]}\n{echo_values[0][::-1]}\n", (echo_values[3], echo_values[0][::-1])),
+)

@@ -1,0 +1,88 @@
+"""A command echoed in the text that asks for a secret's value, and the bare value printed after it (issue #11).
+
+A CI log or a pasted terminal session shows ``$ terraform output -raw admin_password`` and, on the next line, the
+password alone: no name beside it, so no detector can tell it from any other word. The runner withholds such output
+when it ran the command itself (``secret_argv.judge_argv`` on its argv); here the same judge reads a command line the
+text echoes after a prompt sign (``$ ``, ``# ``, ``+ `` to ``+++ `` of ``set -x``), and the lines after it are
+replaced, one ``[REDACTED:echoed_<rule>]`` marker each (``echoed_secret_field``: what an echoed command asking for
+a secret's field printed), up to the next echoed command, ``MAX_WITHHELD_LINES`` lines or the text's end; blank lines
+stay. ``> `` (a quote, a shell's continuation prompt) is not a prompt here: too much prose starts with it.
+
+The judge does not run on every line: the token pass's own scan reports only lines that start with a prompt sign
+and hold one of the words every built-in shape needs (``ECHO_HINT``), and the judge, remembered per command line,
+runs on those. The operator's added shapes (``execution.secret_output``) are not known here: they apply to the argv
+the runner runs, not to text.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from bot.sanitize.secret_argv import judge_argv
+
+# A prompt sign at a line's start, a blank, then a command line holding a word that some built-in shape needs: an
+# option (-field, --query, -o jsonpath=, --with-decryption, --reveal), a command word (secret, output, printenv, show,
+# read, password), a filter program (jq, yq). Unbounded to the word on its line, not counted: a count would be alive
+# on every prompt line beside every other detector's (a DFA's states multiply), while "[^\n]*" is one state. It
+# cannot make the search loop rescan: it starts only at a line's start, and the loop resumes one byte after it.
+ECHO_HINT = (
+    r"(?P<v>(?m:^)(?:\$|#|\+{1,3}) [^\n]*"
+    r"(?i:output|field|jsonpath|template|query|jq|yq|format|decrypt|secret|reveal|printenv|password|read|show))"
+)
+_ECHO_HEAD = re.compile(rb"(?:\$|#|\+{1,3}) ")
+# What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
+_PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+MAX_COMMAND_BYTES = 4096
+MAX_WITHHELD_LINES = 64
+
+
+def echo_hint(data: bytes, start: int) -> bool:
+    """Whether a candidate of the token pass at ``start`` is an ``ECHO_HINT`` match: a prompt sign opening its line
+    and a blank (no token starts so)."""
+    return (start == 0 or data[start - 1] == 10) and _ECHO_HEAD.match(data, start) is not None  # 10: "\n"
+
+
+def _argv(command: str) -> list[str]:
+    """The echoed command line's words as a shell would pass them (quotes removed), without what stands before the
+    program (``sudo``, ``FOO=bar``); split at blanks when the quoting is unbalanced (a line cut short)."""
+    try:
+        words = shlex.split(command, comments=False)
+    except ValueError:
+        words = command.split()
+    while words and (words[0] in _PREFIX_WORDS or _ASSIGNMENT.match(words[0])):
+        words.pop(0)
+    return words
+
+
+def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
+    """The spans (start, end, kind) of the non-blank lines printed after each echoed command that asks for a
+    secret's value, in increasing order. ``hints``: where the token pass found ``ECHO_HINT``, in increasing order.
+    Each line is read once: the lines withheld after one command are not read again for the next."""
+    spans: list[tuple[int, int, str]] = []
+    pos, length = 0, len(data)
+    for hint in hints:
+        if hint < pos:
+            continue
+        line_end = data.find(b"\n", hint)
+        line_end = length if line_end < 0 else line_end
+        pos = line_end + 1
+        head = _ECHO_HEAD.match(data, hint)
+        if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
+            continue
+        verdict = judge_argv(_argv(data[head.end() : line_end].decode("utf-8", "replace")))
+        if verdict is None:
+            continue
+        kind = f"echoed_{verdict.kind}"
+        row_start, rows = pos, 0
+        while row_start < length and rows < MAX_WITHHELD_LINES:
+            row_end = data.find(b"\n", row_start)
+            row_end = length if row_end < 0 else row_end
+            if (row_start == 0 or data[row_start - 1] == 10) and _ECHO_HEAD.match(data, row_start):
+                break  # the next echoed command: its own hint decides about what follows it
+            if data[row_start:row_end].strip():
+                spans.append((row_start, row_end, kind))
+            row_start, rows = row_end + 1, rows + 1
+        pos = row_start
+    return spans
