@@ -36,7 +36,7 @@ from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import echo_hint
 from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
 from bot.sanitize.reports import Reports
-from bot.sanitize.tables import header_hint_end
+from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -203,6 +203,23 @@ def _dense_end(data: bytes, start: int) -> int:
     return len(data) if newline < 0 else newline
 
 
+def _reported(data: bytes, start: int, end: int) -> int:
+    """Whether the token pass's candidate at ``start`` is one it reports (``reports.py``) rather than a token: -1 for
+    an echoed command (resume one byte on), the length of a table header's secret column name with its blanks before
+    it (resume there), else 0. Asked of every candidate of the token pass, so its first byte decides what is read:
+    an echoed command opens its line with "$", "#" or "+"; a header's hint starts with a blank or opens its line, and
+    holds a column's name, not a token's length of characters."""
+    first = data[start]
+    at_line_start = start == 0 or data[start - 1] == 10  # "\n"
+    if first in b"$#+":
+        return -1 if at_line_start and echo_hint(data, start) else 0
+    if first in b" \t" or at_line_start:
+        span = data[start:end]
+        if len(span) - span.count(b" ") - span.count(b"\t") <= MAX_HINT_NAME:
+            return header_hint_end(span)
+    return 0
+
+
 def run_pass(
     data: bytes, pass_: DetectorPass, marker: Marker, reports: Reports | None = None
 ) -> tuple[bytes, int]:
@@ -307,15 +324,11 @@ def run_pass(
             if resume is not None:
                 pos = candidate_start + resume
                 continue
-        if reports is not None:  # (each charged as a remembered verdict: one unit)
-            if hint_end := header_hint_end(data[candidate_start:candidate_end]):
-                reports.tables.append(candidate_start)
-                pos = candidate_start + hint_end  # the next column's name may be a token's start
-                continue
-            if echo_hint(data, candidate_start):
-                reports.echoes.append(candidate_start)
-                pos = candidate_start + 1  # the command line may hold a token
-                continue
+        if reports is not None and (hint := _reported(data, candidate_start, candidate_end)):
+            # (charged as a remembered verdict, one unit: no parse, no judgement)
+            (reports.echoes if hint < 0 else reports.tables).append(candidate_start)
+            pos = candidate_start + abs(hint)  # the command line, or the next column's name, may hold a token
+            continue
         spent += HEAD_UNITS
         head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
                 if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)

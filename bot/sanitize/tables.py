@@ -45,6 +45,8 @@ HEADER_HINT = (
     r"(?:(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]|[ \t]{0,64}\r?(?m:$))"
 )
 MAX_HEADER_BYTES = 1024
+# The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter.
+MAX_HINT_NAME = max(map(len, _SECRET_COLUMNS)) + 2
 MAX_COLUMNS = 32
 MAX_ROW_BYTES = 16384
 # One column name: up to four words of letters (a word may hold "_", "-", "/", "#", "." and digits after its
