@@ -107,6 +107,25 @@ def test_generated_short_run_passwords_in_argv_words_leave_nothing_of_their_valu
 
 
 @pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("export DB_PASSWORD:={}", "ab;cdefghij"),
+        ("x  credentials:={}", "ab;cd"),
+        ("export pwd:={}", "123456}b937"),
+        # a long first run that is trivial alone is no short run: read with its glued tail wherever the name is
+        ("opts:db_password={}", "null;Xk9mQ2vL8pW4nR7s"),
+        ("f(db_password={})", "changeme,Xk9mQ2vL8pW4nR7s"),
+        ("opts:db_password={}", "a" * 200 + "}cf1" + "a" * 200),
+    ],
+)
+def test_first_runs_hidden_whole_on_3f59870_stay_hidden_whole(line: str, value: str) -> None:
+    # Redacted whole on 3f59870 (the finder took ":" then "=ab" for a value); the argv-word condition of 294ffd9
+    # asked for "=" right after the name and gave these back (found by review: old and new trees compared).
+    shown, count = redact(line.format(value))
+    assert count == 1 and value[2:] not in shown, shown
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "ok   internal/auth   0.412s   pass=12,fail=0,skip=1",

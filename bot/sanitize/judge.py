@@ -190,7 +190,9 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         if plain is None and separator == "=":  # mid-line NAME=value glued on past it (``_glued_end``): an argv's
             # ``--api_token=Wq4vN8,mR2kT7xL9``; a first run too short to judge alone (``-e DB_PASSWORD=ab;cdefghij``)
             # only in an argv's word, and never a list of numbers (``pass=3,4``)
-            short = shapes.trivial(shown)
+            # short as the finder's _GLUED_SHORT_RUN reads it, not any trivial run: a long trivial first run
+            # (``null;Xk9...``, ``aaaa)Xk9...``) was read with its glued tail on 3f59870 wherever the name stood
+            short = len(shown) <= 2 or len(shown) <= 6 and shown.isascii() and shown.isdigit()
             if not short or _argv_assignment(text, name_start, name_end):
                 plain = _glued_word(text, name_start, value_start, value_end)
                 if short and plain is not None and _NUMBER_LIST.fullmatch(plain):
@@ -348,9 +350,12 @@ def _argv_assignment(data: bytes, name_start: int, name_end: int) -> bool:
     opens a word (after a blank, the text's start, or an option's "=": ``--env=DB_PASSWORD=``) and "=" alone
     follows it. Asked before a value whose first run is too short to judge alone (``ab`` before ``;``) is read
     with its glued tail: in code such a run is an expression's (``login(password=pw),next()``, ``secret :=
-    []byte(...)``, ``(pass==1)&&x``), and reading on from it hid the code."""
-    return (name_start == 0 or data[name_start - 1 : name_start] in (b" ", b"\t", b"=")) \
-        and data[name_end : name_end + 1] == b"=" and data[name_end + 1 : name_end + 2] != b"="
+    []byte(...)``, ``(pass==1)&&x``), and reading on from it hid the code. Make's ``:=`` and ``?=`` written
+    right after the name count as "=" (``export DB_PASSWORD:=ab;cdefghij`` was hidden whole on 3f59870, its finder
+    reading ":" then "=ab"; Go's ``secret := ...`` has a blank before it)."""
+    after = data[name_end : name_end + 3]
+    return (name_start == 0 or data[name_start - 1 : name_start] in (b" ", b"\t", b"=")) and (
+        after[:1] == b"=" and after[1:2] != b"=" or after[:2] in (b":=", b"?=") and after[2:3] != b"=")
 
 
 def _glued_word(data: bytes, name_start: int, value_start: int, value_end: int) -> str | None:
