@@ -152,23 +152,26 @@ for name, chosen in groups:
 """
 
 
-def library_floor() -> None:
+def library_floor(flags: tuple[str, ...] = ()) -> None:
     """What a combined process's libraries keep before any of the project's modules is imported: the modules a
     combined ``serve`` loads (``COMBINED_IMPORTS`` in one interpreter), imported again in a fresh one, library by
-    library, then the project's own. The libraries' total is the floor no change in this project can go under."""
+    library, then the project's own. The libraries' total is the floor no change in this project can go under.
+    ``flags`` are the fresh interpreter's options (``--floor-only`` also prints the floor under ``-OO`` and
+    ``-X no_debug_ranges``, the interpreter-wide cuts the README weighs and does not take)."""
     listed = subprocess.run([sys.executable, "-c", "import importlib, sys\nfor n in sys.argv[1:]:\n"
                              "    importlib.import_module(n)\nprint('\\n'.join(sorted(sys.modules)))",
                              *COMBINED_IMPORTS], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     names = [name for name in listed.split() if name != "__main__"]
-    done = subprocess.run([sys.executable, "-c", FLOOR_PROBE, *LIBRARIES], input="\n".join(names),
+    done = subprocess.run([sys.executable, *flags, "-c", FLOOR_PROBE, *LIBRARIES], input="\n".join(names),
                           capture_output=True, text=True, cwd=ROOT, check=True)
     rows = [line.split("|") for line in done.stdout.splitlines()]
     interpreter = rows[0][1]
     parts = rows[1:]
     libraries = next(row for row in parts if row[0] == "other libraries")
     project = parts[-1]
-    print(f"what a combined process's {len(names)} modules keep, in a fresh interpreter (each group with what it")
-    print("pulls in first; freed heap given back):")
+    started = f" started with {' '.join(flags)}" if flags else ""
+    print(f"what a combined process's {len(names)} modules keep, in a fresh interpreter{started} (each group with")
+    print("what it pulls in first; freed heap given back):")
     print(f"  interpreter {interpreter} MiB, " + ", ".join(f"{row[0]} {row[1]}" for row in parts[:-1]) + " MiB")
     print(f"  libraries alone: {libraries[2]} MiB ({libraries[3]} modules); with the project's own modules "
           f"{project[1]} MiB: {project[2]} MiB")
@@ -392,6 +395,10 @@ def runner_after_work(redis_url: str, work: Path, calls: int, idle: float) -> No
 
 
 def main(args: argparse.Namespace) -> None:
+    if args.floor_only:
+        for flags in ((), ("-OO",), ("-X", "no_debug_ranges")):
+            library_floor(flags)
+        return
     if args.sanitizer_only:
         sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
         return
@@ -445,6 +452,9 @@ if __name__ == "__main__":
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--sanitizer-only", action="store_true", help="only step 4 (the sanitizer's growth)")
+    parser.add_argument("--floor-only", action="store_true",
+                        help="only the combined process's floor (step 3's second part), plain, with -OO and with"
+                             " -X no_debug_ranges")
     parser.add_argument("--work-only", action="store_true", help="only step 5 (a runner after work)")
     parser.add_argument("--work-calls", type=int, default=150, help="calls of each kind in step 5")
     parser.add_argument("--idle", type=float, default=70, help="seconds step 5 waits idle before the last reading")
