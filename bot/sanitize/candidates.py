@@ -32,6 +32,7 @@ from collections.abc import Callable
 
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
+from bot.sanitize.characters import whole_characters
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import echo_hint
 from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
@@ -311,7 +312,7 @@ def run_pass(
         candidate_start, candidate_end = span
         spent += 1
         if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
-            end = _dense_end(data, candidate_start)
+            candidate_start, end = whole_characters(data, candidate_start, _dense_end(data, candidate_start), last)
             pieces += (data[last:candidate_start], marker(DENSE_KIND, data[candidate_start:end]))
             last = pos = end
             count += 1
@@ -387,6 +388,7 @@ def run_pass(
             end = extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed
             if detector.lead:
                 start = lead_start(data, start, detector.lead, last)
+            start, end = whole_characters(data, start, end, last)
             pieces += (data[last:start], marker(kind, data[start:end]))
             last, count = end, count + 1
             pos = max(end, candidate_start + 1)

@@ -26,6 +26,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from bot.sanitize.characters import whole_characters
+
 PRIVATE_KEY_KIND = "private_key"
 # The base64 lines after the first one: each whole (up to a newline, a JSON string's "\n" escape or its closing
 # quote, or the text's end), so "Private" of the "Private-MAC:" line that follows is never taken for one. The
@@ -79,6 +81,7 @@ def redact_orphan_private_lines(data: bytes, marker: Callable[[str, bytes], byte
         if mac > last and data[mac - 1 : mac] == b"\n" and data.startswith(_MAC_LINES, pos):
             start = _orphan_start(data, mac, last)
             if start < mac:
+                start, _ = whole_characters(data, start, mac - 1, last)  # (the end is a newline's: whole)
                 pieces += (data[last:start], marker(PRIVATE_KEY_KIND, data[start : mac - 1]))
                 last, count = mac - 1, count + 1
         pos = data.find(b"Private-", resume)

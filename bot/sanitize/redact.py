@@ -28,6 +28,7 @@ import re2
 
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_options
 from bot.sanitize.candidates import Marker, run_pass
+from bot.sanitize.characters import whole_characters
 from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.reports import Reports, apply_reports
 from bot.sanitize.structured import redact_secret_manifests
@@ -130,9 +131,10 @@ class Redactor:
 
 
 def _decode(data: bytes) -> str:
-    """The redacted bytes as text. A marker can start or end inside a multi-byte character (a detector's bound or
-    class may stop between its bytes), which leaves bytes no decoder takes: those become U+FFFD rather than an
-    exception that would lose the call's whole output. Replacing them shows less, never more."""
+    """The redacted bytes as text. Every span is widened to whole characters where it is replaced
+    (``characters.whole_characters``), so no marker leaves part of a multi-byte character behind; should one ever
+    do, the broken bytes become U+FFFD rather than an exception that would lose the call's whole output (a guard:
+    replacing them shows less, never more)."""
     try:
         return data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
@@ -145,8 +147,9 @@ def _run_literal(data: bytes, pattern: re2._Regexp, kind: str, marker: Marker) -
     last = count = 0
     for match in pattern.finditer(data):
         start, end = match.span()
-        if end == start:
+        if end == start or end <= last:
             continue
+        start, end = whole_characters(data, max(start, last), end, last)  # an operator's pattern may cut one
         pieces += (data[last:start], marker(kind, data[start:end]))
         last, count = end, count + 1
     if not count:

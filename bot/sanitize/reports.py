@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from bot.sanitize.characters import whole_characters
 from bot.sanitize.echoed import withheld_lines
 from bot.sanitize.tables import secret_cells
 
@@ -38,6 +39,7 @@ def apply_reports(data: bytes, reports: Reports, marker: Marker) -> tuple[bytes,
     for start, end, kind in spans:
         if start < last:
             continue
+        start, end = whole_characters(data, start, end, last)
         pieces += (data[last:start], marker(kind, data[start:end]))
         last, count = end, count + 1
     if not count:
