@@ -10,6 +10,7 @@ import base64
 
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_accept import ACCEPT_LEAKS
+from tests.corpora.leaks_accept2 import ACCEPT2_LEAKS
 from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
@@ -100,4 +101,4 @@ LEAKS: tuple[Leak, ...] = (
          ("FwoGZXIvYXdzEBYaDHqa0AP1ky9bZ7Zk",)),
 )
 
-LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS
+LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS + ACCEPT2_LEAKS
