@@ -91,7 +91,12 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # A small Secret manifest on every three lines, a one-line Docker config on every line, and a YAML
             # token line, each different (the second acceptance check, accept2: 0.29x, 0.6x and 0.8x of
             # "Bearer abcdefgh\n" in one run at load 9).
-            "kind: Secret\ndata:\n  k{i}: YWJj\n", '{"auths":{"r{i}":{"auth":"YWJjOmRlZg=="}}}\n', "token: x{i}\n")
+            "kind: Secret\ndata:\n  k{i}: YWJj\n", '{"auths":{"r{i}":{"auth":"YWJjOmRlZg=="}}}\n', "token: x{i}\n",
+            # Echoed commands and tables' headers (reports.py) on every line: an echoed command asking for a secret's
+            # value (each different), a header repeated, rows under a secret's column (each different) and a line
+            # that looks like a header's start (found by review, issue #11: 1.3-6 MB/s before their budgets).
+            "$ terraform output -raw db_password{i}\n", "NAME  TOKEN  AGE\n", "TOKEN  X\na{i}  b\n",
+            "password  x\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from bot.sanitize import redact, sanitize_output
-from bot.sanitize.echoed import MAX_WITHHELD_LINES
+from bot.sanitize.echoed import FREE_JUDGEMENTS, MAX_WITHHELD_LINES
 
 VALUE = "Xk9#mQ2zLp7!vB"
 
@@ -72,3 +72,16 @@ def test_a_token_on_the_echoed_line_is_still_found() -> None:
 )
 def test_commands_that_do_not_ask_for_a_secret_leave_their_output(text: str) -> None:
     assert redact(text) == (text, 0)
+
+
+def test_echoed_commands_past_their_budget_withhold_what_follows_them() -> None:
+    """Judging an echoed command costs tens of microseconds: a text may have ``FREE_JUDGEMENTS`` of them judged (plus
+    one per ``BYTES_PER_JUDGEMENT`` bytes), and one past that is withheld unjudged (fails closed), so padding a text
+    with other commands does not let a real one's value through (found by review: 1.5 MB/s on such a text)."""
+    padding = "".join(f"$ x output{i}\n" for i in range(FREE_JUDGEMENTS + 50))
+    text = padding + f"$ terraform output -raw admin_password\n{VALUE}\n"
+    shown, _ = redact(text)
+    assert VALUE not in shown and shown.startswith(padding[:200])
+    # a harmless command's verdict is remembered: the same line again and again is judged once, and shows
+    repeated = "$ terraform output -raw db_host\ndb.internal\n" * (FREE_JUDGEMENTS + 50)
+    assert redact(repeated) == (repeated, 0)

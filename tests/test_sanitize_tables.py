@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.sanitize import redact, sanitize_output
+from bot.sanitize.tables import FREE_LINES
 
 KUBEADM = (
     "TOKEN                     TTL         EXPIRES                USAGES\n"
@@ -82,3 +83,13 @@ def test_a_token_right_after_a_secret_s_column_name_is_still_found() -> None:
     ghp = "ghp_" + "A1b2C3d4E5" * 4
     assert redact(f"Token  {ghp}\n") == ("Token  [REDACTED:github_token]\n", 1)
     assert redact(f"NAME  TOKEN  {ghp}\n") == ("NAME  TOKEN  [REDACTED:github_token]\n", 1)
+
+
+def test_table_lines_past_their_budget_are_one_dense_marker_and_no_cell_shows() -> None:
+    """Reading a row costs microseconds: a text may have ``FREE_LINES`` header and row lines read (plus one per
+    ``BYTES_PER_LINE`` bytes); past that a dense marker covers the lines (fails closed), as the passes' own budget
+    does (found by review: 3 MB/s on a header repeated on every line)."""
+    rows = "".join(f"r{i}  aZ{i}9kQ2vL8pW4nR7s\n" for i in range(FREE_LINES * 2))
+    shown, _ = redact("NAME  TOKEN\n" + rows)
+    assert "9kQ2vL8pW4nR7s" not in shown and "[REDACTED:dense_candidates]" in shown
+    assert shown.startswith("NAME  TOKEN\nr0  [REDACTED:table_secret]\n")

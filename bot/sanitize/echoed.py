@@ -36,6 +36,17 @@ _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 MAX_COMMAND_BYTES = 4096
 MAX_WITHHELD_LINES = 64
+# The echoed commands' share of the density budget (``candidates.py``): splitting a command line the shell's way
+# and judging it costs tens of microseconds, so a text of nothing but echoed command lines, each different, ran at
+# about 1.5 MB/s (found by review). A text may have this many judged, plus one per this many bytes before the
+# command; one beyond that is not judged and its lines are withheld (fails closed: padding a text with echoed
+# commands must not let a real one's secret through).
+FREE_JUDGEMENTS = 128
+BYTES_PER_JUDGEMENT = 2048
+UNJUDGED_KIND = "echoed_dense_commands"
+# Verdicts by command line (its bytes decide the argv): a ``set -x`` trace echoes the same few lines many times.
+_VERDICTS: dict[bytes, str | None] = {}
+_VERDICT_ENTRIES = 1024
 
 
 def echo_hint(data: bytes, start: int) -> bool:
@@ -61,7 +72,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     secret's value, in increasing order. ``hints``: where the token pass found ``ECHO_HINT``, in increasing order.
     Each line is read once: the lines withheld after one command are not read again for the next."""
     spans: list[tuple[int, int, str]] = []
-    pos, length = 0, len(data)
+    pos, length, judged = 0, len(data), 0
     for hint in hints:
         if hint < pos:
             continue
@@ -71,10 +82,17 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         head = _ECHO_HEAD.match(data, hint)
         if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
             continue
-        verdict = judge_argv(_argv(data[head.end() : line_end].decode("utf-8", "replace")))
-        if verdict is None:
+        command = data[head.end() : line_end]
+        kind = _VERDICTS.get(command, UNJUDGED_KIND)
+        if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
+            judged += 1
+            verdict = judge_argv(_argv(command.decode("utf-8", "replace")))
+            kind = None if verdict is None else f"echoed_{verdict.kind}"
+            if len(_VERDICTS) >= _VERDICT_ENTRIES:
+                _VERDICTS.clear()
+            _VERDICTS[command] = kind
+        if kind is None:
             continue
-        kind = f"echoed_{verdict.kind}"
         row_start, rows = pos, 0
         while row_start < length and rows < MAX_WITHHELD_LINES:
             row_end = data.find(b"\n", row_start)

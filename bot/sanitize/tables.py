@@ -51,6 +51,15 @@ MAX_HEADER_BYTES = 1024
 MAX_HINT_NAME = max(map(len, _SECRET_COLUMNS)) + 2
 MAX_COLUMNS = 32
 MAX_ROW_BYTES = 16384
+# The tables' share of the density budget (``candidates.py``): reading a header or a row costs microseconds, so a
+# text of short lines under one header (``NAME  TOKEN  AGE`` repeated) or of header-like lines (``password  x``)
+# ran at 2-6 MB/s (found by review). A text may have this many lines read, plus one per this many bytes before
+# the line; past that, the text from the line to the end of the line ``DENSE_SPAN`` bytes on is one
+# ``dense_candidates`` marker (fails closed, as the passes' own budget does) and reading goes on after it.
+FREE_LINES = 2048
+BYTES_PER_LINE = 128
+DENSE_SPAN = 4096
+DENSE_KIND = "dense_candidates"
 # One column name: up to four words of letters (a word may hold "_", "-", "/", "#", "." and digits after its
 # first letter, as ``EXTRA GROUPS``, ``Date Created``, ``TTL``), joined by single blanks.
 _COLUMN_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9_#./()-]{0,31}(?: [A-Za-z][A-Za-z0-9_#./()-]{0,31}){0,3}")
@@ -118,12 +127,27 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     """The spans (start, end, kind) of every secret-looking cell of a secret column, in increasing order. ``hints``:
     where the token pass found ``HEADER_HINT`` in ``data``, in increasing order."""
     spans: list[tuple[int, int, str]] = []
-    pos, length = 0, len(data)
+    pos, length, read = 0, len(data), 0
+
+    def over_budget(line_start: int) -> int:
+        """0 while a line at ``line_start`` may be read, else where the dense span that starts there ends."""
+        nonlocal read
+        read += 1
+        if read <= FREE_LINES + line_start // BYTES_PER_LINE:
+            return 0
+        end = data.find(b"\n", min(length, line_start + DENSE_SPAN))
+        end = length if end < 0 else end
+        spans.append((line_start, end, DENSE_KIND))
+        return end
+
     for hint in hints:
         if hint < pos:
             continue  # on a line already read (a header's, or a row's)
         # Back to the line's start, never before the last line read (each byte is read back once at most).
         line_start = data.rfind(b"\n", max(0, pos - 1), hint) + 1 or pos
+        if dense_end := over_budget(line_start):
+            pos = dense_end + 1
+            continue
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
@@ -136,6 +160,9 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             continue
         row_start = header_end + 1
         while row_start < length:
+            if dense_end := over_budget(row_start):
+                row_start = dense_end + 1
+                continue
             row_end = data.find(b"\n", row_start)
             row_end = length if row_end < 0 else row_end
             row = data[row_start:row_end]
