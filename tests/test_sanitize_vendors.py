@@ -52,3 +52,21 @@ def test_a_fixed_length_token_stops_at_its_length() -> None:
     """A Databricks, Postman, Pulumi or Buildkite token has one length: what is glued after it is no part of it."""
     assert redact(f"see {v.databricks}.log\n") == ("see [REDACTED:databricks_token].log\n", 1)
     assert redact(f"{v.pulumi}/stack\n") == ("[REDACTED:pulumi_token]/stack\n", 1)
+
+
+@pytest.mark.parametrize(("token", "kind"), [*KINDS, ("AKIAIOSFODNN7EXAMPL2", "aws_access_key_id")])
+@pytest.mark.parametrize("before", ["é", "日本語", "naïve:", "→"])
+def test_a_token_right_after_a_multi_byte_character_is_redacted(token: str, kind: str, before: str) -> None:
+    """RE2 reads the boundary class before a token (``[^A-Za-z0-9_-]``) as one character, two to four bytes here, and
+    the pass's Python parser read it as one byte, so the candidate could not be parsed and the token showed (found
+    by review; the parser now reads such a boundary as a UTF-8 character)."""
+    shown, _ = redact(f"{before}{token} done\n")
+    assert token[-12:] not in shown and f"[REDACTED:{kind}]" in shown, shown
+
+
+@pytest.mark.parametrize("around", ["`{}`", "{{{}}}", "|{}|", "~{}"])
+def test_a_token_after_punctuation_past_the_boundary_class_dash_is_redacted(around: str) -> None:
+    # "[^A-Za-z0-9_-]" read as UTF-8 must not turn "_-" into a range with the non-ASCII bytes added after it
+    token = "ghp_" + "A1b2C3d4E5" * 4
+    shown, _ = redact(around.format(token) + "\n")
+    assert "A1b2C3d4E5" not in shown, shown

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from bot.sanitize.detectors import Detector, _token
+from bot.sanitize.detectors import TOKENS, Detector, _token
 from bot.sanitize.finder_name import FINDER_NAME
 
 # A URL's user: plain characters, possibly with the marker of a token redacted by the first pass.
@@ -180,7 +180,8 @@ _NODE_PROPERTIES = r"(?:(?:&[^\s]{1,40}|!![^\s]{0,40})[ \t]{1,4}){1,2}"
 def _characters_as_utf8(pattern: str) -> str:
     """``pattern`` for Python's bytes parser, each negated class ``[^...]`` read as one UTF-8 character (as RE2
     reads it) instead of one byte."""
-    return re.sub(r"\[\^((?:\\.|[^\]\\])*)\]", lambda m: rf"(?:[^{m.group(1)}\x80-\xff]|[\xc0-\xff][\x80-\xbf]{{1,3}})",
+    # the non-ASCII bytes first in the class: after a class ending in "-" ("[^A-Za-z0-9_-]") they made a range
+    return re.sub(r"\[\^((?:\\.|[^\]\\])*)\]", lambda m: rf"(?:[^\x80-\xff{m.group(1)}]|[\xc0-\xff][\x80-\xbf]{{1,3}})",
                   pattern)
 
 
@@ -538,3 +539,14 @@ CONTEXT: tuple[Detector, ...] = (
         own_automaton=True,
     ),
 )
+
+
+# The boundary before a token or a name (``(?:^|[^A-Za-z0-9_-])``): RE2 reads its class as one character, the
+# parser as one byte, so after a character of two to four bytes (``é``, ``日``, ``→``) RE2's candidate started at
+# that character and the parser could not read it: the token showed (found by review: every vendor token, the AWS
+# key id). The parser reads each such boundary as a UTF-8 character too.
+_LEADING_BOUNDARY = re.compile(r"\(\?:\^\|(\[\^(?:\\.|[^\]\\])*\])\)")
+PARSER_CHARACTER_RUNS += tuple(dict.fromkeys(
+    (found.group(), "(?:^|" + _characters_as_utf8(found.group(1)) + ")")
+    for detector in (*TOKENS, *CONTEXT) for found in _LEADING_BOUNDARY.finditer(detector.pattern)
+))
