@@ -93,3 +93,22 @@ def test_table_lines_past_their_budget_are_one_dense_marker_and_no_cell_shows() 
     shown, _ = redact("NAME  TOKEN\n" + rows)
     assert "9kQ2vL8pW4nR7s" not in shown and "[REDACTED:dense_candidates]" in shown
     assert shown.startswith("NAME  TOKEN\nr0  [REDACTED:table_secret]\n")
+
+
+@pytest.mark.parametrize("name", ["api-example-com-tls-2024", "wildcard-prod-k8s-io-tls", "grafana-tls-v2",
+                                  "letsencrypt-prod-7h2kq", "db-credentials-v2", "sh.helm.release.v1.web.v12",
+                                  "default-token-x7k2p", "tls-4f3a9c2e"])
+def test_a_secret_s_name_in_a_secret_column_stays(name: str) -> None:
+    """``kubectl get certificates`` (cert-manager), External Secrets and service accounts list the Secret object's
+    name under SECRET or TOKEN: a Kubernetes name with a word among its parts is no secret (found by review)."""
+    header = "NAME                READY   SECRET                          AGE\n"
+    text = f"{header}web                 True    {name:<32}2m\n"
+    assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize("value", ["4f3a9c2e1b7d0e5f6a8b9c0d1e2f3a4b5c6d7e8f", "0b5c9e1d-8a3f-4c2e-9d7b-6e5f4a3b2c1d",
+                                   "q8x2-kd93-zm4t-77ab-x0p1"])
+def test_a_generated_value_in_a_secret_column_is_still_redacted(value: str) -> None:
+    text = f"NAME    SECRET                                      AGE\napp     {value:<44}3d\n"
+    shown, count = redact(text)
+    assert count == 1 and value not in shown

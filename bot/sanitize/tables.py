@@ -95,6 +95,20 @@ def _columns(line: bytes) -> list[tuple[int, bytes]] | None:
     return cells
 
 
+# A Kubernetes object's name (DNS-1123: lower-case letters, digits, "-" and "."), in parts: ``kubectl get
+# certificates`` (cert-manager), External Secrets and service accounts list a Secret's name under SECRET or TOKEN.
+_OBJECT_NAME = re.compile(r"[a-z0-9]+(?:[-.][a-z0-9]+)+")
+_NAME_PARTS = re.compile(r"[-.]")
+_HEX_LETTERS = frozenset("abcdef")
+
+
+def _object_name(shown: str) -> bool:
+    """Whether a cell is an object's name: DNS-1123 parts, one of them a word (three letters or more, not all of them
+    hexadecimal digits: ``example-com-tls``, ``default-token-x7k2p``), which a generated value's parts are not."""
+    return _OBJECT_NAME.fullmatch(shown) is not None and any(
+        len(part) >= 3 and part.isalpha() and not _HEX_LETTERS.issuperset(part) for part in _NAME_PARTS.split(shown))
+
+
 def _secret_cell(value: bytes, password_like: bool) -> bool:
     """Whether a secret column's cell holds a secret: not empty, ``<none>``, ``-``, ``true``, a placeholder, a date,
     a duration or a masked value; a password column's any other word, another column's a generated-looking one."""
@@ -103,7 +117,7 @@ def _secret_cell(value: bytes, password_like: bool) -> bool:
         return False
     if password_like and " " not in shown and len(shown) >= 6:
         return True
-    return shapes.generated(shown)
+    return not _object_name(shown) and shapes.generated(shown)
 
 
 def _cell_at(line: bytes, offset: int) -> tuple[int, int] | None:
