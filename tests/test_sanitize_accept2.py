@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from bot.sanitize import sanitize_output
+from bot.sanitize import display_command_line, sanitize_output
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_accept2 import (
     ACCEPT2_LEAKS,
     ACCEPT2_OPEN,
     BENIGN_OPEN,
+    CARD_OPEN,
+    CARD_PW,
     CASES,
     DENSE_OPEN_FILES,
     survives,
@@ -97,3 +99,31 @@ def test_the_second_rounds_ordinary_lines_pass_byte_identical_directly_and_throu
     data = (ROOT / "tests" / "corpora" / "benign_accept2" / "config.txt").read_bytes()
     assert sanitize_output(data).text.encode() == data
     assert _exec_output(tmp_path, fixtures_dir, data).encode() == data
+
+
+@pytest.mark.parametrize("argv", CARD_OPEN, ids=[" ".join(argv[1:4]) for argv in CARD_OPEN])
+def test_the_open_card_lines_still_show_the_password(argv: tuple[str, ...]) -> None:
+    """Open: when a card hides one, move it to a test that it stays hidden."""
+    assert CARD_PW in display_command_line(argv)[0]
+
+
+def test_cards_hide_these_families_with_fingerprints_and_escape_invisible_characters() -> None:
+    """What the check found met on cards: the issue's families as arguments, two secrets told apart, and every
+    invisible character it tried escaped with the warning."""
+    pw = CARD_PW
+    hidden = [["opsctl", "db", "connect", "--url", f"postgres://admin:{pw}@db:5432/app"],
+              ["opsctl", "db", "connect", "--dsn", f"app:{pw}@tcp(mysql:3306)/app"],
+              ["mysql", f"-p{pw}"], ["docker", "login", "-p", pw, "reg"],
+              ["opsctl", "run", "--", "curl", "-u", f"deploy:{pw}", "https://x"],
+              ["opsctl", "set", f"DB_PASSWORD={pw}"], ["opsctl", "conn", f"Server=sql;User ID=sa;Password={pw};"],
+              ["opsctl", "login", "--password", pw], ["opsctl", "x", f"--client-secret={pw}"],
+              ["opsctl", "x", "-e", f"MYSQL_ROOT_PASSWORD={pw}"]]
+    for argv in hidden:
+        assert pw not in display_command_line(argv)[0], argv
+    first = display_command_line(["opsctl", "login", "--password", "Aa1!bbbbcccc"])[0]
+    assert first != display_command_line(["opsctl", "login", "--password", "Aa1!bbbbccce"])[0]
+    for invisible in ("\u3164", "\u115f", "\u1160", "\uffa0", "\u2800", "\ufe0f", "\U000e0100", "\u200b", "\u00ad",
+                      "\u034f", "\u202e", "\ufeff", "\u180e", "\u2028", "\u3000", "\u00a0", "\U000e0041",
+                      "\U0001d173", "\u061c", "\u17b4", "\u2062", "\U0001bca0", "\U00013430", "\ufff9", "\u180b"):
+        text, revealed = display_command_line(["opsctl", "service", "restart", f"web{invisible}1"])
+        assert revealed and invisible not in text, hex(ord(invisible))

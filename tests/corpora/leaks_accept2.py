@@ -567,6 +567,17 @@ BENIGN_OPEN: tuple[str, ...] = (
     'mysql -u"$DB_USER" -p"$DB_PASS" -h db',  # the same
 )
 
+# Command lines whose card (``display_command_line``) still shows the password (PW below), found by this check: a
+# client's password flag in a command passed through after "--" (redacted when the client is argv[0]) and a
+# value named only by the positional word before it or by a generic option.
+CARD_PW = "Zq7xK2mP9vL4"
+CARD_OPEN: tuple[tuple[str, ...], ...] = (
+    ("opsctl", "run", "--", "mysql", f"-p{CARD_PW}", "-h", "db"),
+    ("opsctl", "run", "--", "docker", "login", "-p", CARD_PW, "registry.example.com"),
+    ("opsctl", "kv", "put", "password", CARD_PW),
+    ("opsctl", "kv", "put", "--value", CARD_PW),
+)
+
 # The project's own benign files from kubectl.txt to terraform.txt (tests/corpora/benign, sorted), 46 KiB printed as
 # one output: in a fresh process the density budget is spent and 265 of their 995 lines become three
 # ``[REDACTED:dense_candidates]`` markers (found when this corpus shifted test_corpora_exec's batches; each file
