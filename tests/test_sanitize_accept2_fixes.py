@@ -1,0 +1,41 @@
+"""Leaks the second acceptance check of issue #11 left open (``tests/corpora/leaks_accept2.py``), each pinned where
+the sanitizer decides it: what is hidden, and what around it stays visible."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import redact
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        # The default address (localhost:3306): user:password@/dbname
+        ("dsn: app:Xk9vQ2mL7pR4@/appdb?parseTime=true", "dsn: app:[REDACTED:dsn_password]@/appdb?parseTime=true"),
+        ('DSN="root:Xk9vQ2mL7pR4@/"', 'DSN="root:[REDACTED:dsn_password]@/"'),
+        ("root:Xk9vQ2mL7pR4@/\n", "root:[REDACTED:dsn_password]@/\n"),
+        # The driver splits the user-info at the last "@" before the address: the password holds the others
+        ("  --dsn 'backup:ab9x@Qc7z@tcp(db:3306)/'", "  --dsn 'backup:[REDACTED:dsn_password]@tcp(db:3306)/'"),
+        ("svc:p@ss@w0rd@unix(/run/mysqld.sock)/x", "svc:[REDACTED:dsn_password]@unix(/run/mysqld.sock)/x"),
+        ("app:Xk9v@Q2mL@/appdb", "app:[REDACTED:dsn_password]@/appdb"),
+        # Two DSNs on one line: each keeps its own user and host (the value runs to the first "@net(")
+        ("primary=a:Xk9vQ2mL@tcp(h1:3306)/d1 replica=b:Pw7zR4qT@tcp(h2:3306)/d2",
+         "primary=a:[REDACTED:dsn_password]@tcp(h1:3306)/d1 replica=b:[REDACTED:dsn_password]@tcp(h2:3306)/d2"),
+    ],
+)
+def test_a_go_mysql_dsns_password_is_hidden_to_the_last_at_before_its_address(line: str, shown: str) -> None:
+    assert redact(line)[0] == shown
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "import Foo from '@/components/Foo.vue'",  # a bundler's alias, no user-info
+        "git@github.com:acme/infra.git",
+        "see https://example.com/@/path and user@/tmp",
+        "2026-12-01 10:00:00 name:x @/api",
+    ],
+)
+def test_an_at_slash_without_a_dsns_user_info_stays(line: str) -> None:
+    assert redact(line)[0] == line
