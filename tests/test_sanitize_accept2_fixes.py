@@ -39,3 +39,25 @@ def test_a_go_mysql_dsns_password_is_hidden_to_the_last_at_before_its_address(li
 )
 def test_an_at_slash_without_a_dsns_user_info_stays(line: str) -> None:
     assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ('{"url":"https:\\/\\/admin:Xk9vQ2mL7pR4@es.internal:9200\\/_bulk"}',
+         '{"url":"https:\\/\\/admin:[REDACTED:url_password]@es.internal:9200\\/_bulk"}'),
+        ('{"redis":"redis:\\/\\/:Xk9v\\/Q2mL@10.0.0.7:6379\\/1"}',  # no user; an escaped "/" in the password
+         '{"redis":"redis:\\/\\/:[REDACTED:url_password]@10.0.0.7:6379\\/1"}'),
+    ],
+)
+def test_a_urls_password_is_hidden_when_json_escapes_its_slashes(line: str, shown: str) -> None:
+    assert redact(line)[0] == shown
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"url":"https:\\/\\/es.internal:9200\\/_bulk","user":"a@b.example"}',  # no user-info
+     '{"home":"https:\\/\\/example.com:443\\/x@y"}'],  # a port, then a path holding "@"
+)
+def test_an_escaped_url_without_a_password_stays(line: str) -> None:
+    assert redact(line)[0] == line

@@ -283,6 +283,16 @@ CONTEXT: tuple[Detector, ...] = (
         literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
     ),
     Detector(
+        # The same URL inside a JSON string whose encoder escapes "/" (PHP's json_encode, Java's org.json and
+        # others): https:\/\/user:password@host. Apart, searched only in text holding ":\/\/".
+        "url_password",
+        r"(?i:\b[a-z][a-z0-9+.-]{1,20}:\\/\\/)" + _USER + _USER_MARKER + _USER + ":"
+        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
+        check="url_password",
+        own_automaton=True,
+        literals=(b":\\/\\/", b"@"),
+    ),
+    Detector(
         "dsn_password",
         # A Go MySQL DSN, user:password@net(address)/db. The driver splits its user-info at the LAST "@" before the
         # address, so the password may hold "@" (``backup:ab@cd@tcp(db:3306)/``): the value is lazy, running to the

@@ -422,6 +422,7 @@ def acl_secret(value: str) -> bool:
 
 
 def accept_url_password(value: str) -> bool:
-    """A URL's ``host:port/path@x`` is not ``user:password@host``: a port is all digits up to the path."""
-    head = re.split(r"[/?#]", value, maxsplit=1)[0]
+    """A URL's ``host:port/path@x`` is not ``user:password@host``: a port is all digits up to the path (its "/"
+    escaped as "\\/" in a JSON string that escapes slashes)."""
+    head = re.split(r"[/?#]|\\/", value, maxsplit=1)[0]
     return not head.isdigit() and not trivial(value)
