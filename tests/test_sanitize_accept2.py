@@ -64,10 +64,10 @@ def test_the_open_cases_still_leak(leak: Leak) -> None:
     assert any(survives(secret, leak.text, shown) for secret in leak.secrets), f"{leak.family}: fixed, move it"
 
 
-@pytest.mark.parametrize("line", BENIGN_OPEN)
-def test_the_changed_ordinary_lines_are_still_changed(line: str) -> None:
-    """False alarms left open: when one comes out byte-identical, move it to tests/corpora/benign/accept2_ops.txt."""
-    assert sanitize_output(line.encode()).text != line
+def test_the_changed_ordinary_lines_are_still_changed() -> None:
+    """False alarms left open: when one comes out byte-identical, move it to tests/corpora/benign/accept2_ops.txt.
+    (One test over the tuple, not one per line: none is open now, and an empty parameter set is a skipped test.)"""
+    assert [line for line in BENIGN_OPEN if sanitize_output(line.encode()).text == line] == []
 
 
 def test_the_open_cases_leak_through_exec_as_they_do_directly(tmp_path: Path, fixtures_dir: Path) -> None:

@@ -317,12 +317,15 @@ CONTEXT: tuple[Detector, ...] = (
     _token(
         "basic_auth",  # curl -u user:password
         r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
+        check="not_reference",  # a printed script's ``-u "$NEXUS_USER:$NEXUS_PASS"``; ``ops:$3cr3t!x9`` is hidden
     ),
     Detector(
         "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
         r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})"
         r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
-        # accepted without a check, so the span need not hold the value (only rejections are memoized)
+        # a printed script's ``-p"$DB_PASS"`` is a variable, any other value is taken; the finder's span does not
+        # hold the value, and a rejection is remembered only when the parse lies inside the span (run_pass)
+        check="not_reference",
         finder=r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})[^\s-]",
     ),
     Detector(

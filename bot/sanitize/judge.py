@@ -60,11 +60,14 @@ _NUMBER_LIST = re.compile(r"[0-9]+(?:[,;&)}\]][0-9]+)*")
 # Each delimiter read as a letter: what a list of words joined by them looks like to ``shapes.generated``.
 _DELIMITERS_AS_LETTERS = str.maketrans("&;,)}]", "aaaaaa")
 
+# A test's id as runners print it after their verdict: a file under a directory or with its test's name
+# (``tests/test_tokens.py::test_expiry``, ``src/App.test.tsx``, ``test_x.py::TestA::test_b[param]``).
+_TEST_ID = re.compile(r"(?:[\w.-]+/)+[\w.-]+\.[a-z]{1,5}(?:::[\w\[\].:-]+)?|[\w.-]+\.[a-z]{1,5}::[\w\[\].:-]+")
 _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # The checks that read the candidate's value alone (``_judge_value``), asked apart: one set lookup, not seven
 # comparisons before the name checks (an environment line on every line reaches those).
 _VALUE_CHECKS = frozenset(
-    {"not_hex", "not_placeholder", "generated", "connection_password", "url_password", "acl_secret", "private_lines"}
+    {"not_hex", "not_placeholder", "not_reference", "generated", "connection_password", "url_password", "acl_secret", "private_lines"}
 )
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
@@ -123,6 +126,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if check == "env_string":  # "NAME=value" in quotes: an environment entry, its value a literal
         return shapes.accept_assignment(name, "=", shown, True, code=False, environment=True), False
     if check == "key_value_line":  # "password    Va-ult-Pw9": no separator, so only a generated value counts
+        if name == "PASS" and _TEST_ID.fullmatch(shown):
+            return None, True  # a test runner's verdict (PASS tests/test_tokens.py::test_token_expiry), no password
         verdict = shapes.accept_assignment(name, ":", shown, False, True, code=False)
         return verdict, False
     if check == "quoted_pair":
@@ -229,6 +234,8 @@ def _judge_value(detector: Detector, check: str, shown: str) -> str | None:
         return None if _HEX.fullmatch(shown) else detector.kind
     if check == "not_placeholder":
         return None if shapes.trivial(shown) else detector.kind
+    if check == "not_reference":  # a printed script's ``-p"$DB_PASS"``: any value but a variable's name is taken
+        return None if shapes.variable_reference(shown) else detector.kind
     if check == "generated":
         return detector.kind if shapes.generated(shown.rstrip("=")) else None
     if check == "connection_password":  # a path is the shell's PWD (sudo's "; PWD=/home/ops ;"), no password

@@ -34,6 +34,8 @@ _DESCRIBING_WORDS = _word_set(
     "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
     "hostname server servers region regions namespace namespaces domain domains user users username email owner "
     "manager digest digests checksum checksums sha256 sha1 md5 "
+    # a socket's path (OpenSSH's SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234: random letters, no secret)
+    "sock socket sockets "
     # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)
     "accessor accessors "
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
@@ -82,8 +84,13 @@ _PROTOCOL_VERSION = re.compile(r"(?i:https?)/[0-9.]{1,4}")
 _CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]++)++")
 _PLACEHOLDER = re.compile(
     r"\[REDACTED|\[[A-Z][A-Z _-]{1,20}\]$|\(|<[^>]*>$|\$\{|\$\(|\{\{|%[sd(]|\$[A-Za-z_][A-Za-z0-9_]*$"
+    r"|%[A-Za-z_][A-Za-z0-9_]*%$"  # a Windows, Octopus or Azure DevOps variable (%DB_PASSWORD%), whole
 )  # [MASKED], [FILTERED]: what loggers print instead of a value
 _PLACEHOLDER_FIRST = frozenset("[(<${%")  # what can start a _PLACEHOLDER match (each branch's first character)
+# A variable a shell, a batch file or a CI system expands, written whole (``$DB_PASS``, ``${DB_PASS}``,
+# ``%DB_PASS%``): a script's command line names the secret there, it does not hold it. Nothing else may follow or
+# precede it: ``$3cr3t!x9``, ``%Pa55%word`` and ``${DB_PASS:-Hunter2}`` (a default) are literals.
+_VARIABLE_REFERENCE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
 # Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
 _PLACEHOLDER_WORDS = _word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
@@ -190,6 +197,12 @@ def trivial(value: str) -> bool:
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
         return True
     return bare.count(first) == len(bare)  # one character repeated
+
+
+def variable_reference(value: str) -> bool:
+    """Whether a command's argument (``curl -u "$USER:$PASS"``, ``mysql -p"$DB_PASS"``) is a variable's reference
+    alone (``_VARIABLE_REFERENCE``), quotes aside: the script was printed before the shell expanded it."""
+    return _VARIABLE_REFERENCE.fullmatch(value.strip("\"'")) is not None
 
 
 def is_path(value: str) -> bool:
@@ -383,7 +396,8 @@ def accept_assignment(
 # An alias's or an anchor's name as people write one (``*db_pw``, ``&defaults``, ``*pg.main``): a symbol other than
 # "_", "-", "." in it (``*8lz!UT``, ``*x#9``) makes it a password that starts with "*" or "&" (a .properties or log
 # line's ``password: *8lz!UT`` showed whole).
-_YAML_NODE_REFERENCE = re.compile(r"(?:\*|&)[A-Za-z0-9_.-]{1,64}|!![^\s,\[\]{}]{1,64}")
+# Ansible's inline vault (``password: !vault |``): its local tag, the encrypted block scalar on the lines after.
+_YAML_NODE_REFERENCE = re.compile(r"(?:\*|&)[A-Za-z0-9_.-]{1,64}|!![^\s,\[\]{}]{1,64}|!vault(?:[ \t]{1,4}[|>][-+]?)?")
 
 
 def yaml_node_reference(value: str) -> bool:

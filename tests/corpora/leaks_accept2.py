@@ -542,6 +542,20 @@ OWN_SLACK = "xoxb-" + rs(12, string.digits) + "-" + rs(13, string.digits) + "-" 
 OWN_ANTHROPIC = "sk-ant-api03-" + rs(93, AL + "-_") + "AA"
 OWN_PLAIN = rs(28)  # a sensitive_env_vars value with no shape at all
 
+# --- references, not values (psqlfix, 00:30): what merely starts like one stays hidden -------------------------
+# ``$NAME``, ``${NAME}``, ``%NAME%`` are a script's or a template's variables and pass (tests/corpora/benign/
+# accept2_ops.txt); a password that starts with "$" or "%" but is no clean reference is a literal.
+case("ref-lookalike-dollar-yaml", "env", "  password: $3cr3t!x9", "$3cr3t!x9")
+case("ref-lookalike-percent-yaml", "env", '  password: "%Pa55%word"', "%Pa55%word")
+case("ref-lookalike-percent-env", "env", "DB_PASSWORD=%Pa55%word", "%Pa55%word")
+case("ref-lookalike-curl", "curl", 'curl -u "ops:$3cr3t!x9" https://nexus.corp/service/rest/v1/status', "$3cr3t!x9")
+case("ref-lookalike-curl-percent", "curl", "curl -u ops:%Pa55%word https://nexus.corp/", "%Pa55%word")
+case("ref-lookalike-mysql", "mysql", 'mysql -u"$DB_USER" -p"$3cr3t!x9" -h db', "$3cr3t!x9")
+case("ref-lookalike-mysql-percent", "mysql", "mysql -uapp -p%Pa55%word -h db", "%Pa55%word")
+case("ref-lookalike-vault-tag", "ansible", "password: !vaultXk9!pw3", "vaultXk9!pw3")
+case("ref-lookalike-pass-column", "env", "PASS  Zq8!mL3vR9x", "Zq8!mL3vR9x")
+case("ref-lookalike-sock-token", "env", "SSH_AUTH_TOKEN=/tmp/Zq8mL3vR9xW2/agent.1234", "Zq8mL3vR9xW2")
+
 MARKER = re.compile(r"\[REDACTED:[^\]]*\]")
 CASES_BY_NAME = {name: (family, text, secrets) for name, family, text, secrets in CASES}
 
@@ -553,16 +567,11 @@ OPEN: frozenset[str] = frozenset({
     "psql-expanded",  # psql \x: password_plain | PW
 })
 
-# Ordinary lines this check found changed (23:53, main 5fc301c): kept out of tests/corpora/benign/accept2_ops.txt,
-# which must pass byte-identical, and listed here so a fix shows (a test requires each to be changed still).
-BENIGN_OPEN: tuple[str, ...] = (
-    "SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234",  # printenv: OpenSSH's agent socket (random letters in the path)
-    "password: !vault |",  # Ansible's inline vault: the tag, not a value (the ciphertext follows)
-    "PASS tests/test_tokens.py::test_token_expiry",  # a test runner's verdict line
-    '  password: "%DB_PASSWORD%"',  # a placeholder (Windows/Octopus-style variable)
-    'curl -u "$NEXUS_USER:$NEXUS_PASS" https://nexus.corp/service/rest/v1/status',  # a script's variables
-    'mysql -u"$DB_USER" -p"$DB_PASS" -h db',  # the same
-)
+# Ordinary lines this check found changed (23:53, main 5fc301c), kept out of tests/corpora/benign/accept2_ops.txt
+# (which must pass byte-identical) while open, so a fix shows (a test requires each to be changed still). All six
+# (an agent's socket path, Ansible's !vault tag, a test runner's PASS line, %NAME% and $NAME references) were fixed
+# at 00:40 (psqlfix) and moved there.
+BENIGN_OPEN: tuple[str, ...] = ()
 
 # Command lines whose card (``display_command_line``) still shows the password (PW below), found by this check: a
 # client's password flag in a command passed through after "--" (redacted when the client is argv[0]) and a
