@@ -67,7 +67,8 @@ _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # The checks that read the candidate's value alone (``_judge_value``), asked apart: one set lookup, not seven
 # comparisons before the name checks (an environment line on every line reaches those).
 _VALUE_CHECKS = frozenset(
-    {"not_hex", "not_placeholder", "not_reference", "generated", "connection_password", "url_password", "acl_secret", "private_lines"}
+    {"not_hex", "not_placeholder", "not_reference", "generated", "connection_password", "url_password", "acl_secret",
+     "private_lines"}
 )
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
