@@ -61,3 +61,19 @@ def test_a_urls_password_is_hidden_when_json_escapes_its_slashes(line: str, show
 )
 def test_an_escaped_url_without_a_password_stays(line: str) -> None:
     assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ("\\:\\:1:5432:*:replicator:Xk9vQ2mL7pR4", "\\:\\:1:5432:*:replicator:[REDACTED:password]"),
+        ("fd00\\:\\:12:*:app\\:db:svc\\\\ops:Xk9v\\:Q2mL", "fd00\\:\\:12:*:app\\:db:svc\\\\ops:[REDACTED:password]"),
+    ],
+)
+def test_a_pgpass_line_with_escaped_colons_in_its_fields_hides_its_password(line: str, shown: str) -> None:
+    assert redact(line)[0] == shown
+
+
+def test_a_line_that_only_looks_escaped_is_no_pgpass_line() -> None:
+    line = "C\\:\\temp:not-a-port:x:y:z"  # the second field is no port
+    assert redact(line)[0] == line

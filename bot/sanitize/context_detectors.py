@@ -218,6 +218,10 @@ _FLAG_ITEM_HEAD = (
 # A Go MySQL DSN's user before its password (``dsn_password``): a boundary, then the user name and ":".
 _DSN_USER = r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{0,64}:"
 
+# A .pgpass field (``password`` below): "\\" escapes the next character, so "\\:" is no separator.
+_ESCAPED = r"\\[^\s]"
+_PGPASS_FIELD = rf"(?:[^\s:\\]|{_ESCAPED}){{1,128}}"
+
 _RABBITMQ_USER_HEAD = (
     r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
     r"[ \t]{1,4}"
@@ -475,13 +479,15 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     Detector(
         "password",
-        # .pgpass lines: hostname:port:database:username:password
-        r"(?m:^)[^\s:#]{1,253}:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:(?P<v>[^\s]{1,256})(?m:$)",
+        # .pgpass lines: hostname:port:database:username:password, where "\\" escapes a ":" or "\\" in a field
+        # (an IPv6 host: ``\\:\\:1:5432:*:replicator:PW``)
+        rf"(?m:^)(?:[^\s:#\\]|{_ESCAPED}){{1,253}}:(?:\d{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:"
+        r"(?P<v>[^\s]{1,256})(?m:$)",
         # The first field unbounded in the scan: a count to 253 from every line's start (and the text's) kept
         # alive beside every other detector's threads made RE2 build new DFA states at the start of every text it
         # had not seen (random base64 at 8 KiB: 5 MB/s). Linear still: the field starts only at a line's start, so
         # each line holds at most one such thread, and the anchored finder bounds it at each hit.
-        search=r"(?m:^)[^\s:#]+:(?:\d{1,5}|\*):[^\s:]{1,128}:[^\s:]{1,128}:[^\s]",
+        search=rf"(?m:^)(?:[^\s:#\\]|{_ESCAPED})+:(?:\d{{1,5}}|\*):{_PGPASS_FIELD}:{_PGPASS_FIELD}:[^\s]",
     ),
     Detector(
         "env_value",

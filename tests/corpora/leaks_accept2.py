@@ -561,7 +561,6 @@ CASES_BY_NAME = {name: (family, text, secrets) for name, family, text, secrets i
 
 # Cases found leaking through ``fisk-chatops exec`` by this check (23:53, main 5fc301c), left for a decision.
 OPEN: frozenset[str] = frozenset({
-    "pgpass-ipv6",  # \:\:1:5432:*:replicator:PW (pgpass escapes a host's ":" with "\")
     "curl-u-quoted-space",  # curl -u "ops:abc def" (only the first word is hidden)
     "table-psql-users",  # psql's "name | value" row: password_plain | PW
     "psql-expanded",  # psql \x: password_plain | PW
