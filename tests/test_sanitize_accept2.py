@@ -18,7 +18,7 @@ from tests.corpora.leaks_accept2 import (
     ACCEPT2_LEAKS,
     ACCEPT2_OPEN,
     BENIGN_OPEN,
-    CARD_OPEN,
+    CARD_FOUND,
     CARD_PW,
     CASES,
     DENSE_OPEN_FILES,
@@ -101,10 +101,26 @@ def test_the_second_rounds_ordinary_lines_pass_byte_identical_directly_and_throu
     assert _exec_output(tmp_path, fixtures_dir, data).encode() == data
 
 
-@pytest.mark.parametrize("argv", CARD_OPEN, ids=[" ".join(argv[1:4]) for argv in CARD_OPEN])
-def test_the_open_card_lines_still_show_the_password(argv: tuple[str, ...]) -> None:
-    """Open: when a card hides one, move it to a test that it stays hidden."""
-    assert CARD_PW in display_command_line(argv)[0]
+@pytest.mark.parametrize("argv", CARD_FOUND, ids=[" ".join(argv[1:4]) for argv in CARD_FOUND])
+def test_the_found_card_lines_hide_the_password_with_a_fingerprint(argv: tuple[str, ...]) -> None:
+    """A client after "--" is judged as its own program; a positional ``password`` and a generic ``--value`` hide
+    the value after them."""
+    shown = display_command_line(argv)[0]
+    assert CARD_PW not in shown and "[REDACTED:" in shown and "#" in shown, shown
+
+
+@pytest.mark.parametrize("argv", [
+    ("opsctl", "passwd", "alice"),  # the command, not a name before a value
+    ("opsctl", "password", "reset", "alice"),  # a subcommand after the word
+    ("opsctl", "kv", "get", "password"),
+    ("opsctl", "user", "set", "password", "$NEW_PW"),  # a variable's reference
+    ("opsctl", "kv", "put", "password", "true"),
+    ("opsctl", "kv", "put", "--value", "web-01"),  # an ordinary value after a generic option
+    ("opsctl", "run", "--", "docker", "run", "-p", "8080:80", "nginx"),  # a port, not a login's password
+    ("opsctl", "run", "--", "mysql", "-h", "db", "app"),
+])
+def test_ordinary_card_lines_beside_those_shapes_are_shown_whole(argv: tuple[str, ...]) -> None:
+    assert display_command_line(argv)[0] == " ".join(argv).replace("$NEW_PW", "'$NEW_PW'")
 
 
 def test_cards_hide_these_families_with_fingerprints_and_escape_invisible_characters() -> None:

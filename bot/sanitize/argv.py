@@ -27,6 +27,13 @@ _PROGRAM_PASSWORD_FLAGS = {"sshpass": frozenset({"-p"}), "redis-cli": frozenset(
 _LOGIN_PASSWORD_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras"})
 # A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
 _SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
+# A bare positional word naming a password before its value (opsctl kv put password VALUE); "passwd" is left out,
+# it is mostly the command (passwd alice).
+_BARE_PASSWORD_NAMES = frozenset({"password", "passphrase"})
+# A plain lower-case word after such a name is a subcommand (opsctl password reset), not a value.
+_SUBCOMMAND = re.compile(r"[a-z][a-z-]*")
+# Generic value options: their value is hidden when it looks machine-generated (opsctl kv put --value VALUE).
+_VALUE_FLAGS = frozenset({"--value", "--data"})
 
 _DETECTED_KIND = re.compile(r"\[REDACTED:([a-z0-9_]+)")
 _MYSQL_PASSWORD = re.compile(r"-p[^\s]+")
@@ -44,19 +51,21 @@ def _shown_items(
     """Each item redacted; plus what only the previous item or the program reveals (``--password x``,
     ``curl -u user:pw``, ``mysql -ppw``)."""
     redactor = build_redactor(secret_values, patterns)
-    program = os.path.basename(argv[0]) if argv else ""
-    mysql = program.startswith(("mysql", "mariadb"))
     shown: list[str] = []
     previous = ""
-    program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
-    for item in argv:
+    for index, item in enumerate(argv):
+        if index == 0 or previous == "--":
+            # a command passed through after "--" (opsctl run -- mysql -pPW) is judged as its own program
+            program = os.path.basename(item)
+            mysql = program.startswith(("mysql", "mariadb"))
+            program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
         if item == "login" and program in _LOGIN_PASSWORD_PROGRAMS:
             program_flags = program_flags | {"-p"}
         text = strip_controls(item) if strip else item
         flag_equals = _FLAG_EQUALS.match(text)
         if (_FLAG_WITH_SECRET.match(previous) or previous in program_flags) and not item.startswith("-"):
             shown.append(_marker("flag_value", item, fingerprints))
-        elif _SETTING_NAME.match(previous) and shapes.name_kind(previous) and shapes.generated(item):
+        elif _setting_value(previous, item):
             shown.append(_marker("setting_value", item, fingerprints))
         elif previous in _USER_FLAGS and ":" in text:
             user, _, password = text.partition(":")
@@ -74,6 +83,21 @@ def _shown_items(
             shown.append(redacted)
         previous = item
     return shown
+
+
+def _setting_value(previous: str, item: str) -> bool:
+    """Whether ``item`` is a value that only the positional word or generic option before it marks as secret."""
+    if _SETTING_NAME.match(previous) and shapes.name_kind(previous) and shapes.generated(item):
+        return True  # aws configure set aws_secret_access_key VALUE
+    return _password_after_bare_name(previous, item) or (previous in _VALUE_FLAGS and shapes.generated(item))
+
+
+def _password_after_bare_name(previous: str, item: str) -> bool:
+    """A positional ``password`` or ``passphrase`` followed by a value that is no flag, no subcommand-like word, no
+    trivial value and no variable's reference: a key-value command's password (``kv put password VALUE``)."""
+    if previous.lower() not in _BARE_PASSWORD_NAMES or item.startswith("-") or _SUBCOMMAND.fullmatch(item):
+        return False
+    return not shapes.trivial(item) and not shapes.variable_reference(item)
 
 
 def redact_argv(argv: Iterable[str], secret_values: Iterable[str] = (), patterns: Iterable[str] = ()) -> list[str]:

@@ -572,11 +572,11 @@ OPEN: frozenset[str] = frozenset({
 # at 00:40 (psqlfix) and moved there.
 BENIGN_OPEN: tuple[str, ...] = ()
 
-# Command lines whose card (``display_command_line``) still shows the password (PW below), found by this check: a
+# Command lines whose card (``display_command_line``) showed the password (PW below), found by this check: a
 # client's password flag in a command passed through after "--" (redacted when the client is argv[0]) and a
-# value named only by the positional word before it or by a generic option.
+# value named only by the positional word before it or by a generic option. Hidden since 00:50 (bot/sanitize/argv.py).
 CARD_PW = "Zq7xK2mP9vL4"
-CARD_OPEN: tuple[tuple[str, ...], ...] = (
+CARD_FOUND: tuple[tuple[str, ...], ...] = (
     ("opsctl", "run", "--", "mysql", f"-p{CARD_PW}", "-h", "db"),
     ("opsctl", "run", "--", "docker", "login", "-p", CARD_PW, "registry.example.com"),
     ("opsctl", "kv", "put", "password", CARD_PW),
