@@ -208,13 +208,14 @@ def _reported(data: bytes, start: int, end: int) -> int:
     """Whether the token pass's candidate at ``start`` is one it reports (``reports.py``) rather than a token: -1 for
     an echoed command (resume one byte on), the length of a table header's secret column name with its blanks before
     it (resume there), else 0. Asked of every candidate of the token pass, so its first byte decides what is read:
-    an echoed command opens its line with "$", "#" or "+"; a header's hint starts with a blank or opens its line, and
-    holds a column's name, not a token's length of characters."""
+    an echoed command opens its line with "$", "#" or "+"; a header's hint holds a column's name and blanks, not a
+    token's length of characters."""
     first = data[start]
-    at_line_start = start == 0 or data[start - 1] == 10  # "\n"
     if first in b"$#+":
-        return -1 if at_line_start and echo_hint(data, start) else 0
-    if first in b" \t" or at_line_start:
+        return -1 if (start == 0 or data[start - 1] == 10) and echo_hint(data, start) else 0  # 10: "\n"
+    # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
+    # blank (the first column); a token may start with one blank, and is longer than a column's name.
+    if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":
         span = data[start:end]
         if len(span) - span.count(b" ") - span.count(b"\t") <= MAX_HINT_NAME:
             return header_hint_end(span)
@@ -388,7 +389,8 @@ def run_pass(
             end = extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed
             if detector.lead:
                 start = lead_start(data, start, detector.lead, last)
-            start, end = whole_characters(data, start, end, last)
+            if start < length and data[start] >= 0x80 or end < length and data[end] >= 0x80:  # (ASCII ends: whole)
+                start, end = whole_characters(data, start, end, last)
             pieces += (data[last:start], marker(kind, data[start:end]))
             last, count = end, count + 1
             pos = max(end, candidate_start + 1)

@@ -81,7 +81,8 @@ def redact_orphan_private_lines(data: bytes, marker: Callable[[str, bytes], byte
         if mac > last and data[mac - 1 : mac] == b"\n" and data.startswith(_MAC_LINES, pos):
             start = _orphan_start(data, mac, last)
             if start < mac:
-                start, _ = whole_characters(data, start, mac - 1, last)  # (the end is a newline's: whole)
+                if data[start] >= 0x80:  # (the end is a newline's: whole)
+                    start, _ = whole_characters(data, start, mac - 1, last)
                 pieces += (data[last:start], marker(PRIVATE_KEY_KIND, data[start : mac - 1]))
                 last, count = mac - 1, count + 1
         pos = data.find(b"Private-", resume)
