@@ -52,7 +52,12 @@ class Role:
              "--health-host", "127.0.0.1", "--health-port", str(self.health_port)],
             env=self.env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
         )
-        wait_until(self.ready, 60, f"{self.role} ready")
+        try:
+            wait_until(self.ready, 60, f"{self.role} ready")
+        except BaseException:  # not in the caller's roles yet: nobody else would stop it, and it would outlive Redis
+            self.process.kill()
+            self.process.wait(30)
+            raise
         return self
 
     def get(self, path: str) -> tuple[int, str]:
@@ -91,6 +96,25 @@ def post_signed(url: str, body: str, content_type: str) -> int:
     headers = {"Content-Type": content_type, **sign_slack_request(SECRET, body)}
     with urlopen(Request(url, data=body.encode(), headers=headers), timeout=10) as resp:
         return int(resp.status)
+
+
+def where_it_stalled(client: redis.Redis, conversation: str, model: FakeAnthropic) -> str:
+    """What Redis and the fake model say when the answer is late (printed with the logs): how many model requests
+    were made, the conversation's state and lock, the outbox events of the conversation, and each stream's groups
+    with their pending entries, so a failure tells an agent that never resumed from a poster that never posted."""
+    key = f"fc:{{conv:{conversation}}}:"
+    lines = [f"at {time.time():.3f}: {len(model.message_requests)} model request(s)",
+             f"state: {client.get(key + 'state')}",
+             f"lock: {client.get(key + 'lock')} pttl {client.pttl(key + 'lock')}"]
+    for entry_id, fields in client.xrange("fc:{outbox}:events"):
+        if fields.get("conversation") == conversation:
+            lines.append(f"outbox {entry_id}: {fields.get('kind')} {fields.get('data', '')[:120]}")
+    for stream in sorted({*client.scan_iter("fc:*completions"), "fc:{agent}:inbox", "fc:{outbox}:events"}):
+        for group in client.xinfo_groups(stream) if client.exists(stream) else []:
+            pending = client.xpending_range(stream, group["name"], "-", "+", 10)
+            lines.append(f"{stream} group {group['name']}: last delivered {group['last-delivered-id']}, "
+                         f"pending {[(p['message_id'], p['consumer'], p['time_since_delivered']) for p in pending]}")
+    return "\n".join(lines) + "\n"
 
 
 def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path, redis_url: str, logs: Path) -> None:
@@ -168,7 +192,11 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
                 return [m for m in slack.thread(CHANNEL, thread_ts)
                         if text in json.dumps(m) and m["ts"] != meta["slack_ts"]]
 
-            wait_until(lambda: posted("web is up."), what="final answer in the thread")
+            try:
+                wait_until(lambda: posted("web is up."), what="final answer in the thread")
+            except AssertionError:  # which side stalled: the agent (no reply in the outbox) or the Slack role
+                (logs / "zz-where-it-stalled.txt").write_text(where_it_stalled(client, record["conversation"], model))
+                raise
             wait_until(lambda: posted("exit code 0"), what="result in the thread")
             status, metrics = roles["runner"].get("/metrics")
         finally:
