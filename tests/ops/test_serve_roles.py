@@ -19,6 +19,7 @@ import redis
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.approvals import verify_key
+from bot.slack.outcomes import OUTCOME_HOLD_SECONDS
 from tests.support import decision_keys
 from tests.support.fake_anthropic import FakeAnthropic, text_reply, tool_use_reply
 from tests.support.fake_slack import FakeSlack, sign_slack_request
@@ -98,14 +99,16 @@ def post_signed(url: str, body: str, content_type: str) -> int:
         return int(resp.status)
 
 
-def where_it_stalled(client: redis.Redis, conversation: str, model: FakeAnthropic) -> str:
+def where_it_stalled(client: redis.Redis, conversation: str, call_id: str, model: FakeAnthropic) -> str:
     """What Redis and the fake model say when the answer is late (printed with the logs): how many model requests
-    were made, the conversation's state and lock, the outbox events of the conversation, and each stream's groups
-    with their pending entries, so a failure tells an agent that never resumed from a poster that never posted."""
-    key = f"fc:{{conv:{conversation}}}:"
+    were made, the conversation's state and lock, the hold on posting the call's result, the conversation's outbox
+    events, each stream's groups with their pending entries: so a failure tells an agent that never resumed from a
+    poster that never posted."""
+    key, hold = f"fc:{{conv:{conversation}}}:", f"fc:slack:outcome:{call_id}"
     lines = [f"at {time.time():.3f}: {len(model.message_requests)} model request(s)",
              f"state: {client.get(key + 'state')}",
-             f"lock: {client.get(key + 'lock')} pttl {client.pttl(key + 'lock')}"]
+             f"lock: {client.get(key + 'lock')} pttl {client.pttl(key + 'lock')}",
+             f"outcome hold: {client.get(hold)} pttl {client.pttl(hold)}"]
     for entry_id, fields in client.xrange("fc:{outbox}:events"):
         if fields.get("conversation") == conversation:
             lines.append(f"outbox {entry_id}: {fields.get('kind')} {fields.get('data', '')[:120]}")
@@ -143,9 +146,11 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
         runner_env = {**{k: v for k, v in env.items() if not k.upper().startswith("FISK_CHATOPS__")},
                       "PYTHONPROFILEIMPORTTIME": "1"}
         envs = {"slack": env, "agent": env, "runner": runner_env}
-        roles = {name: Role(name, config, envs[name], logs).start() for name in ("slack", "agent", "runner")}
+        roles: dict[str, Role] = {}
         events_url = f"http://127.0.0.1:{slack_port}/slack/events"
         try:
+            for name in ("slack", "agent", "runner"):  # in the try: one that never gets ready stops those started
+                roles[name] = Role(name, config, envs[name], logs).start()
             form = {"command": "/fisk", "text": "is web ok?", "user_id": "UREQ", "channel_id": CHANNEL,
                     "team_id": "T1", "response_url": slack.response_url("c1"), "trigger_id": "1"}
             assert post_signed(events_url, urlencode(form), "application/x-www-form-urlencoded") == 200
@@ -192,12 +197,17 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
                 return [m for m in slack.thread(CHANNEL, thread_ts)
                         if text in json.dumps(m) and m["ts"] != meta["slack_ts"]]
 
+            # The killed Slack role may have died holding the post of the call's result (it reads the completion as
+            # the call finishes): the new one waits until that hold lapses (OUTCOME_HOLD_SECONDS, since it cannot
+            # tell a dead poster from a slow one), posts the result, then the answer, which goes after it.
+            late = OUTCOME_HOLD_SECONDS + 30
             try:
-                wait_until(lambda: posted("web is up."), what="final answer in the thread")
+                wait_until(lambda: posted("web is up."), late, what="final answer in the thread")
             except AssertionError:  # which side stalled: the agent (no reply in the outbox) or the Slack role
-                (logs / "zz-where-it-stalled.txt").write_text(where_it_stalled(client, record["conversation"], model))
+                stalled = where_it_stalled(client, record["conversation"], call_id, model)
+                (logs / "zz-where-it-stalled.txt").write_text(stalled)
                 raise
-            wait_until(lambda: posted("exit code 0"), what="result in the thread")
+            wait_until(lambda: posted("exit code 0"), late, what="result in the thread")
             status, metrics = roles["runner"].get("/metrics")
         finally:
             for role in roles.values():
