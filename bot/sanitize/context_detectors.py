@@ -221,6 +221,10 @@ _DSN_USER = r"(?:^|[\s\"'=(])[A-Za-z0-9_.-]{0,64}:"
 # A .pgpass field (``password`` below): "\\" escapes the next character, so "\\:" is no separator.
 _ESCAPED = r"\\[^\s]"
 _PGPASS_FIELD = rf"(?:[^\s:\\]|{_ESCAPED}){{1,128}}"
+# Between a two-column row's name and value: blanks, or psql's "|" with blanks around it (or none); and psql's
+# border before the name (``\pset border 2``: ``| password_plain | PW |``).
+_KV_GAP = r"(?:[ \t]{1,16}|[ \t]{0,16}\|[ \t]{0,16})"
+_PSQL_BORDER = r"(?:\|[ \t]{1,4})?"
 
 _RABBITMQ_USER_HEAD = (
     r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
@@ -545,12 +549,14 @@ CONTEXT: tuple[Detector, ...] = (
         "key_value_line",
         # Two columns, a secret's name then its value, alone on a line: vault kv get's "Key  Value" table, a
         # .netrc's "  password x". Words follow no separator here, so the value must look generated for every
-        # name (a line "password expired" stays).
-        rf"(?m:^)[ \t]{{0,16}}(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
-        r"[ \t]{1,16}(?P<v>[^\s\"'][^\s]{0,255})[ \t]{0,16}(?m:$)",
+        # name (a line "password expired" stays). psql's rows put a "|" between the cells (``\x``'s records,
+        # ``password_plain | PW``; ``\pset border 2`` opens and closes the row with one too).
+        rf"(?m:^)[ \t]{{0,16}}{_PSQL_BORDER}"
+        rf"(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
+        rf"{_KV_GAP}(?P<v>[^\s\"'][^\s]{{0,255}})(?:[ \t]{{1,16}}\|)?[ \t]{{0,16}}(?m:$)",
         check="key_value_line",
-        finder=rf"(?m:^)[ \t]{{0,16}}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
-        r"[ \t]{1,16}[^\s\"'-]",
+        finder=rf"(?m:^)[ \t]{{0,16}}{_PSQL_BORDER}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
+        rf"{_KV_GAP}[^\s\"'-]",
     ),
     Detector(
         "env_line",
