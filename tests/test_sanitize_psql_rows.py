@@ -31,7 +31,8 @@ def test_a_rows_secret_beside_its_name_is_hidden(template: str, secret: str) -> 
 
 
 ORDINARY = (
-    "-[ RECORD 1 ]-------+--------------\nname                | password_encryption\nsetting             | scram-sha-256\n",
+    "-[ RECORD 1 ]-------+--------------\nname                | password_encryption\n"
+    "setting             | scram-sha-256\n",
     " password_encryption | scram-sha-256",
     " password_min_length | 12",
     " token_expiry        | 2026-12-01 10:00:00+00",
