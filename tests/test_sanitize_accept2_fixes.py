@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sanitize import redact
+from bot.sanitize import display_command_line, redact, redact_argv
 
 
 @pytest.mark.parametrize(
@@ -77,3 +77,41 @@ def test_a_pgpass_line_with_escaped_colons_in_its_fields_hides_its_password(line
 def test_a_line_that_only_looks_escaped_is_no_pgpass_line() -> None:
     line = "C\\:\\temp:not-a-port:x:y:z"  # the second field is no port
     assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        ('$ curl -u "ops:abc def" https://jenkins.corp/api/json',
+         '$ curl -u "ops:[REDACTED:basic_auth]" https://jenkins.corp/api/json'),
+        ("curl --user='ops:correct horse battery' -X POST https://x",
+         "curl --user='ops:[REDACTED:basic_auth]' -X POST https://x"),
+        ('curl --proxy-user ":tok en9" https://x', 'curl --proxy-user ":[REDACTED:basic_auth]" https://x'),
+    ],
+)
+def test_a_quoted_curl_user_hides_the_whole_quoted_password(line: str, shown: str) -> None:
+    assert redact(line)[0] == shown
+
+
+@pytest.mark.parametrize("line", ['curl -u "ops" https://x', "curl -u 'ops:' https://x"])
+def test_a_quoted_curl_user_without_a_password_stays(line: str) -> None:
+    assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize(
+    ("argv", "shown"),
+    [
+        (["curl", "-u", "ops:abc def", "https://x"], ["curl", "-u", "ops:[REDACTED:basic_auth]", "https://x"]),
+        (["curl", "--user=ops:abc def", "https://x"], ["curl", "--user=ops:[REDACTED:basic_auth]", "https://x"]),
+        (["curl", "--proxy-user=p:a b", "https://x"], ["curl", "--proxy-user=p:[REDACTED:basic_auth]", "https://x"]),
+        (["curl", "-uops:abc def", "https://x"], ["curl", "-uops:[REDACTED:basic_auth]", "https://x"]),
+        (["mysql", "-uroot:x", "db"], ["mysql", "-uroot:x", "db"]),  # glued -u is curl's only
+        (["curl", "--user=ops", "https://x"], ["curl", "--user=ops", "https://x"]),  # no password: curl asks
+    ],
+)
+def test_an_argvs_user_flag_hides_its_whole_password_on_cards_and_results(argv: list[str], shown: list[str]) -> None:
+    assert redact_argv(argv) == shown
+    card, _ = display_command_line(argv)  # the approval card: the same, with fingerprints
+    for item, after in zip(argv, shown, strict=True):
+        if item != after:
+            assert item.partition(":")[2] not in card and "[REDACTED:basic_auth#" in card, card

@@ -38,6 +38,10 @@ _VALUE_FLAGS = frozenset({"--value", "--data"})
 _DETECTED_KIND = re.compile(r"\[REDACTED:([a-z0-9_]+)")
 _MYSQL_PASSWORD = re.compile(r"-p[^\s]+")
 _USER_FLAGS = frozenset({"-u", "--user", "--proxy-user"})
+# The same flags with "user:password" in the same item (--user=ops:pw, curl's -uops:pw): the whole rest after the
+# first ":" is the password, blanks included (one argument).
+_USER_EQUALS = re.compile(r"(--user=|--proxy-user=)([^:]*):(.+)", re.DOTALL)
+_CURL_USER_GLUED = re.compile(r"(-u)([^:]*):(.+)", re.DOTALL)
 DISPLAYS_REMEMBERED = 256  # command lines whose display (card, result) is kept (the calls being shown now)
 
 
@@ -70,6 +74,10 @@ def _shown_items(
         elif previous in _USER_FLAGS and ":" in text:
             user, _, password = text.partition(":")
             shown.append(f"{user}:{_marker('basic_auth', password, fingerprints)}")
+        elif user_password := (_USER_EQUALS.fullmatch(text)
+                               or (_CURL_USER_GLUED.fullmatch(text) if program == "curl" else None)):
+            flag, user, password = user_password.groups()
+            shown.append(f"{flag}{user}:{_marker('basic_auth', password, fingerprints)}")
         elif mysql and _MYSQL_PASSWORD.fullmatch(text):
             shown.append("-p" + _marker("password", text[2:], fingerprints))
         else:

@@ -226,6 +226,9 @@ _PGPASS_FIELD = rf"(?:[^\s:\\]|{_ESCAPED}){{1,128}}"
 _KV_GAP = r"(?:[ \t]{1,16}|[ \t]{0,16}\|[ \t]{0,16})"
 _PSQL_BORDER = r"(?:\|[ \t]{1,4})?"
 
+# curl's, wget's and httpie's user flag before "user:password" (``basic_auth``)
+_USER_FLAG = r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)"
+
 _RABBITMQ_USER_HEAD = (
     r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
     r"[ \t]{1,4}"
@@ -322,9 +325,13 @@ CONTEXT: tuple[Detector, ...] = (
         own_automaton=True,
         literals=(b"@/",),
     ),
+    # curl -u "user:pass word" (or single quotes): the whole quoted rest is the password, blanks included. Before
+    # the plain form, which wins nothing at the same start then (it would stop at the first blank).
+    _token("basic_auth", _USER_FLAG + r"\"[^:\"\n]{0,128}:(?P<v>[^\"\n]{1,256})"),
+    _token("basic_auth", _USER_FLAG + r"'[^:'\n]{0,128}:(?P<v>[^'\n]{1,256})"),
     _token(
         "basic_auth",  # curl -u user:password
-        r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
+        _USER_FLAG + r"[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
         check="not_reference",  # a printed script's ``-u "$NEXUS_USER:$NEXUS_PASS"``; ``ops:$3cr3t!x9`` is hidden
     ),
     Detector(

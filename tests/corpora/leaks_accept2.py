@@ -561,7 +561,6 @@ CASES_BY_NAME = {name: (family, text, secrets) for name, family, text, secrets i
 
 # Cases found leaking through ``fisk-chatops exec`` by this check (23:53, main 5fc301c), left for a decision.
 OPEN: frozenset[str] = frozenset({
-    "curl-u-quoted-space",  # curl -u "ops:abc def" (only the first word is hidden)
 })
 
 # Ordinary lines this check found changed (23:53, main 5fc301c), kept out of tests/corpora/benign/accept2_ops.txt
