@@ -115,3 +115,8 @@ def test_an_argvs_user_flag_hides_its_whole_password_on_cards_and_results(argv: 
     for item, after in zip(argv, shown, strict=True):
         if item != after:
             assert item.partition(":")[2] not in card and "[REDACTED:basic_auth#" in card, card
+
+
+def test_a_quoted_curl_user_holding_a_scripts_variables_stays() -> None:
+    line = 'curl -u "$NEXUS_USER:$NEXUS_PASS" https://nexus.corp/service/rest/v1/status'
+    assert redact(line)[0] == line

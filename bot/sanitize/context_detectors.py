@@ -327,8 +327,9 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     # curl -u "user:pass word" (or single quotes): the whole quoted rest is the password, blanks included. Before
     # the plain form, which wins nothing at the same start then (it would stop at the first blank).
-    _token("basic_auth", _USER_FLAG + r"\"[^:\"\n]{0,128}:(?P<v>[^\"\n]{1,256})"),
-    _token("basic_auth", _USER_FLAG + r"'[^:'\n]{0,128}:(?P<v>[^'\n]{1,256})"),
+    # (a printed script's variable, ``-u "$NEXUS_USER:$NEXUS_PASS"``, stays: see the plain form's check)
+    _token("basic_auth", _USER_FLAG + r"\"[^:\"\n]{0,128}:(?P<v>[^\"\n]{1,256})", "not_reference"),
+    _token("basic_auth", _USER_FLAG + r"'[^:'\n]{0,128}:(?P<v>[^'\n]{1,256})", "not_reference"),
     _token(
         "basic_auth",  # curl -u user:password
         _USER_FLAG + r"[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
