@@ -325,11 +325,19 @@ CONTEXT: tuple[Detector, ...] = (
         own_automaton=True,
         literals=(b"@/",),
     ),
-    # curl -u "user:pass word" (or single quotes): the whole quoted rest is the password, blanks included. Before
-    # the plain form, which wins nothing at the same start then (it would stop at the first blank).
-    # (a printed script's variable, ``-u "$NEXUS_USER:$NEXUS_PASS"``, stays: see the plain form's check)
-    _token("basic_auth", _USER_FLAG + r"\"[^:\"\n]{0,128}:(?P<v>[^\"\n]{1,256})", "not_reference"),
-    _token("basic_auth", _USER_FLAG + r"'[^:'\n]{0,128}:(?P<v>[^'\n]{1,256})", "not_reference"),
+    # curl -u "user:pass word" (or single quotes): the whole quoted rest is the password, blanks included, to the
+    # first quote of either kind. Before the plain form, which wins nothing at the same start then (it would stop at
+    # the first blank); a printed script's ``-u "$NEXUS_USER:$NEXUS_PASS"`` stays, as there. Apart, searched only in
+    # text holding "-u" (as -u, --user and --proxy-user all do): in the alternation its counters grew the largest
+    # automaton past what its DFA budget keeps (tests/test_sanitize_memory.py).
+    Detector(
+        "basic_auth",
+        _USER_FLAG + r"[\"'][^:\"'\n]{0,128}:(?P<v>[^\"'\n]{1,256})",
+        "not_reference",
+        search=_USER_FLAG + r"[\"'][^:\"'\n]{0,128}:[^\"'\n]",
+        own_automaton=True,
+        literals=(b"-u",),
+    ),
     _token(
         "basic_auth",  # curl -u user:password
         _USER_FLAG + r"[\"']?[^\s:\"']{0,128}:(?P<v>[^\s\"']{1,256})",
