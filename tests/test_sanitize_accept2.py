@@ -57,11 +57,13 @@ def test_no_six_characters_of_a_secret_survive(leak: Leak) -> None:
     assert not [secret for secret in leak.secrets if survives(secret, leak.text, shown)], shown
 
 
-@pytest.mark.parametrize("leak", ACCEPT2_OPEN, ids=[leak.family for leak in ACCEPT2_OPEN])
-def test_the_open_cases_still_leak(leak: Leak) -> None:
-    """Left open for the lead's decision: when one is fixed, move it out of ``OPEN``."""
-    shown = sanitize_output(leak.text.encode()).text
-    assert any(survives(secret, leak.text, shown) for secret in leak.secrets), f"{leak.family}: fixed, move it"
+def test_the_open_cases_still_leak() -> None:
+    """Left open for the lead's decision: when one is fixed, move it out of ``OPEN``. (One test over the tuple: none
+    is open now, and an empty parameter set is a skipped test.)"""
+    shown = {leak.family: sanitize_output(leak.text.encode()).text for leak in ACCEPT2_OPEN}
+    fixed = [leak.family for leak in ACCEPT2_OPEN
+             if not any(survives(secret, leak.text, shown[leak.family]) for secret in leak.secrets)]
+    assert fixed == [], f"fixed, move them: {fixed}"
 
 
 def test_the_changed_ordinary_lines_are_still_changed() -> None:
