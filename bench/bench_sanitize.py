@@ -96,7 +96,11 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # value (each different), a header repeated, rows under a secret's column (each different) and a line
             # that looks like a header's start (found by review, issue #11: 1.3-6 MB/s before their budgets).
             "$ terraform output -raw db_password{i}\n", "NAME  TOKEN  AGE\n", "TOKEN  X\na{i}  b\n",
-            "password  x\n")
+            "password  x\n",
+            # The second acceptance check's fixed shapes, each different on every line: a Go DSN with the default
+            # address, a URL in JSON with escaped slashes, a pgpass line with escaped colons, a quoted curl -u
+            # (fixleaks, issue #11: each an automaton of its own but pgpass's).
+            "u{i}:p@/d\n", "https:\\/\\/u{i}:p@h\n", "\\:\\:{i}:1:a:b:c\n", 'curl -u "a{i}:b c"\n')
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
