@@ -85,3 +85,18 @@ def test_echoed_commands_past_their_budget_withhold_what_follows_them() -> None:
     # a harmless command's verdict is remembered: the same line again and again is judged once, and shows
     repeated = "$ terraform output -raw db_host\ndb.internal\n" * (FREE_JUDGEMENTS + 50)
     assert redact(repeated) == (repeated, 0)
+
+
+@pytest.mark.parametrize("line", ["+ read -r line\n+ :\n", "$ git show HEAD\n"])
+def test_a_repeated_set_x_trace_passes_byte_identical(line: str) -> None:
+    """Lines that start with a prompt sign and hold a bare word some shape uses (``read``, ``show``) are no echoed
+    secret command: 64 KiB of them drew ``dense_candidates`` markers while every such line was a hint."""
+    text = line * (65536 // len(line))
+    assert redact(text) == (text, 0)
+    assert sanitize_output(text.encode()).text == text
+
+
+def test_a_token_on_a_withheld_line_is_one_marker_with_the_line() -> None:
+    ghp = "ghp_" + "A1b2C3d4E5" * 4
+    shown, count = redact(f"$ terraform output -raw admin_password\n{ghp} {VALUE}\n$ make\n")
+    assert shown == "$ terraform output -raw admin_password\n[REDACTED:echoed_secret_field]\n$ make\n" and count == 1

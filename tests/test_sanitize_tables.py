@@ -112,3 +112,14 @@ def test_a_generated_value_in_a_secret_column_is_still_redacted(value: str) -> N
     text = f"NAME    SECRET                                      AGE\napp     {value:<44}3d\n"
     shown, count = redact(text)
     assert count == 1 and value not in shown
+
+
+def test_a_lower_case_secret_word_between_blanks_is_no_header_hint() -> None:
+    """A header writes its names with capitals (``_header_style``): ``password  x`` is no hint to read as one."""
+    import re
+
+    from bot.sanitize.tables import HEADER_HINT
+
+    hint = re.compile(HEADER_HINT)
+    assert hint.search("password  x\n") is None and hint.search("token  hvs.x  24h\n") is None
+    assert hint.search("NAME  TOKEN  AGE\n") and hint.search("SID  Secret\n") and hint.search("x  API Key\n")

@@ -65,6 +65,7 @@ NAME_UNITS = 2
 JUDGEMENT_UNITS = 6
 EXPRESSION_UNITS = 2  # an assignment whose value is an expression of code, dismissed without the full parse
 ACCEPT_UNITS = 4
+REPORT_UNITS = 2  # a hint the token pass reports (``reports.py``), beyond the unit every candidate costs
 DENSE_SPAN = 4096
 DENSE_KIND = "dense_candidates"
 # The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
@@ -231,6 +232,7 @@ def run_pass(
     echoed (``echoed.ECHO_HINT``), both branches of the token pass, are added to it for the caller to read those
     lines (nothing is redacted for them here; without ``reports`` the branches are candidates that are rejected)."""
     pieces: list[bytes] = []
+    edits = reports.edits if reports is not None else None  # what was replaced, for the reports' spans to join
     data_length = len(data)
     last = pos = count = spent = 0
     assignment = pass_.assignment_automaton
@@ -315,6 +317,8 @@ def run_pass(
         if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
             candidate_start, end = whole_characters(data, candidate_start, _dense_end(data, candidate_start), last)
             pieces += (data[last:candidate_start], marker(DENSE_KIND, data[candidate_start:end]))
+            if edits is not None:
+                edits.append((candidate_start, end, pieces[-1]))
             last = pos = end
             count += 1
             continue
@@ -327,7 +331,10 @@ def run_pass(
                 pos = candidate_start + resume
                 continue
         if reports is not None and (hint := _reported(data, candidate_start, candidate_end)):
-            # (charged as a remembered verdict, one unit: no parse, no judgement)
+            # Charged what it costs: a hint's round of the loop (the automata's hits on its line, ``_reported``)
+            # took 2-3 us, three times a remembered verdict's one unit (charged one unit, a text of nothing but
+            # hints ran at 4-10 MB/s; found by review).
+            spent += REPORT_UNITS
             (reports.echoes if hint < 0 else reports.tables).append(candidate_start)
             pos = candidate_start + abs(hint)  # the command line, or the next column's name, may hold a token
             continue
@@ -392,6 +399,8 @@ def run_pass(
             if start < length and data[start] >= 0x80 or end < length and data[end] >= 0x80:  # (ASCII ends: whole)
                 start, end = whole_characters(data, start, end, last)
             pieces += (data[last:start], marker(kind, data[start:end]))
+            if edits is not None:
+                edits.append((start, end, pieces[-1]))
             last, count = end, count + 1
             pos = max(end, candidate_start + 1)
             continue

@@ -21,15 +21,27 @@ import shlex
 
 from bot.sanitize.secret_argv import judge_argv
 
-# A prompt sign at a line's start, a blank, then a command line holding a word that some built-in shape needs: an
-# option (-field, --query, -o jsonpath=, --with-decryption, --reveal), a command word (secret, output, printenv, show,
-# read, password), a filter program (jq, yq). Unbounded to the word on its line, not counted: a count would be alive
-# on every prompt line beside every other detector's (a DFA's states multiply), while "[^\n]*" is one state. It
-# cannot make the search loop rescan: it starts only at a line's start, and the loop resumes one byte after it.
-ECHO_HINT = (
-    r"(?P<v>(?m:^)(?:\$|#|\+{1,3}) [^\n]*"
-    r"(?i:output|field|jsonpath|template|query|jq|yq|format|decrypt|secret|reveal|printenv|password|read|show))"
+# A prompt sign at a line's start, a blank, then a command line holding what one of ``secret_argv``'s built-in shapes
+# needs, as that shape writes it: an option (``-field``, ``--fields``, ``--query``, ``--jq``, ``--format``, a
+# template, ``-o jsonpath=``, ``--with-decryption``, ``--show-secrets``, ``--reveal``), a program with its asking
+# word (``terraform``/``tofu``/``terragrunt`` ... ``output``, ``printenv``, ``jq``/``yq``, ``op read``, ``pass
+# show``, ``bw get password``), or a secret store's command word (``secret``/``secrets``, ``get-secret-value``,
+# ``view-secret``, ``get-login-password``). A bare word (``read``, ``show``, ``output``, ``format``) is none: a
+# ``set -x`` trace (``+ read -r line``, ``$ git show HEAD``) made every line a hint, each costing the search loop
+# microseconds, and drew ``dense_candidates`` markers (found by review). Unbounded to the word on its line, not
+# counted: a count would be alive on every prompt line beside every other detector's (a DFA's states multiply),
+# while "[^\n]*" is one state. It cannot make the search loop rescan: it starts only at a line's start, and the loop
+# resumes one byte after it.
+_OPTION_HINT = (
+    r"-(?i:-?fields?|-?jsonpath|-?(?:go-)?template|-?query|-?jq|-?format|-?with-decryption|-?show-secrets?"
+    r"|-?reveal|-?o(?:utput)?[ =]?(?:jsonpath|go-template|template|custom-columns))"
 )
+_PROGRAM_HINT = (
+    r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"
+    r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
+    r"|get-login-password)"
+)
+ECHO_HINT = r"(?P<v>(?m:^)(?:\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
 _ECHO_HEAD = re.compile(rb"(?:\$|#|\+{1,3}) ")
 # What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})

@@ -119,14 +119,11 @@ class Redactor:
     def _tokens_and_reports(data: bytes, marker: Marker) -> tuple[bytes, int]:
         """The token pass, then what it reported (``reports.py``: the secret cells of a table whose header names a
         secret's column, the lines after an echoed command asking for a secret) read in the text it was given, and
-        the token pass again on the result (only for text where something was reported and found)."""
+        both sets of spans applied to that text in one rebuild (no second token pass)."""
         reports = Reports()
         redacted, count = run_pass(data, TOKEN_PASS, marker, reports)
         if reports:
-            data, found = apply_reports(data, reports, marker)
-            if found:
-                redacted, count = run_pass(data, TOKEN_PASS, marker)
-                count += found
+            return apply_reports(data, reports, marker)
         return redacted, count
 
 

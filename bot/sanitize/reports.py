@@ -3,8 +3,9 @@
 
 Both are found by branches of the token pass's own scan (no scan of their own: a search over every text cost 1.5 ms
 per MiB), and both read their lines in the text the token pass was given, since its markers would move a table's
-cells from under their columns. ``redact.Redactor`` then applies the spans and runs the token pass again on the
-result, only for the texts that hold such a header or echoed command.
+cells from under their columns. ``apply_reports`` then joins their spans with the token pass's own replacements
+(``Reports.edits``, in the same text) in one rebuild of the text: running the token pass a second time on the
+result cost as much as the first for every text holding such a hint (found by review).
 """
 
 from __future__ import annotations
@@ -25,22 +26,31 @@ class Reports:
 
     tables: list[int] = field(default_factory=list)
     echoes: list[int] = field(default_factory=list)
+    # The token pass's replacements in the text it read: (start, end, the marker's bytes), in increasing order.
+    edits: list[tuple[int, int, bytes]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.tables or self.echoes)
 
 
 def apply_reports(data: bytes, reports: Reports, marker: Marker) -> tuple[bytes, int]:
-    """``data`` with the reported spans replaced by their markers, and how many. A span that overlaps one before it
-    (a table printed after an echoed command, whose lines are withheld whole) is left to the earlier one."""
-    spans = sorted(withheld_lines(data, reports.echoes) + secret_cells(data, reports.tables))
+    """``data`` with the token pass's replacements (``reports.edits``) and the reported spans replaced by their
+    markers, and how many. A span inside one before it (a token on a withheld line, a table printed after an echoed
+    command) is left to the earlier one; one that reaches past it has its rest replaced by its own marker (fails
+    closed: no byte either found is shown)."""
+    spans: list[tuple[int, int, str | bytes]] = [*reports.edits]
+    spans += withheld_lines(data, reports.echoes) + secret_cells(data, reports.tables)
+    spans.sort(key=lambda span: (span[0], -span[1]))
     pieces: list[bytes] = []
     last = count = 0
-    for start, end, kind in spans:
-        if start < last:
+    for start, end, replacement in spans:
+        if end <= last:
             continue
-        start, end = whole_characters(data, start, end, last)
-        pieces += (data[last:start], marker(kind, data[start:end]))
+        if start < last or isinstance(replacement, str):
+            start, end = whole_characters(data, max(start, last), end, last)
+            replacement = marker(replacement if isinstance(replacement, str) else "reported_overlap",
+                                 data[start:end])
+        pieces += (data[last:start], replacement)
         last, count = end, count + 1
     if not count:
         return data, 0
