@@ -78,7 +78,7 @@ def test_echoed_commands_past_their_budget_withhold_what_follows_them() -> None:
     """Judging an echoed command costs tens of microseconds: a text may have ``FREE_JUDGEMENTS`` of them judged (plus
     one per ``BYTES_PER_JUDGEMENT`` bytes), and one past that is withheld unjudged (fails closed), so padding a text
     with other commands does not let a real one's value through (found by review: 1.5 MB/s on such a text)."""
-    padding = "".join(f"$ x output{i}\n" for i in range(FREE_JUDGEMENTS + 50))
+    padding = "".join(f"$ tofu output out{i}\n" for i in range(FREE_JUDGEMENTS + 50))
     text = padding + f"$ terraform output -raw admin_password\n{VALUE}\n"
     shown, _ = redact(text)
     assert VALUE not in shown and shown.startswith(padding[:200])

@@ -73,8 +73,8 @@ def test_many_headers_and_rows_are_read_once_each() -> None:
     """Hints inside a table already read are skipped, and every row is read once: a text of many tables with many
     header-like rows is cleaned whole (each table's secret found), not rescanned."""
     table = "NAME  TOKEN  AGE\n" + "ci  xK9mQ2zLp7vB3nR8wT5y  3d\n" * 50 + "\n"
-    shown, count = redact(table * 40)
-    assert count == 2000 and "xK9mQ2z" not in shown
+    shown, count = redact(table * 5)  # within FREE_LINES (more short rows than that make a dense marker)
+    assert count == 250 and "xK9mQ2z" not in shown
 
 
 def test_a_token_right_after_a_secret_s_column_name_is_still_found() -> None:

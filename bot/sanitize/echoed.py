@@ -46,15 +46,18 @@ _ECHO_HEAD = re.compile(rb"(?:\$|#|\+{1,3}) ")
 # What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# What shlex reads differently from a split at blanks (comments are off): quotes and escapes.
+_SHELL_QUOTING = re.compile(r"['\"\\]")
 MAX_COMMAND_BYTES = 4096
 MAX_WITHHELD_LINES = 64
 # The echoed commands' share of the density budget (``candidates.py``): splitting a command line the shell's way
 # and judging it costs tens of microseconds, so a text of nothing but echoed command lines, each different, ran at
-# about 1.5 MB/s (found by review). A text may have this many judged, plus one per this many bytes before the
-# command; one beyond that is not judged and its lines are withheld (fails closed: padding a text with echoed
-# commands must not let a real one's secret through).
-FREE_JUDGEMENTS = 128
-BYTES_PER_JUDGEMENT = 2048
+# about 1.5 MB/s (found by review), 5.8-10 MB/s with 128 free judgements and one per 2 KiB (review again: a line
+# without quotes is now split at blanks, ~8 us a judgement). A text may have this many judged, plus one per this
+# many bytes before the command; one beyond that is not judged and its lines are withheld (fails closed: padding a
+# text with echoed commands must not let a real one's secret through).
+FREE_JUDGEMENTS = 48
+BYTES_PER_JUDGEMENT = 4096
 UNJUDGED_KIND = "echoed_dense_commands"
 # Verdicts by command line (its bytes decide the argv): a ``set -x`` trace echoes the same few lines many times.
 _VERDICTS: dict[bytes, str | None] = {}
@@ -70,10 +73,13 @@ def echo_hint(data: bytes, start: int) -> bool:
 def _argv(command: str) -> list[str]:
     """The echoed command line's words as a shell would pass them (quotes removed), without what stands before the
     program (``sudo``, ``FOO=bar``); split at blanks when the quoting is unbalanced (a line cut short)."""
-    try:
-        words = shlex.split(command, comments=False)
-    except ValueError:
-        words = command.split()
+    if _SHELL_QUOTING.search(command) is None:
+        words = command.split()  # what shlex gives for such a line, at a tenth of its cost (~20 us a line)
+    else:
+        try:
+            words = shlex.split(command, comments=False)
+        except ValueError:
+            words = command.split()
     while words and (words[0] in _PREFIX_WORDS or _ASSIGNMENT.match(words[0])):
         words.pop(0)
     return words
