@@ -193,8 +193,9 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             if not row.strip() or len(row) > MAX_ROW_BYTES:
                 break
             if _RULE.fullmatch(row) is None:
-                if sum(1 for offset, _ in columns if _cell_at(row, offset) is not None) >= 2:
-                    cells = [(_cell_at(row, offset), password_like) for offset, password_like in secret]
+                aligned = {offset: _cell_at(row, offset) for offset, _ in columns}  # each cell looked up once
+                if sum(1 for cell in aligned.values() if cell is not None) >= 2:
+                    cells = [(aligned[offset], password_like) for offset, password_like in secret]
                 elif sum(1 for _ in _CELL.finditer(row)) == len(columns):
                     cells = _cells_by_position(row, secret, columns)
                 else:
