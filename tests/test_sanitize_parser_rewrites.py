@@ -14,7 +14,7 @@ from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
 from bot.sanitize.candidates import _hinted, _plain_word
 from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.detectors import TOKENS
-from bot.sanitize.parser_rewrites import first_characters, guard_names, lazy_names, rewrite
+from bot.sanitize.parser_rewrites import first_characters, guard_names, lazy_names, possessive_blanks, rewrite
 from tests.corpora.leaks import LEAKS
 
 
@@ -141,3 +141,29 @@ def test_a_plain_word_is_never_hinted_as_code() -> None:
     plain = [word for word in words if _plain_word(word)]
     assert not [word for word in plain if _hinted(word)]
     assert b"a1f3" in plain and b"ABC9" in plain and b"str" not in plain and b"aBc" not in plain and len(plain) > 1000
+
+
+def test_a_run_of_blanks_is_possessive_only_where_what_follows_cannot_start_with_a_blank() -> None:
+    assert possessive_blanks("x[ \\t]{5,64}(?P<sep>=|:)") == "x[ \\t]{5,64}+(?P<sep>=|:)"
+    assert possessive_blanks("x[ \\t]{0,4}(?P<v>[^\\s]+)") == "x[ \\t]{0,4}+(?P<v>[^\\s]+)"
+    for unchanged in ("x[ \\t]{1,4}[ =]", "x[ \\t]{1,4}=?", "x[ \\t]{1,4}", "(?:x[ \\t]{1,4})=", "x[ \\t]{1,4}?=",
+                      "x[ \\t]{1,4}+=", "[^[ \\t]{1,4}]="):  # may start with a blank, match nothing, end a group
+        assert possessive_blanks(unchanged) == unchanged, unchanged
+
+
+def test_a_name_once_at_its_runs_end_is_atomic_and_still_matches_as_written() -> None:
+    assert "(?>(?:[A-Za-z0-9_.-]{0,40}?" in lazy_names(f"(?P<name>{_NAME})=", _NAME)
+    # Aligned columns of every width about the bounds, names whose word is late or whose run is longer than the
+    # bounded name takes, separators and values the line-value branch refuses after its name and blanks.
+    texts = []
+    for blanks in (1, 4, 5, 40, 63, 64, 65, 70):
+        for name in ("password", "db_password", "a" * 39 + "token" + "b" * 41, "x" * 45 + "secret", "auth", "authx",
+                     "token" + "b" * 30 + "pass" + "c" * 20):  # the first split ends before the run does
+            for tail in (": a1\n", "= a;\n", ':= "db-credentials"\n', "?= x\n", ":\n", "= &a x\n", " =a,\n"):
+                texts.append(f"\n  + {name}{' ' * blanks}{tail}".encode())
+    for pass_, detectors in ((CONTEXT_PASS, CONTEXT),):
+        plain = _plain_parser(detectors)
+        for text in texts:
+            for start in (0, 1):
+                assert _same(pass_.parser.match(text, start), plain.match(text, start)), text
+                assert _same(pass_.parsers[text[start]](text, start), plain.match(text, start)), text

@@ -33,6 +33,7 @@ from typing import cast
 NAME_CHARACTERS = frozenset(ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_RUN = "[A-Za-z0-9_.-]"
 _EVERY = frozenset(range(256))  # the parser reads bytes
+_BLANKS = frozenset(b" \t")
 _ASCII_LETTERS = frozenset(range(65, 91)) | frozenset(range(97, 123))
 _DIGITS = frozenset(range(48, 58))
 _CATEGORIES = {
@@ -228,11 +229,15 @@ def _ends_forced(pattern: str, end: int) -> bool:
 
 
 def lazy_names(pattern: str, name: str) -> str:
-    """``pattern`` with the leading run of each occurrence of ``name`` made lazy where its end is forced."""
+    """``pattern`` with the leading run of each occurrence of ``name`` made lazy where its end is forced, and
+    atomic there once it has reached its run's end (``(?>NAME(?!run))``): every split of the name that ends at
+    the run's end leaves the same text to the rest of the branch, so when the rest fails after the first such
+    split it fails after each other one too (an aligned ``password`` + 40 blanks + ``: a1`` that the line-value
+    branch refuses tried the rest again after every split: two thirds of that line's parse)."""
     lead = _NAME_RUN + "{0,40}"
     if not name.startswith(lead) or _groupless_name(name) is None:
         return pattern
-    lazy = lead + "?" + name[len(lead) :]
+    lazy = "(?>(?:" + lead + "?" + name[len(lead) :] + f")(?!{_NAME_RUN}))"
     pieces: list[str] = []
     last = 0
     for found in re.finditer(re.escape(name), pattern):
@@ -288,6 +293,46 @@ def guard_names(pattern: str, name: str) -> str:
     return "".join(pieces) + pattern[last:]
 
 
+_BLANK_RUN = re.compile(r"\[ \\t\]\{\d+,\d+\}(?![?+])")
+
+
+def possessive_blanks(pattern: str) -> str:
+    """``pattern`` with each bounded run of blanks (``[ \\t]{m,n}``) made possessive where the element after it
+    cannot start with a blank nor match empty (a separator, a value): a match must then take the whole run (at
+    most ``n``), so each shorter run that a failing branch gave back one blank at a time failed at that element
+    anyway (an aligned column's 40 blanks before its "=" were given back 40 times)."""
+    pieces: list[str] = []
+    last = 0
+    for found in _BLANK_RUN.finditer(pattern):
+        if _inside_class(pattern, found.start()):
+            continue
+        following = _next_element(pattern, found.end())
+        if following is None:
+            continue
+        first, empty = first_characters(following[0])
+        if empty or first & _BLANKS:
+            continue
+        pieces += (pattern[last : found.end()], "+")
+        last = found.end()
+    return "".join(pieces) + pattern[last:]
+
+
+def _inside_class(pattern: str, i: int) -> bool:
+    """Whether ``pattern[i]`` lies inside a character class or is escaped (scanned from the start)."""
+    j = 0
+    while j < i:
+        if pattern[j] == "\\":
+            j += 2
+        elif pattern[j] == "[":
+            end = _skip_class(pattern, j)
+            if end > i:
+                return True
+            j = end
+        else:
+            j += 1
+    return j != i
+
+
 def rewrite(pattern: str, name: str) -> str:
-    """Both rewrites of a detector's parser pattern (the guard first: it reads the name as written)."""
-    return lazy_names(guard_names(pattern, name), name)
+    """The rewrites of a detector's parser pattern (the guard first: it reads the name as written)."""
+    return possessive_blanks(lazy_names(guard_names(pattern, name), name))
