@@ -3,35 +3,14 @@ the command runs it with the default cap, and the JSON it prints must hold no se
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks import LEAKS
-from tests.support.fisk_app import make_fisk_app_doing
+from tests.support.exec_printing import exec_printing
 
 ROOT = Path(__file__).resolve().parents[1]
 BENIGN = sorted((ROOT / "tests" / "corpora" / "benign").glob("*.txt"))
-
-
-def _exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
-    """``fisk-chatops exec`` of a tool whose application prints ``data`` (read from a file named in its env)."""
-    tmp_path.mkdir(exist_ok=True)
-    corpus = tmp_path / "corpus.bin"
-    corpus.write_bytes(data)
-    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "printer",
-                              "sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())")
-    config = tmp_path / "c.yaml"
-    config.write_text(f"applications: [{{binary: {app}, env: {{CORPUS_FILE: '{corpus}'}}}}]\n")
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "exec", "--config", str(config), "service_status", "{}"],
-                            capture_output=True, text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
-    assert result.returncode == 0, result.stderr
-    parsed: dict[str, object] = json.loads(result.stdout)
-    assert parsed["status"] == "finished" and parsed["truncated"] is False, parsed
-    return parsed
 
 
 def _batches(paths: list[Path], limit: int = 60 << 10) -> list[bytes]:
@@ -47,7 +26,7 @@ def _batches(paths: list[Path], limit: int = 60 << 10) -> list[bytes]:
 
 def test_the_benign_corpus_comes_out_of_exec_byte_identical(tmp_path: Path, fixtures_dir: Path) -> None:
     for i, benign in enumerate(_batches(BENIGN)):
-        result = _exec_printing(tmp_path / str(i), fixtures_dir, benign)
+        result = exec_printing(tmp_path / str(i), fixtures_dir, benign)
         assert result["redactions"] == 0
         assert str(result["output"]).encode() == benign
 
@@ -59,7 +38,7 @@ def test_no_secret_of_the_leak_corpus_comes_out_of_exec(tmp_path: Path, fixtures
             batches.append([])
         batches[-1].append(leak)
     for i, batch in enumerate(batches):
-        result = _exec_printing(tmp_path / f"leaks{i}", fixtures_dir, "\n".join(leak.text for leak in batch).encode())
+        result = exec_printing(tmp_path / f"leaks{i}", fixtures_dir, "\n".join(leak.text for leak in batch).encode())
         output = str(result["output"])
         survived = [(leak.family, secret) for leak in batch for secret in leak.secrets if secret in output]
         assert survived == []

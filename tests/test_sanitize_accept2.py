@@ -4,7 +4,6 @@ moves), and what it found through ``fisk-chatops exec`` holds through the real c
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -24,23 +23,12 @@ from tests.corpora.leaks_accept2 import (
     DENSE_OPEN_FILES,
     survives,
 )
-from tests.support.fisk_app import make_fisk_app_doing
+from tests.support.exec_printing import exec_printing
 
 ROOT = Path(__file__).resolve().parents[1]
 def _exec_output(tmp_path: Path, fixtures_dir: Path, data: bytes) -> str:
     """The ``output`` that ``fisk-chatops exec`` prints for a real tool that prints ``data``."""
-    corpus = tmp_path / "corpus.bin"
-    corpus.write_bytes(data)
-    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "printer",
-                              "sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())")
-    config = tmp_path / "c.yaml"
-    config.write_text(f"applications: [{{binary: {app}, env: {{CORPUS_FILE: '{corpus}'}}}}]\n")
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "exec", "--config", str(config), "service_status", "{}"],
-                            capture_output=True, text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
-    assert result.returncode == 0, result.stderr
-    parsed = json.loads(result.stdout)
-    assert parsed["status"] == "finished" and parsed["truncated"] is False, parsed
-    return str(parsed["output"])
+    return str(exec_printing(tmp_path, fixtures_dir, data)["output"])
 
 
 FAMILIES = {"azure", "k8s", "docker", "connstr", "url", "go-dsn", "env", "htpasswd", "mysql", "curl", "vendor"}
