@@ -234,6 +234,21 @@ _RABBITMQ_USER_HEAD = (
     r"[ \t]{1,4}"
 )
 
+def _url_password_detector(separator: str, literal: bytes) -> Detector:
+    """A URL's password after a scheme and ``separator`` (the pattern of "://", as written or JSON-escaped). Each in
+    an automaton of its own: the scheme's threads start at every letter after "+", "-" or "." and count to 20, and
+    the set of live counts, times the other detectors' states, made RE2 build new DFA states on random base64 for
+    ever."""
+    return Detector(
+        "url_password",
+        rf"(?i:\b[a-z][a-z0-9+.-]{{1,20}}{separator})" + _USER + _USER_MARKER + _USER + ":"
+        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
+        check="url_password",
+        own_automaton=True,
+        literals=(literal, b"@"),
+    )
+
+
 def _line_value_detector(head: str, short_run: str) -> Detector:
     """A line-start detector: after ``head``, a value behind YAML node properties, or one
     whose first run is ``short_run``, to the line's end. "&" opens an anchor and is a delimiter too; "!!" a tag (no
@@ -281,28 +296,13 @@ CONTEXT: tuple[Detector, ...] = (
         r"(?i:\bbearer\s{1,4})(?P<v>[A-Za-z0-9._~+/-]{8,256}={0,2})(?:[^A-Za-z0-9=]|$)",
         check="generated",
     ),
-    Detector(
-        "url_password",
-        # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped,
-        # so the password runs to the last "@" of the token that is followed by a host.
-        r"(?i:\b[a-z][a-z0-9+.-]{1,20}://)" + _USER + _USER_MARKER + _USER + ":"
-        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
-        check="url_password",
-        # Its scheme's threads start at every letter after "+", "-" or "." and count to 20: the set of live
-        # counts, times the other detectors' states, made RE2 build new DFA states on random base64 for ever.
-        own_automaton=True,
-        literals=(b"://", b"@"),  # access logs are full of URLs, rarely with a user
-    ),
-    Detector(
-        # The same URL inside a JSON string whose encoder escapes "/" (PHP's json_encode, Java's org.json and
-        # others): https:\/\/user:password@host. Apart, searched only in text holding ":\/\/".
-        "url_password",
-        r"(?i:\b[a-z][a-z0-9+.-]{1,20}:\\/\\/)" + _USER + _USER_MARKER + _USER + ":"
-        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
-        check="url_password",
-        own_automaton=True,
-        literals=(b":\\/\\/", b"@"),
-    ),
+    # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped, so the
+    # password runs to the last "@" of the token that is followed by a host. Access logs are full of URLs, rarely
+    # with a user: only text holding the separator and "@" is searched.
+    _url_password_detector("://", b"://"),
+    # The same URL inside a JSON string whose encoder escapes "/" (PHP's json_encode, Java's org.json and others):
+    # https:\/\/user:password@host.
+    _url_password_detector(r":\\/\\/", b":\\/\\/"),
     Detector(
         "dsn_password",
         # A Go MySQL DSN, user:password@net(address)/db. The driver splits its user-info at the LAST "@" before the
