@@ -77,7 +77,7 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # widened alignment must stay fast on; envmid, issue #11).
             "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=",
             # A name aligned with 40 blanks before its separator opening each line (the line-start detectors' wide
-            # columns, ``context_detectors.ALIGNMENT_BLANKS``): with no value, with a value to judge on every line
+            # columns, ``context_patterns.ALIGNMENT_BLANKS``): with no value, with a value to judge on every line
             # (each different), with a short first run before ";" (the line-start detector), a readable literal the
             # same on every line (rejected, not remembered: the finder is short); and a mid-line value
             # whose first run before ";" is short, glued to more text (each different) or to the next pair (aligned).

@@ -1,5 +1,5 @@
 """How candidates are found: several RE2 automata merged leftmost-first (``automata.Leftmost``), the URL
-detector in an automaton of its own, and the assignment finder's unbounded name prefix (``context_detectors.py``).
+detector in an automaton of its own, and the assignment finder's unbounded name prefix (``context_patterns.py``).
 Each must find what one alternation of the bounded patterns found, and redact the same."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from bot.sanitize.automata import (
     has_candidate,
     re2_options,
 )
-from bot.sanitize.context_detectors import _FINDER_NAME, _NAME, CONTEXT
+from bot.sanitize.context_detectors import CONTEXT
+from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import TOKENS, Detector
 from bot.sanitize.shapes import name_kind
 from tests.corpora.leaks import LEAKS

@@ -153,7 +153,7 @@ def test_a_name_out_of_the_bounded_patterns_reach_is_refused_without_the_parse_a
     import random
 
     from bot.sanitize.candidates import _within_reach
-    from bot.sanitize.context_detectors import _NAME
+    from bot.sanitize.context_patterns import _NAME
 
     bounded = re.compile(_NAME.encode())
     rng = random.Random(3)

@@ -1,7 +1,7 @@
 """Two leaks of the sensitive-assignment family found by the acceptance check of issue #11: a mid-line value cut at
 a delimiter glued to the rest of it (an argv as ``ps`` prints it), hidden to the next blank (``judge._glued_end``),
 and a name aligned in a column with more than four blanks before its separator, opening its line (``terraform
-state show``, ``terraform fmt``, aligned ini and .properties files: ``context_detectors.ALIGNMENT_BLANKS``)."""
+state show``, ``terraform fmt``, aligned ini and .properties files: ``context_patterns.ALIGNMENT_BLANKS``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import string
 import pytest
 
 from bot.sanitize import redact
-from bot.sanitize.context_detectors import ALIGNMENT_BLANKS
+from bot.sanitize.context_patterns import ALIGNMENT_BLANKS
 
 # ---- a delimiter glued on both sides is the value's ----------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """A YAML or ini/properties line's plain password is hidden whole, whatever its first characters are (issue #11,
 found by the acceptance check): ``password: ab;cdefghij`` was never a candidate, because the value's first run
 before ``; , & ) } ]`` is shorter than three characters (or six digits or fewer), which the assignment's finder
-skips. The line-start detector (``context_detectors._LINE_VALUE_HEAD``) reports these lines, and
+skips. The line-start detector (``context_patterns._LINE_VALUE_HEAD``) reports these lines, and
 ``judge._judge_line_value`` judges the whole rest of the line by the assignment's own name and value rules."""
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from bench.compare_sanitize import generated_lines
 from bot.sanitize import sanitize_output
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
 from bot.sanitize.candidates import _hinted, _plain_word
-from bot.sanitize.context_detectors import _NAME, CONTEXT, PARSER_CHARACTER_RUNS
+from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
+from bot.sanitize.context_patterns import _NAME
 from bot.sanitize.detectors import TOKENS
 from bot.sanitize.parser_rewrites import first_characters, guard_names, lazy_names, possessive_blanks, rewrite
 from tests.corpora.leaks import LEAKS

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import re2
 
-from bot.sanitize.context_detectors import _NAME as SENSITIVE_NAME
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
+from bot.sanitize.context_patterns import _NAME as SENSITIVE_NAME
 from bot.sanitize.detectors import TOKENS, Detector
 from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
@@ -288,7 +288,7 @@ class Leftmost:
         return best
 
 
-# How the assignment's finder starts (``context_detectors._ASSIGNMENT_HEAD``): the text's start or a boundary (no
+# How the assignment's finder starts (``context_patterns._ASSIGNMENT_HEAD``): the text's start or a boundary (no
 # name character), then the name, optionally in double quotes (or in single quotes, both required). Every name
 # the finder takes starts with a name character (``finder_name.FINDER_NAME``).
 _QUOTED_NAME_HEAD = r"(?:^|[^A-Za-z0-9_.-])(?P<name>\"?"

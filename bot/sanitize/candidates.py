@@ -48,7 +48,7 @@ Marker = Callable[[str, bytes], bytes]
 # longer (2.8 us against 0.3: a quoted value that never closes, ``token="`` then 257 "x", on one line).
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85}+)[\"']?[ \t]{0,4}[:=]")
 # An assignment's unquoted value on its separator's line, as the assignment detector reads it
-# (context_detectors._BARE_VALUE).
+# (context_patterns._BARE_VALUE).
 _CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 # shapes.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says False
 # (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
@@ -108,7 +108,7 @@ def _assignment_head(
     return _ASSIGNMENT_HEAD.match(data, start)
 
 
-# Where a sensitive word must start in a name for the bounded name pattern (``context_detectors._NAME``) to take it:
+# Where a sensitive word must start in a name for the bounded name pattern (``context_patterns._NAME``) to take it:
 # up to 40 characters before the word, and "key" may follow up to 13 more ("sharedaccess_key").
 _REACH_WORDS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"signature", b"auth")
 _WORD_REACH = 40

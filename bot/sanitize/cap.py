@@ -23,7 +23,7 @@ DEFAULT_OUTPUT_LIMIT = 65536
 # with no whitespace near the gap kept 65 characters under the old 1 KiB window).
 LINE_GUARD = 4096
 _DELIMITERS = (b" ", b"\t", b"\n", b'"', b"'", b",", b"{", b"}", b"<", b">")
-# What ends a URL's user-info (context_detectors.py: url_password's value is [^\s"'<>]).
+# What ends a URL's user-info (context_tools.py: url_password's value is [^\s"'<>]).
 _URL_ENDS = (b" ", b"\t", b"\n", b"\r", b'"', b"'", b"<", b">")
 
 _PEM_END = re.compile(r"-----END(?:[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")

@@ -7,7 +7,7 @@ bounded by a constant W, a candidate dies W bytes after it starts, so each searc
 beyond the point where the previous one resumed: the whole loop is O(n * W), linear in the text. Values
 longer than their bound are extended in Python by a single forward scan (``extend_value``), never rescanned.
 One exception, in a finder only (what RE2 searches for, not what Python parses): the characters of an
-assignment's name before its sensitive word (``context_detectors._FINDER_NAME``), for the reason and the
+assignment's name before its sensitive word (``context_patterns._FINDER_NAME``), for the reason and the
 argument given there.
 
 Every detector has a group named ``v``: the secret, the only part replaced. What surrounds it (the name of an
@@ -19,8 +19,8 @@ are replaced first, so the context detectors (``aws ... <key>``, ``scheme://user
 never keep a token visible as their context.
 
 This module holds what every detector is (``Detector``) and the first pass, ``TOKENS``; the second pass, ``CONTEXT``,
-is ``context_detectors.py``: its patterns are built from shared pieces (names, values, the finders' candidate
-shapes) that have nothing to do with the tokens'.
+is ``context_detectors.py`` (with ``context_tools.py``): its patterns are built from shared pieces
+(``context_patterns.py``: names, values, the finders' candidate shapes) that have nothing to do with the tokens'.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ sufficient one: ``tests/test_sanitize_names.py`` checks on generated names that 
 parses and ``name_kind`` accepts is still found.
 
 The characters before and after the word are unbounded (``*``, not ``{0,40}``): counters there multiplied RE2's
-DFA states (see ``context_detectors._FINDER_NAME``); the bounded pattern that parses a candidate refuses a longer name.
+DFA states (see ``context_patterns._FINDER_NAME``); the bounded pattern that parses a candidate refuses a longer name.
 """
 
 from __future__ import annotations

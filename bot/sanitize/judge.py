@@ -30,19 +30,19 @@ _FIXED_LENGTH_KINDS = frozenset(
 _HEX = re.compile(r"[0-9a-fA-F]+")
 # What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
 # and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "="). Either
-# may follow a diff's line marker or a quote's ">" (``context_detectors._LINE_OPENER``).
+# may follow a diff's line marker or a quote's ">" (``context_patterns._LINE_OPENER``).
 _YAML_KEY_LINE = re.compile(
     rb"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
     rb"(?:[ \t]*(?:-[ \t]+)?[\"']?[\w.\-]{1,128}[\"']?[ \t]*:[ \t]*|[ \t]*[\w.\-]{1,128}[ \t]*=[ \t]*)"
 )
-# A diff's or a quote's line opener (``context_detectors._LINE_OPENER``) before an environment line: "+", ">"
+# A diff's or a quote's line opener (``context_patterns._LINE_OPENER``) before an environment line: "+", ">"
 # (nested, a blank after each), or "-" then indentation (a removed line; "- " with one blank is a YAML list item).
 _LINE_OPENER = re.compile(rb"\+|-(?=[ \t]{2}|\t)|(?:>[ \t]?){1,4}")
 _OPENER_FIRST = (b"+", b"-", b">")
 _BLANKS = (b" ", b"\t")
 # What no indentation of code holds before a keyword argument (``judge``'s environment line): a list's "-", a word
 _CODE_INDENT = re.compile(rb"[-a-z]")
-# A YAML node's properties before its value (``context_detectors._NODE_PROPERTIES``): an anchor, a standard tag.
+# A YAML node's properties before its value (``context_patterns._NODE_PROPERTIES``): an anchor, a standard tag.
 _NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
 # What ends a bare value elsewhere (a query string's "&", a connection string's ";", a flow mapping's "," "}"),
@@ -169,7 +169,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    # In a column aligned wider than code's few blanks (``context_detectors.ALIGNMENT_BLANKS``) the quoted literal
+    # In a column aligned wider than code's few blanks (``context_patterns.ALIGNMENT_BLANKS``) the quoted literal
     # is not taken for a secret under any secret's name: a plan or a state lists a resource's attributes there
     # (``  + secret                 = "db-credentials"`` names a Secret); a password or a generated value still is.
     spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t") and sep_start - name_end <= _CODE_BLANKS

@@ -2,7 +2,7 @@
 
 Only the pass's Python parser (``automata._compile_pass``) is rewritten, never the RE2 finders. The parser takes a
 candidate apart where RE2 found it, and on dense text (an environment line on every line) it spends most of its
-time on the bounded sensitive name (``context_detectors._NAME``: up to 40 name characters, a sensitive word, up
+time on the bounded sensitive name (``context_patterns._NAME``: up to 40 name characters, a sensitive word, up
 to 40 more): Python's ``re`` gives the greedy leading run back one character at a time and tries every word at
 each, and a branch that fails (the line-start detector on ``DB_PASSWORD=x``, whose separator wants a blank after
 "=") tries every split of the name before it gives up. Two rewrites, each applied only where a check made here
