@@ -105,24 +105,25 @@ class OutboxEvents:
         log.error("poster: card of call %s refused: %s", record.id, problem)
         owner = f"card-refused:{record.id}:{uuid.uuid4().hex}"
         tried_before = await self.outcomes.hold(record.id, owner)
-        recorded = False
-        try:
+        async with self.outcomes.kept(record.id, owner):
+            recorded = False
             try:
-                record = await self.deps.store.cancel(record.id, "slack", reason)
-            except InvalidTransition:
-                record = await self.deps.store.get(record.id)
-            text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
-                    f"{escape(reason)}. It was not run; the request is refused.")
-            posted = await api.post_once(self.deps.client, where, text, [section(text)], f"card:{record.id}",
-                                         retry or tried_before)
-            ts = str(posted["ts"])
-            # recorded, then released, in two round trips (refusals are rare): on a Redis Cluster one pipeline
-            # sends the two to their nodes at once, and a poster that took the hold before the record landed
-            # would look for a "note:" post, not this "card:" one, and post a note as well
-            await self.deps.store.set_meta(record.id, slack_ts=ts, slack_result_ts=ts, slack_card_refused="1")
-            recorded = True
-        finally:
-            await self.deps.state.give_outcome_back(record.conversation, record.id, owner, posted=recorded)
+                try:
+                    record = await self.deps.store.cancel(record.id, "slack", reason)
+                except InvalidTransition:
+                    record = await self.deps.store.get(record.id)
+                text = (f":warning: `{escape(record.tool)}` (call `{escape(record.id)}`) cannot be shown for approval: "
+                        f"{escape(reason)}. It was not run; the request is refused.")
+                posted = await api.post_once(self.deps.client, where, text, [section(text)], f"card:{record.id}",
+                                             retry or tried_before)
+                ts = str(posted["ts"])
+                # recorded, then released, in two round trips (refusals are rare): on a Redis Cluster one pipeline
+                # sends the two to their nodes at once, and a poster that took the hold before the record landed
+                # would look for a "note:" post, not this "card:" one, and post a note as well
+                await self.deps.store.set_meta(record.id, slack_ts=ts, slack_result_ts=ts, slack_card_refused="1")
+                recorded = True
+            finally:
+                await self.deps.state.give_outcome_back(record.conversation, record.id, owner, posted=recorded)
 
     async def working(self, conversation: str, on: bool) -> None:
         if not self.deps.settings.working_reaction:

@@ -3,7 +3,8 @@ that never ran, a short note) posted in its thread exactly once, the two linked 
 
 Exactly once across replicas and restarts: whoever posts a call's outcome -- its completion entry on any replica,
 or a reply that must not overtake it (``results_first``) -- holds ``outcome:<call>`` while it posts (a holder that
-dies loses it after ``OUTCOME_HOLD_SECONDS``); the others wait until the post is recorded on the call
+dies loses it ``OUTCOME_HOLD_SECONDS`` after its last renewal; a live one renews it while Slack keeps it waiting);
+the others wait until the post is recorded on the call
 (``slack_result_ts``). One that takes over after an earlier attempt looks for that attempt's message in the
 thread (by its metadata key, ``client.post_once``) before posting.
 """
@@ -11,10 +12,13 @@ thread (by its metadata key, ``client.post_once``) before posting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
+from redis.exceptions import RedisError
 from slack_sdk.errors import SlackApiError
 
 from bot.approvals.errors import CallNotFound
@@ -30,15 +34,20 @@ log = logging.getLogger(__name__)
 RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                  CallState.refused, CallState.cancelled}
 NOTE_STATES = {CallState.denied, CallState.expired}
-#: how long a poster task that died while posting a call's result keeps others from posting it (a live one renews
-#: it at every attempt and gives it up when done)
-OUTCOME_HOLD_SECONDS = 60
+#: how long a poster task that died while posting a call's result keeps others from posting it: the delay a thread
+#: sees when a Slack replica dies mid-post. A live holder renews the hold every ``OUTCOME_RENEW_SECONDS`` however
+#: long Slack keeps it waiting (a 429's Retry-After, a slow upload), so the hold can be short without a slow
+#: poster losing it to another that would post the result a second time.
+OUTCOME_HOLD_SECONDS = 10
+OUTCOME_RENEW_SECONDS = 3.0
 OUTCOME_POLL_SECONDS = 0.05
 
 
 class Outcomes:
-    def __init__(self, deps: SlackDeps) -> None:
+    def __init__(self, deps: SlackDeps, *, hold_seconds: int = OUTCOME_HOLD_SECONDS,
+                 renew_seconds: float = OUTCOME_RENEW_SECONDS) -> None:
         self.deps = deps
+        self.hold_seconds, self.renew_seconds = hold_seconds, renew_seconds
 
     async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True, owner: str = "",
                                 event_state: str | None = None, record: CallRecord | None = None) -> None:
@@ -78,13 +87,20 @@ class Outcomes:
         """``post_outcome``, and whether this attempt posted it (its record is then the newest there is)."""
         state, owner = self.deps.state, owner or uuid.uuid4().hex
         while True:
-            held, tried_before = await state.take_outcome(record.id, owner, OUTCOME_HOLD_SECONDS)
+            held, tried_before = await state.take_outcome(record.id, owner, self.hold_seconds)
             if held:
                 break
             await asyncio.sleep(OUTCOME_POLL_SECONDS)
             record = await self.deps.store.get(record.id)
             if record.meta.get("slack_result_ts"):
                 return record, False
+        async with self.kept(record.id, owner):
+            return await self._post_held(record, owner, retry=retry, tried_before=tried_before)
+
+    async def _post_held(self, record: CallRecord, owner: str, *, retry: bool,
+                         tried_before: bool) -> tuple[CallRecord, bool]:
+        """Post the outcome whose hold ``owner`` has, record it and give the hold back (``_post_outcome``)."""
+        state = self.deps.state
         posted, recorded = False, False
         try:
             if tried_before:  # someone held it before us and may have posted it: the record we have may be older
@@ -109,13 +125,36 @@ class Outcomes:
                 await state.give_outcome_back(record.conversation, record.id, owner, posted=posted)
         return record, True
 
+    @contextlib.asynccontextmanager
+    async def kept(self, call_id: str, owner: str) -> AsyncIterator[None]:
+        """Renew ``owner``'s hold on the call's outcome while the body runs, so only a holder that died lets it
+        lapse (``hold_seconds`` after its last renewal)."""
+        renewing = asyncio.create_task(self._renew(call_id, owner))
+        try:
+            yield
+        finally:
+            renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
+
+    async def _renew(self, call_id: str, owner: str) -> None:
+        while True:
+            await asyncio.sleep(self.renew_seconds)
+            try:
+                if not await self.deps.state.renew_outcome(call_id, owner, self.hold_seconds):
+                    # lapsed (this process could not reach Redis for a whole hold) and maybe taken: the taker
+                    # looks in the thread before posting; nothing renews a hold that is someone else's
+                    log.warning("poster: the hold on posting %s's outcome lapsed while %s posted it", call_id, owner)
+                    return
+            except (RedisError, OSError) as exc:  # a Redis blip: keep trying while the hold lasts
+                log.warning("poster: could not renew the hold on posting %s's outcome: %s", call_id, exc)
+
     async def hold(self, call_id: str, owner: str) -> bool:
         """Take the hold on posting the call's outcome for ``owner``, waiting while another poster has it; True
         when someone held it before (what they posted must be looked for first). For a poster that closes a call
         itself and posts why (a card too big for Slack): holding it before the close writes the completion
         entry keeps another replica's poster from posting a note of its own meanwhile."""
         while True:
-            held, tried_before = await self.deps.state.take_outcome(call_id, owner, OUTCOME_HOLD_SECONDS)
+            held, tried_before = await self.deps.state.take_outcome(call_id, owner, self.hold_seconds)
             if held:
                 return tried_before
             await asyncio.sleep(OUTCOME_POLL_SECONDS)

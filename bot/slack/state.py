@@ -32,6 +32,7 @@ from bot.streams import text as _text
 
 CHANNEL_CONVERSATIONS_KEPT = 200
 _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+_RENEW = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end return 0"
 
 
 
@@ -154,6 +155,11 @@ class SlackState:
                 return False, True
             await self.redis.expire(hold, ttl)
         return True, not first_try
+
+    async def renew_outcome(self, call_id: str, owner: str, ttl: int) -> bool:
+        """Extend ``owner``'s hold of ``take_outcome`` to ``ttl`` seconds from now; False when it is not
+        ``owner``'s any more (it lapsed and another poster took it)."""
+        return bool(await self.redis.eval(_RENEW, 1, f"{self.prefix}:outcome:{call_id}", owner, ttl))
 
     async def give_outcome_back(self, conversation: str, call_id: str, owner: str, *, posted: bool) -> None:
         """Release the hold of ``take_outcome`` (if ``owner`` still has it); ``posted``: the result is in the

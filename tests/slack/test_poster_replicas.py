@@ -194,3 +194,34 @@ async def test_a_card_refused_for_its_size_is_the_calls_only_outcome_whichever_r
     assert posted_keys(slack) == [f"card:{record.id}"]
     final = await store.get(record.id)
     assert final.meta["slack_result_ts"] == final.meta["slack_ts"] and final.meta.get("slack_card_refused") == "1"
+
+
+async def test_a_live_replica_kept_waiting_by_slack_keeps_its_hold_and_the_result_is_posted_once(
+    harness: Harness, other: SlackFrontEnd, slack: FakeSlack) -> None:
+    """The hold on posting an outcome is short (a dead holder delays its thread only that long), so a live holder
+    renews it: Slack keeping replica A's post waiting for longer than the hold must not let replica B take over
+    and post the result a second time (B would look in the thread before A's post is there)."""
+    for front in (harness.front, other):
+        front.poster.outcomes.hold_seconds, front.poster.outcomes.renew_seconds = 1, 0.2
+    record = await finished_with_card(harness)
+    slow_results(slack, 2.5)  # more than twice the hold
+    posting = asyncio.create_task(harness.front.poster.handle_completion(record.id, owner="a:completions:1-0"))
+    await asyncio.sleep(0.2)
+    await other.poster.handle(bus.BusEvent("reply", CONV, {"text": "all done"}, id="2-0"))
+    await posting
+    assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}", "reply:2-0"]
+
+
+async def test_a_result_held_by_a_replica_that_died_is_posted_once_its_short_hold_lapses(
+    harness: Harness, other: SlackFrontEnd, slack: FakeSlack) -> None:
+    """Replica A died holding the post of a result (nothing renews its hold): B posts the result after the hold
+    lapses, not before (A might still be alive), and looks in the thread first."""
+    other.poster.outcomes.hold_seconds = 1
+    record = await finished_with_card(harness)
+    assert (await harness.front.deps.state.take_outcome(record.id, "dead-replica", 1))[0]
+    started = time.monotonic()
+    await other.poster.handle_completion(record.id, owner="b:completions:1-0")
+    waited = time.monotonic() - started
+    assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}"]
+    assert 0.8 <= waited < 5, waited
+    assert any(c.method == "conversations.replies" for c in slack.calls), "the taker looked in the thread first"
