@@ -35,7 +35,7 @@ from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Le
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import echo_hint
-from bot.sanitize.judge import NAME, extended_end, judge, plain_line_value, quoted_span, reads_line
+from bot.sanitize.judge import NAME, changed_to, extended_end, judge, plain_line_value, quoted_span, reads_line
 from bot.sanitize.reports import Reports
 from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
 
@@ -402,7 +402,12 @@ def run_pass(
             if edits is not None:
                 edits.append((start, end, pieces[-1]))
             last, count = end, count + 1
-            pos = max(end, candidate_start + 1)
+            if (change := changed_to(data, detector, end)) is not None:  # a plan's ``"old" -> "new"``
+                pieces += (data[last : change[0]], marker(kind, data[change[0] : change[1]]))
+                if edits is not None:
+                    edits.append((change[0], change[1], pieces[-1]))
+                last, count = change[1], count + 1
+            pos = max(last, candidate_start + 1)
             continue
         # No assignment can start inside its name: the search moves on from there.
         resume = max(1, match.start(NAME[index]) - candidate_start) if detector.check == "assignment" else 1

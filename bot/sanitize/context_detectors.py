@@ -164,11 +164,12 @@ CONTEXT: tuple[Detector, ...] = (
         "assignment",
         _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
-        # (and ``NAME=`` then a short first run glued to more text, "=" right after the name: ``_GLUED_SHORT_RUN``)
+        # (and ``NAME=`` then a short first run glued to more text, "=" right after the name: ``_GLUED_SHORT_RUN``;
+        # make's ``NAME?=`` and ``NAME:=`` as an argv's word writes them too, as ``judge._argv_assignment`` reads them)
         finder=_ASSIGNMENT_FINDER_NAME_HEAD
-        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|={_GLUED_SHORT_RUN})",
+        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|[?:]?={_GLUED_SHORT_RUN})",
         search=_ASSIGNMENT_FINDER_NAME_HEAD
-        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?:{_QUOTED_START}|{_BARE_START})|={_GLUED_SHORT_RUN})",
+        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?:{_QUOTED_START}|{_BARE_START})|[?:]?={_GLUED_SHORT_RUN})",
         # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
         own_automaton=True,
     ),

@@ -123,9 +123,13 @@ _LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
 # with no line start is no candidate (one per line at most here, each scanned from its line's start).
 ALIGNMENT_BLANKS = 64
 _ALIGNMENT = rf"[ \t]{{1,{ALIGNMENT_BLANKS}}}"
+# Make's assignments: a directive before the name (``export DB_PASSWORD ?= ab;cd``, ``override``, ``private``), and
+# its operators beside "=": "?=" (if unset), ":=" "::=" ":::=" (expanded), "+=" (appended); make's value is the whole
+# rest of the line, as the judge reads it (``!=`` runs a shell command: its value is no literal).
+_MAKE_DIRECTIVE = r"(?:(?:export|override|private)[ \t]{1,4})?"
 _LINE_VALUE_HEAD = (
-    rf"{_LINE_INDENT}(?P<name>{_NAME})"
-    rf"(?P<sep>{_ALIGNMENT}(?:[?:]?=|:)|:=?|\?=|=[ \t])[ \t]{{0,4}}"
+    rf"{_LINE_INDENT}{_MAKE_DIRECTIVE}(?P<name>{_NAME})"
+    rf"(?P<sep>{_ALIGNMENT}(?:[?:+]?=|:::?=|:)|:=?|:::?=|[?+]=|=[ \t])[ \t]{{0,4}}"
 )
 _SHORT_RUN = r"[^\s\"',;&}\])]{0,2}"
 _SHORT_RUN_THEN_DELIMITER = rf"(?:{_SHORT_RUN}|[0-9]{{3,6}})[,;&)}}\]]"

@@ -59,15 +59,16 @@ _RABBITMQ_USER_HEAD = (
 )
 
 
-def _url_password_detector(separator: str, literal: bytes) -> Detector:
-    """A URL's password after a scheme and ``separator`` (the pattern of "://", as written or JSON-escaped). Each in
-    an automaton of its own: the scheme's threads start at every letter after "+", "-" or "." and count to 20, and
-    the set of live counts, times the other detectors' states, made RE2 build new DFA states on random base64 for
-    ever."""
+def _url_password_detector(separator: str, slash: str, literal: bytes) -> Detector:
+    """A URL's password after a scheme and ``separator`` (the pattern of "://", as written or JSON-escaped, whose
+    "/" is ``slash``). Each in an automaton of its own: the scheme's threads start at every letter after "+", "-" or
+    "." and count to 20, and the set of live counts, times the other detectors' states, made RE2 build new DFA
+    states on random base64 for ever. The host may be empty (libpq's ``postgresql://app:PW@/orders?host=/run/pg``:
+    a Unix socket, the path right after "@")."""
     return Detector(
         "url_password",
         rf"(?i:\b[a-z][a-z0-9+.-]{{1,20}}{separator})" + _USER + _USER_MARKER + _USER + ":"
-        r"(?P<v>[^\s\"'<>]{1,256})@[A-Za-z0-9\[]",
+        rf"(?P<v>[^\s\"'<>]{{1,256}})@(?:[A-Za-z0-9\[]|{slash})",
         check="url_password",
         own_automaton=True,
         literals=(literal, b"@"),
@@ -96,10 +97,10 @@ TOOL_FORMATS: tuple[Detector, ...] = (
     # RFC 3986 userinfo: user ":" password "@" host. Tools print passwords holding "/" or "@" unescaped, so the
     # password runs to the last "@" of the token that is followed by a host. Access logs are full of URLs, rarely
     # with a user: only text holding the separator and "@" is searched.
-    _url_password_detector("://", b"://"),
+    _url_password_detector("://", "/", b"://"),
     # The same URL inside a JSON string whose encoder escapes "/" (PHP's json_encode, Java's org.json and others):
     # https:\/\/user:password@host.
-    _url_password_detector(r":\\/\\/", b":\\/\\/"),
+    _url_password_detector(r":\\/\\/", r"\\/", b":\\/\\/"),
     Detector(
         "dsn_password",
         # A Go MySQL DSN, user:password@net(address)/db. The driver splits its user-info at the LAST "@" before the

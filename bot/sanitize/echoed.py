@@ -19,27 +19,31 @@ from __future__ import annotations
 import re
 import shlex
 
-from bot.sanitize.secret_argv import judge_argv
+from bot.sanitize.secret_argv import Verdict, judge_argv
+from bot.sanitize.shapes import name_kind
 
 # A prompt sign at a line's start, a blank, then a command line holding what one of ``secret_argv``'s built-in shapes
-# needs, as that shape writes it: an option (``-field``, ``--fields``, ``--query``, ``--jq``, ``--format``, a
-# template, ``-o jsonpath=``, ``--with-decryption``, ``--show-secrets``, ``--reveal``), a program with its asking
-# word (``terraform``/``tofu``/``terragrunt`` ... ``output``, ``printenv``, ``jq``/``yq``, ``op read``, ``pass
-# show``, ``bw get password``), or a secret store's command word (``secret``/``secrets``, ``get-secret-value``,
-# ``view-secret``, ``get-login-password``). A bare word (``read``, ``show``, ``output``, ``format``) is none: a
-# ``set -x`` trace (``+ read -r line``, ``$ git show HEAD``) made every line a hint, each costing the search loop
-# microseconds, and drew ``dense_candidates`` markers (found by review). Unbounded to the word on its line, not
-# counted: a count would be alive on every prompt line beside every other detector's (a DFA's states multiply),
-# while "[^\n]*" is one state. It cannot make the search loop rescan: it starts only at a line's start, and the loop
-# resumes one byte after it.
+# needs, as that shape writes it: an option (``-field``, ``--fields``, ``--query``, ``--jq``, ``--format``, a template,
+# ``-o jsonpath=``, ``--with-decryption``, ``--show-secrets``, ``--reveal``), a program with its asking word
+# (``terraform``/``tofu``/``terragrunt`` ... ``output``, ``printenv``, ``jq``/``yq``, ``op read``, ``pass show``, ``bw
+# get password``), or a secret store's command word (``secret``/``secrets``, ``get-secret-value``, ``view-secret``,
+# ``get-login-password``), or ``echo``/``printf`` with a variable whose name holds a secret's word (``$ echo
+# $DB_PASSWORD``: the shell prints its value on the next line). A bare word (``read``, ``show``, ``output``, ``format``)
+# is none: a ``set -x`` trace (``+ read -r line``, ``$ git show HEAD``) made every line a hint, each costing the search
+# loop microseconds, and drew ``dense_candidates`` markers (found by review). Unbounded to the word on its line, not
+# counted: a count would be alive on every prompt line beside every other detector's (a DFA's states multiply), while
+# "[^\n]*" is one state. It cannot make the search loop rescan: it starts only at a line's start, and the loop resumes
+# one byte after it.
 _OPTION_HINT = (
     r"-(?i:-?fields?|-?jsonpath|-?(?:go-)?template|-?query|-?jq|-?format|-?with-decryption|-?show-secrets?"
     r"|-?reveal|-?o(?:utput)?[ =]?(?:jsonpath|go-template|template|custom-columns))"
 )
+# What a secret variable's name holds (``shapes.name_kind`` decides; the hint only asks for one of its words).
+_SECRET_WORD = r"(?i:pass|pwd|secret|token|key|credential|auth)"
 _PROGRAM_HINT = (
     r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
-    r"|get-login-password)"
+    r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD + ")"
 )
 ECHO_HINT = r"(?P<v>(?m:^)(?:\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
 _ECHO_HEAD = re.compile(rb"(?:\$|#|\+{1,3}) ")
@@ -68,6 +72,26 @@ def echo_hint(data: bytes, start: int) -> bool:
     """Whether a candidate of the token pass at ``start`` is an ``ECHO_HINT`` match: a prompt sign opening its line
     and a blank (no token starts so)."""
     return (start == 0 or data[start - 1] == 10) and _ECHO_HEAD.match(data, start) is not None  # 10: "\n"
+
+
+# The shell's echoing builtins, and a variable's reference in their words (``$DB_PASSWORD``, ``${DB_PASSWORD}``,
+# ``${DB_PASSWORD:0:4}``; not its length, ``${#DB_PASSWORD}``).
+_ECHO_PROGRAMS = frozenset({"echo", "printf"})
+_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _echoed_variable(words: list[str]) -> Verdict | None:
+    """Why ``echo``/``printf`` prints a secret's value: one of its words refers to a variable whose name holds a
+    secret by the sanitizer's name rules (``$DB_PASSWORD``, ``"${VAULT_TOKEN}"``; ``$HOME``, ``$TOKEN_TTL`` are
+    none). The runner runs no shell, so only an echoed command line (text) expands a variable: this is no argv
+    shape (``secret_argv``)."""
+    if not words or words[0] not in _ECHO_PROGRAMS:
+        return None
+    for word in words[1:]:
+        for variable in _VARIABLE.finditer(word):
+            if name_kind(variable.group(1)) is not None:
+                return Verdict("secret_variable", f"{words[0]} {variable.group()}")
+    return None
 
 
 def _argv(command: str) -> list[str]:
@@ -104,7 +128,8 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         kind = _VERDICTS.get(command, UNJUDGED_KIND)
         if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
-            verdict = judge_argv(_argv(command.decode("utf-8", "replace")))
+            words = _argv(command.decode("utf-8", "replace"))
+            verdict = judge_argv(words) or _echoed_variable(words)
             kind = None if verdict is None else f"echoed_{verdict.kind}"
             if len(_VERDICTS) >= _VERDICT_ENTRIES:
                 _VERDICTS.clear()

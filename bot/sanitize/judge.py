@@ -280,6 +280,27 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     return verdict if shapes.generated(judged.translate(_DELIMITERS_AS_LETTERS)) else None
 
 
+# A plan's change of a value (``terraform plan``'s ``~ password = "old" -> "new"``): the new value after the old one's
+# closing quote, within its line and bounded as a quoted value is.
+_CHANGED_TO = re.compile(rb'[ \t]{1,4}->[ \t]{1,4}"([^"\n]{1,%d})' % VALUE_BOUND)
+_CHANGE_CHECKS = frozenset({"assignment", "aligned"})
+
+
+def changed_to(data: bytes, detector: Detector, end: int) -> tuple[int, int] | None:
+    """The span of the new value when an accepted quoted value ending at ``end`` (its closing quote there) is a
+    plan's change (``"old" -> "new"``), else None: the old value's verdict is the new one's (the same attribute),
+    and hiding the old one alone showed the new password (found by review). One bounded match per accepted value."""
+    if detector.check not in _CHANGE_CHECKS or data[end : end + 1] != b'"':
+        return None
+    change = _CHANGED_TO.match(data, end + 1)
+    if change is None:
+        return None
+    stop = change.end(1)
+    if stop - change.start(1) == VALUE_BOUND:
+        stop = _line_stop(data, stop, b'"')
+    return change.start(1), stop
+
+
 def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:
     """The secret's span inside its quotes (a quoted value keeps its quotes visible)."""
     start, end = match.span(VALUE[index])

@@ -1,0 +1,63 @@
+# ruff: noqa: E501  (a corpus of output lines as tools print them; splitting them would hide their shape)
+"""The leaks the previous rounds of issue #11 found and left open (``leaks5``), as tools print them: a libpq URL with
+an empty host, make's assignments with a short first run, ``$ echo $DB_PASSWORD`` before its value, a plan's
+``"old" -> "new"``, psql's lower-case column headers, right-aligned table columns, aligned names after NBSP or more
+than 64 blanks, and aligned names mid-line.
+
+Every value comes from a seeded RNG at import (no real credential, nothing for a secret scanner to flag). The
+ordinary lines that look like them and must stay whole are ``tests/corpora/benign/workstation_session.txt``.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+from tests.corpora.leak_case import Leak
+
+R = random.Random(5_2026_1202)
+AL = string.ascii_letters + string.digits
+
+
+def rs(n: int, alpha: str = AL) -> str:
+    return "".join(R.choice(alpha) for _ in range(n))
+
+
+def pw(n: int = 14) -> str:
+    """A password with a few symbols inside (never first or last)."""
+    return rs(2) + rs(n - 4, AL + "!#%^*-_.") + rs(2, string.digits)
+
+
+CASES: list[Leak] = []
+
+
+def case(family: str, text: str, *secrets: str) -> None:
+    CASES.append(Leak(f"open5: {family}", text, secrets))
+
+
+# A URL whose host is empty (libpq: a Unix socket, given by ?host= or the default one)
+p1, p2 = pw(), pw()
+case("url-empty-host", f"DATABASE_URL=postgresql://app:{p1}@/orders?host=/var/run/postgresql\n"
+     f"  dsn: \"postgres://report:{p2}@/analytics\"\n", p1, p2)
+p1 = pw()
+case("url-empty-host-json-escaped", f'{{"url":"postgresql:\\/\\/app:{p1}@\\/orders"}}', p1)
+
+# make's assignments: ?= := ::= += after export/override, a short first run before ; , & ) } ]
+for line in ("DB_PASSWORD?={a};{b}", "export DB_PASSWORD ?= {a};{b}", "override API_TOKEN := {a},{b}",
+             "DB_PASSWORD ::= {a}&{b}", "SECRET_KEY += {a});{b}", "  docker run -e DB_PASSWORD?={a};{b} app"):
+    a, b = rs(2), pw(12)
+    case(f"make-{len(CASES)}", "# make -p\n" + line.format(a=a, b=b) + "\n", b)
+
+# An echoed command that prints a secret variable, its value alone on the next line
+v1, v2, v3 = pw(18), rs(40), pw(16)
+case("echo-variable", f"$ echo $DB_PASSWORD\n{v1}\n$ echo done\ndone\n", v1)
+case("echo-variable-quoted", f"+ echo \"${{VAULT_TOKEN}}\"\n{v2}\n", v2)
+case("printf-variable", f"$ printf '%s\\n' \"$MYSQL_ROOT_PASSWORD\"\n{v3}\n", v3)
+
+# terraform plan: a changed value shows the old and the new one
+o, n = pw(), pw()
+case("plan-change", f"  # aws_db_instance.main will be updated in-place\n  ~ resource \"aws_db_instance\" \"main\" {{\n      ~ password                 = \"{o}\" -> \"{n}\"\n        id                       = \"orders\"\n    }}\n", o, n)
+o, n = rs(32), rs(32)
+case("plan-change-token", f"      ~ api_token = \"{o}\" -> \"{n}\"\n", o, n)
+
+OPEN5_LEAKS: tuple[Leak, ...] = tuple(CASES)

@@ -1,0 +1,125 @@
+"""The leaks earlier rounds of issue #11 left open (``leaks5``; corpus ``tests/corpora/leaks_open5.py``), each pinned
+where the sanitizer decides it: what is hidden, what around it stays visible, and the look-alikes that stay whole
+(more of them in ``tests/corpora/benign/workstation_session.txt``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import redact, sanitize_output
+
+PW = "Xk9mQ2vL7pRt4wZ8"
+NEW = "hG5nT8qW2eR6yU1i"
+
+
+def shown(text: str) -> str:
+    return sanitize_output(text.encode()).text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # libpq's Unix socket: the host is empty, the path follows "@" at once
+        (f"postgresql://app:{PW}@/orders?host=/var/run/postgresql",
+         "postgresql://app:[REDACTED:url_password]@/orders?host=/var/run/postgresql"),
+        (f"postgres://:{PW}@/db", "postgres://:[REDACTED:url_password]@/db"),
+        (f'{{"url":"postgresql:\\/\\/app:{PW}@\\/orders"}}',
+         '{"url":"postgresql:\\/\\/app:[REDACTED:url_password]@\\/orders"}'),
+    ],
+)
+def test_a_urls_password_before_an_empty_host_is_hidden(line: str, expected: str) -> None:
+    assert redact(line)[0] == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "postgresql:///orders?host=/var/run/postgresql",  # no user-info at all
+        "postgresql://app@/orders",  # a user without a password
+        "https://example.com:8443/@/path",  # a port before a path holding "@/"
+        "import Foo from '@/components/Foo.vue'",
+    ],
+)
+def test_a_url_with_an_empty_host_and_no_password_stays(line: str) -> None:
+    assert redact(line) == (line, 0)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("DB_PASSWORD?=ab;cdefghijk9", "DB_PASSWORD?=[REDACTED:password]"),
+        ("export DB_PASSWORD ?= ab;cdefghijk9", "export DB_PASSWORD ?= [REDACTED:password]"),
+        ("override API_TOKEN := x,Kq8sLp2mZx7Rt", "override API_TOKEN := [REDACTED:token]"),
+        ("DB_PASSWORD ::= ab&cdefghijk9", "DB_PASSWORD ::= [REDACTED:password]"),
+        ("DB_PASSWORD += ab;cdefghijk9", "DB_PASSWORD += [REDACTED:password]"),
+        ("DB_PASSWORD+=ab;cdefghijk9", "DB_PASSWORD+=[REDACTED:password]"),
+        # an argv's word (``judge._argv_assignment``): make's operator right after the name
+        ("docker run -e DB_PASSWORD?=ab;cdefghijk9 app", "docker run -e DB_PASSWORD?=[REDACTED:password] app"),
+    ],
+)
+def test_makes_assignments_with_a_short_first_run_hide_the_whole_value(line: str, expected: str) -> None:
+    assert shown(line + "\n") == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "PASSWORD_MIN_LENGTH ?= 12",
+        "export TOKEN_TTL := 3600",
+        "override SECRET_NAME := orders-db-password",
+        "DB_PASSWORD ?= $(shell cat /run/secrets/db)",
+        "API_TOKEN ?= ${VAULT_TOKEN}",
+        "CFLAGS += -O2 -Wall",
+    ],
+)
+def test_makes_ordinary_assignments_stay(line: str) -> None:
+    assert shown(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["$ echo $DB_PASSWORD", '+ echo "${VAULT_TOKEN}"', "$ printf '%s\\n' \"$MYSQL_ROOT_PASSWORD\"",
+     "$ echo ${DB_PASSWORD:0:4}", "$ sudo echo $PGPASSWORD"],
+)
+def test_an_echoed_secret_variables_value_on_the_next_line_is_withheld(command: str) -> None:
+    text = f"{command}\n{PW}\n\n$ ls\nREADME.md\n"
+    assert shown(text) == f"{command}\n[REDACTED:echoed_secret_variable]\n\n$ ls\nREADME.md\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["$ echo $HOME", "$ echo ${#DB_PASSWORD}", "$ echo $TOKEN_TTL", '$ echo "token refreshed for $USER"',
+     "$ echo $SECRET_NAME", "$ echo password"],
+)
+def test_an_echoed_ordinary_variable_keeps_its_output(command: str) -> None:
+    text = f"{command}\n{PW}\n"
+    assert shown(text) == text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (f'      ~ password                 = "{PW}" -> "{NEW}"',
+         '      ~ password                 = "[REDACTED:password]" -> "[REDACTED:password]"'),
+        (f'  ~ db_password = "{PW}" -> "{NEW}"', '  ~ db_password = "[REDACTED:password]" -> "[REDACTED:password]"'),
+        (f'      ~ api_token = "{PW}" -> "{NEW}"', '      ~ api_token = "[REDACTED:token]" -> "[REDACTED:token]"'),
+        # the new value unknown until applied: nothing more to hide
+        (f'  ~ password = "{PW}" -> (known after apply)',
+         '  ~ password = "[REDACTED:password]" -> (known after apply)'),
+    ],
+)
+def test_a_plans_changed_secret_hides_the_new_value_too(line: str, expected: str) -> None:
+    assert shown(line + "\n") == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '      ~ secret_name                           = "orders-db" -> "orders-db-v2"',
+        '      ~ token_ttl                             = "1h" -> "2h"',
+        '      ~ instance_class                        = "db.t3.medium" -> "db.t3.large"',
+        "      ~ password_rotation_days                = 30 -> 90",
+    ],
+)
+def test_a_plans_ordinary_change_stays(line: str) -> None:
+    assert shown(line + "\n") == line + "\n"
