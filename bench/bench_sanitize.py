@@ -100,7 +100,12 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # The second acceptance check's fixed shapes, each different on every line: a Go DSN with the default
             # address, a URL in JSON with escaped slashes, a pgpass line with escaped colons, a quoted curl -u
             # (fixleaks, issue #11: each an automaton of its own but pgpass's).
-            "u{i}:p@/d\n", "https:\\/\\/u{i}:p@h\n", "\\:\\:{i}:1:a:b:c\n", 'curl -u "a{i}:b c"\n')
+            "u{i}:p@/d\n", "https:\\/\\/u{i}:p@h\n", "\\:\\:{i}:1:a:b:c\n", 'curl -u "a{i}:b c"\n',
+            # The leaks earlier rounds left open, each different on every line (leaks5, issue #11): a URL with an
+            # empty host, make's assignment after a directive, an echoed secret variable before its value, a plan's
+            # changed value.
+            "postgresql://u{i}:p@/d\n", "export DB_PASSWORD ?= a;{i}\n", "$ echo $DB_PASSWORD{i}\nx\n",
+            '  ~ password = "a{i}" -> "b{i}"\n')
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
