@@ -107,7 +107,8 @@ class Automaton:
         return self.searcher(data, length, dismiss)(pos)
 
     def searcher(
-        self, data: bytes, length: int, dismiss: Callable[[int], bool] | None = None
+        self, data: bytes, length: int, dismiss: Callable[[int], bool] | None = None,
+        remembered: Callable[[int, MemoKey], int] | None = None,
     ) -> Callable[[int], tuple[int, int]]:
         """``find(pos)``: (start, end) of the leftmost ``finder`` match in ``data`` at or after ``pos``, (-1, -1)
         when none. One closure per text, called once per candidate: dense text spends as long in the layers of
@@ -127,7 +128,11 @@ class Automaton:
         would have matched the first time), so no earlier finder matches there either (a finder match starts
         with its ``search``'s, which would be an earlier scan branch), and branch k's finder is its scan: the
         finder's span is the scan's. A key is proven the second time it is seen (one more anchored call), so
-        candidates that never recur cost a dictionary entry, not a call."""
+        candidates that never recur cost a dictionary entry, not a call.
+
+        ``remembered(start, key)``: for a proven span, where the search resumes relative to ``start`` when the
+        caller would only dismiss that candidate (its verdict memo, within its budget), else 0; the scan then goes
+        on from there instead of returning the hit (``Leftmost`` passes it only to its last automaton left)."""
         scan, verify = self._scan, self._verify  # type: ignore[attr-defined]
         if scan is None:
             def plain(pos: int) -> tuple[int, int]:
@@ -148,6 +153,9 @@ class Automaton:
                     inner = start > 0 and end < length
                     key = data[start - 1 : end + 1] if inner else memo_key(data, start, end, length)
                     if spans.get(key):
+                        if remembered is not None and (resume := remembered(start, key)):
+                            pos = start + resume
+                            continue
                         return hit
                 span = verify(_ANCHOR_START, data, start, length)[0]
                 if span[0] >= 0:
@@ -235,11 +243,13 @@ class Leftmost:
 
     def __init__(
         self, finders: tuple[Automaton, ...], data: bytes, dismiss: Callable[[int], bool] | None = None,
-        dismissing: int = -1,
+        dismissing: int = -1, remembered: Callable[[int, MemoKey], int] | None = None,
     ) -> None:
         # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
         # against 0.5 us); it returns the spans, (-1, -1) when nothing matched. ``dismiss`` goes to the
-        # searcher of automaton ``dismissing`` (see ``Automaton.searcher``).
+        # searcher of automaton ``dismissing`` (see ``Automaton.searcher``), and ``remembered`` to the searcher of
+        # the one automaton left (``_narrow``: no other automaton's hit can then come first or share a start).
+        self._finders, self._dismiss, self._dismissing, self._remembered = finders, dismiss, dismissing, remembered
         self._sources = [i for i, a in enumerate(finders) if a.may_match(data)]
         self._data, self._length = data, len(data)
         self._matches = [
@@ -255,8 +265,14 @@ class Leftmost:
             self._narrow()
 
     def _narrow(self) -> None:
-        """One automaton (or none) is left: ``find`` becomes its search, without the merge."""
-        self.find = self._matches[0] if self._matches else _nothing  # type: ignore[method-assign,assignment]
+        """One automaton (or none) is left: ``find`` becomes its search, without the merge, and skips the candidates
+        the caller's verdict memo dismisses (``remembered``) inside the scan."""
+        find = self._matches[0] if self._matches else _nothing
+        if self._matches and self._remembered is not None:
+            source = self._sources[0]
+            find = self._finders[source].searcher(
+                self._data, self._length, self._dismiss if source == self._dismissing else None, self._remembered)
+        self.find = find  # type: ignore[method-assign,assignment]
 
     def find(self, pos: int) -> tuple[int, int]:
         """(start, end) of the leftmost hit at or after ``pos``, (-1, -1) when none. Read again for every search

@@ -307,10 +307,24 @@ def run_pass(
         spent += cost
         return True
 
-    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment)
+    rejected, branch_of = pass_.rejected, pass_.branch_of
+
+    def remembered(start: int, key: MemoKey) -> int:
+        """Where the loop below would resume after the candidate at ``start`` (its span's key ``key``) from a
+        remembered rejection, charged its one unit, when that is all it would do there: 0 when no verdict is
+        remembered or the unit is over budget (the loop then cuts the run). Asked by the scan of the last automaton
+        left (``Leftmost``), so the candidate is the loop's next one, not ambiguous, and a recurring one (``Bearer x``
+        on every line) costs one RE2 call and this, not a round of the loop."""
+        nonlocal spent
+        resume = rejected.get(key)
+        if resume is None or spent + 1 > FREE_UNITS + start // BYTES_PER_UNIT:
+            return 0
+        spent += 1
+        return resume
+
+    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, remembered)
     parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
-    rejected, branch_of = pass_.rejected, pass_.branch_of
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
         candidate_start, candidate_end = span
         spent += 1

@@ -28,6 +28,7 @@ _FIXED_LENGTH_KINDS = frozenset(
      "databricks_token", "postman_key", "pulumi_token", "buildkite_token"}
 )
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_NODE_REFERENCE_FIRST = frozenset("*&!")  # how every ``shapes.yaml_node_reference`` starts
 # What stands before a value that runs to its line's end: a YAML block mapping's indentation, list "- ", key, ":"
 # and blanks; or an ini/conf file's key and " = " (my.cnf, php.ini, pgbouncer.ini: blanks around the "="). Either
 # may follow a diff's line marker or a quote's ">" (``context_patterns._LINE_OPENER``).
@@ -152,19 +153,22 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if b"\n" in text[name_end:value_start] and shown.endswith(":"):
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
     separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
-    if separator == ":" and not quoted and shapes.yaml_node_reference(shown):
+    # (A node reference starts with "*", "&" or "!": asked first, a value on every line of dense text reaches here)
+    if separator == ":" and not quoted and shown[:1] in _NODE_REFERENCE_FIRST and shapes.yaml_node_reference(shown):
         return None, True  # a YAML alias (``password: *pw``) or a node's properties alone (``password: !!null``)
     sep_start = match.start(SEPARATOR[index])
     if separator == ":" and text[name_start - 1 : name_start] == b":":
         return None, True  # a field of a colon-separated identifier (arn:aws:secretsmanager:...:secret:name)
     if text[max(0, name_start - 9) : name_start] == b"checksum/":
         return None, False  # a chart's annotation: checksum/secret is the digest of the rendered Secret
-    if separator == ":" and name == "PASS" and text[max(0, name_start - 4) : name_start] == b"--- ":
-        return None, False  # go test's verdict (--- PASS: TestTokenRefresh (0.01s)), not a password
-    if separator == ":" and text[sep_start + 1 : sep_start + 3] == b"//":
-        return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
-    if separator == ":" and text[sep_start + 1 : sep_start + 2] == b":":
-        return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
+    if separator == ":":
+        if name == "PASS" and text[max(0, name_start - 4) : name_start] == b"--- ":
+            return None, False  # go test's verdict (--- PASS: TestTokenRefresh (0.01s)), not a password
+        after_separator = text[sep_start + 1 : sep_start + 3]
+        if after_separator == b"//":
+            return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
+        if after_separator[:1] == b":":
+            return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
     # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
@@ -183,7 +187,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
                                             spaced=spaced), False
     # An environment variable's name (JWT_SECRET=, compose's or a ConfigMap's JWT_SECRET: at a line's start) holds
     # its secret whatever it looks like (shapes.accept_assignment's ``environment``); its context is read below.
-    env_name = _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
+    env_name = "_" in name and _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None  # (no "_": never one)
     verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted, following=following,
                                        spaced=spaced, environment=env_name)
     if verdict is None and not quoted and reads_line(text, value_start, value_end):
