@@ -105,7 +105,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # empty host, make's assignment after a directive, an echoed secret variable before its value, a plan's
             # changed value.
             "postgresql://u{i}:p@/d\n", "export DB_PASSWORD ?= a;{i}\n", "$ echo $DB_PASSWORD{i}\nx\n",
-            '  ~ password = "a{i}" -> "b{i}"\n')
+            '  ~ password = "a{i}" -> "b{i}"\n',
+            # psql's lower-case header hint on every line (no rule under it: no table), a small psql table every three
+            # lines, and a right-aligned secret column's header and row (each row different).
+            " n | password\n", " n | password\n---+---------\n a | x{i}\n", "NAME     TOKEN  AGE\nweb    a{i}  5d\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

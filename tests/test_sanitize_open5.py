@@ -123,3 +123,79 @@ def test_a_plans_changed_secret_hides_the_new_value_too(line: str, expected: str
 )
 def test_a_plans_ordinary_change_stays(line: str) -> None:
     assert shown(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        # psql's aligned format, names as the query wrote them (lower case), border 1
+        " name  |     password\n-------+--------------------\n alice | {s}\n bob   | {s}\n(2 rows)\n",
+        " usename | passwd\n---------+-------------------------------------\n app     | md5{s}\n(1 row)\n",
+        " id |  name  |      api_key       | created\n----+--------+--------------------+---------\n"
+        "  1 | alice  | {s} | 2026-12-01\n",
+        # border 2, and a wide character before the cell (its "|" no longer at the rule's "+")
+        "+-------+------------------+\n| name  |     password     |\n+-------+------------------+\n"
+        "| alice | {s} |\n| élan  | {s} |\n+-------+------------------+\n",
+        " name  | password\n-------+------------------\n café  | {s}\n",
+        # a Markdown table's rule
+        "| user | password |\n|------|----------|\n| ci   | {s} |\n",
+    ],
+)
+def test_a_psql_tables_lower_case_secret_column_is_hidden(table: str) -> None:
+    text = table.format(s=PW)
+    out = shown(text)
+    assert PW not in out and PW[:6] not in out and "[REDACTED:table_secret]" in out, out
+    assert out.count("|") == text.count("|")  # the table's frame stays
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        " usename | passwd\n---------+----------\n app     | ********\n report  |\n(2 rows)\n",
+        " id | name  | token_count | secret_name        | password_changed_at\n"
+        "----+-------+-------------+--------------------+---------------------\n"
+        "  1 | alice |          12 | orders-db-password | 2026-11-30 10:00:00\n",
+        "        name         |    setting\n---------------------+---------------\n"
+        " password_encryption | scram-sha-256\n",
+        # a password column's header and rows without psql's rule: no table
+        " name  | password\n alice | see the vault\n",
+    ],
+)
+def test_psql_tables_without_a_secret_stay(table: str) -> None:
+    assert shown(table) == table
+
+
+@pytest.mark.parametrize(
+    ("table", "values"),
+    [
+        # the header right-aligned with its values
+        ("NAME                       TOKEN  AGE\nweb     {a}  5d\napi                {b}  5d\n", 2),
+        ("ID   USER         PASSWORD  CREATED\n1    alice     {a}  2026-12-01\n22   bob    {b}  2026-12-01\n", 2),
+        # the values right-aligned under a left-aligned header, starting after its name
+        ("NAME    TOKEN                 AGE\napi            {b}  5d\n", 1),
+    ],
+)
+def test_a_right_aligned_secret_column_is_hidden(table: str, values: int) -> None:
+    a, b = "dnHm6yRAgT3APvzuzspeZQOl", "M3PAY56AfcNaZ"
+    out = shown(table.format(a=a, b=b))
+    assert a not in out and b not in out and out.count("[REDACTED:table_secret]") == values, out
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        "NAME            TOKEN      AGE\napi            <none>      5d\nweb              true      12d\n",
+        # the previous column's long value spilling under the secret column's name is that column's
+        "NAME                     TOKEN   AGE\nvery-long-service-name-xyz    <none>  5d\n",
+        "NAME    PASSWORD   AGE   X\nvery-long-name-spill-x  <none>  5d   1\n",
+    ],
+)
+def test_a_right_aligned_column_without_a_secret_stays(table: str) -> None:
+    assert shown(table) == table
+
+
+def test_two_psql_results_one_after_the_other_keep_the_second_header() -> None:
+    """Without a border, a rule under a row makes that row the next table's header, not a row to hide."""
+    one = " n | password\n---+----------\n a | x9Kq2mLp7\n"
+    out = shown(one + one.replace("7", "8"))
+    assert out == (" n | password\n---+----------\n a | [REDACTED:table_secret]\n") * 2

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import shapes
+from bot.sanitize.psql_tables import MAX_PSQL_NAME, PSQL_HEADER_HINT, psql_hint_end, psql_table
 
 # Column names whose cells are secrets, compared lower-case with single blanks (``Auth  Token`` is two columns).
 _SECRET_COLUMNS = frozenset({
@@ -51,13 +52,15 @@ _SECRET_ALTERNATION = "|".join(_header_styled(column) for column in sorted(_SECR
 # A hint makes the passes run on a text that may have no other candidate, so it asks for what a header has:
 # "password" then 40 blanks and "=", or the text's end, is none.
 _NAME_THEN_COLUMN = r"(?:" + _SECRET_ALTERNATION + r")(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]"
+# And psql's header, a secret column's name in any case beside a "|" (``psql_tables.py``).
 HEADER_HINT = (  # the first column (another follows), or a later one (after blanks: another follows, or none)
     r"(?P<v>(?m:^)" + _NAME_THEN_COLUMN + r"|(?:[ \t]{2}|\t)(?:" + _NAME_THEN_COLUMN
-    + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$)))"
+    + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$))|" + PSQL_HEADER_HINT + ")"
 )
 MAX_HEADER_BYTES = 1024
-# The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter.
-MAX_HINT_NAME = max(map(len, _SECRET_COLUMNS)) + 2
+# The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter (or
+# psql's, and a "|" on each side).
+MAX_HINT_NAME = max(max(map(len, _SECRET_COLUMNS)), MAX_PSQL_NAME) + 2
 MAX_COLUMNS = 32
 MAX_ROW_BYTES = 16384
 # The tables' share of the density budget (``candidates.py``): reading a header or a row costs microseconds, so a
@@ -141,6 +144,8 @@ def _cell_at(line: bytes, offset: int) -> tuple[int, int] | None:
 def header_hint_end(span: bytes) -> int:
     """Where the secret's column name ends in a candidate's bytes when they are a ``HEADER_HINT`` match (blanks, the
     name, then blanks and the next column's first letter, or the line's end), else 0: no token is such a match."""
+    if b"|" in span:
+        return psql_hint_end(span)
     name = span.rstrip()
     if name[-1:].isalpha() and name[-2:-1] in (b" ", b"\t"):
         name = name[:-1].rstrip()  # the next column's first letter
@@ -175,6 +180,13 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
+        if b"|" in data[line_start:header_end]:  # psql's header, its rule on the next line (``psql_tables``)
+            table = psql_table(data, line_start, header_end, over_budget, MAX_ROW_BYTES)
+            if table is not None:
+                psql_cells, pos = table
+                spans += [(start, end, "table_secret") for start, end, password_like in psql_cells
+                          if _secret_cell(data[start:end], password_like)]
+            continue
         columns = _columns(data[line_start:header_end])
         if columns is None:
             continue
@@ -182,6 +194,7 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
                   for offset, name in columns if b" ".join(name.lower().split()) in _SECRET_BYTES]
         if not secret:
             continue
+        bounds = _column_bounds(columns)
         row_start = header_end + 1
         while row_start < length:
             if dense_end := over_budget(row_start):
@@ -195,7 +208,8 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             if _RULE.fullmatch(row) is None:
                 aligned = {offset: _cell_at(row, offset) for offset, _ in columns}  # each cell looked up once
                 if sum(1 for cell in aligned.values() if cell is not None) >= 2:
-                    cells = [(aligned[offset], password_like) for offset, password_like in secret]
+                    cells = [(aligned[offset] or _cell_under(row, offset, bounds[offset]), password_like)
+                             for offset, password_like in secret]
                 elif sum(1 for _ in _CELL.finditer(row)) == len(columns):
                     cells = _cells_by_position(row, secret, columns)
                 else:
@@ -206,6 +220,28 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             row_start = row_end + 1
         pos = max(pos, row_start)
     return spans
+
+
+def _column_bounds(columns: list[tuple[int, bytes]]) -> dict[int, tuple[int, int, int]]:
+    """Each column's neighbours as ``_cell_under`` reads them: by its offset, (the previous column's offset, the end
+    of its own name, the next column's offset)."""
+    offsets = [offset for offset, _ in columns]
+    return {offset: (offsets[i - 1] if i else -1, offset + len(name), offsets[i + 1] if i + 1 < len(offsets)
+                     else MAX_ROW_BYTES + 1) for i, (offset, name) in enumerate(columns)}
+
+
+def _cell_under(row: bytes, offset: int, bounds: tuple[int, int, int]) -> tuple[int, int] | None:
+    """The cell of a column whose value does not start under its name: right-aligned (or centred) under it, as
+    ``column -R``, psql's numbers and many reports align values: the first cell that starts after the previous
+    column's start (a long value of that column spilling to the right starts there), ends by the next column's
+    start and reaches under the name or past it."""
+    previous, _, following = bounds
+    for cell in _CELL.finditer(row, previous + 1, min(len(row), following)):
+        if row[cell.start() - 1 : cell.start()] not in (b" ", b"\t"):
+            continue  # the rest of a cell that started at the previous column (or before it)
+        if cell.end() > offset:
+            return cell.start(), cell.end()
+    return None
 
 
 def _cells_by_position(

@@ -60,4 +60,20 @@ case("plan-change", f"  # aws_db_instance.main will be updated in-place\n  ~ res
 o, n = rs(32), rs(32)
 case("plan-change-token", f"      ~ api_token = \"{o}\" -> \"{n}\"\n", o, n)
 
+# psql's aligned tables with lower-case column names (border 1 and 2), and a Markdown table's
+p1, p2, h = pw(16), pw(18), rs(32, "0123456789abcdef")
+case("psql-lower-header", f"$ psql -c 'select name, password from app_users'\n name  |     password\n-------+--------------------\n alice | {p1}\n bob   | {p2}\n(2 rows)\n", p1, p2)
+case("psql-passwd-md5", f" usename | passwd\n---------+-------------------------------------\n app     | md5{h}\n(1 row)\n", h)
+t1 = rs(40)
+case("psql-border2-token", f"+----+---------+------------------------------------------+\n| id | service |                api_token                 |\n+----+---------+------------------------------------------+\n|  1 | billing | {t1} |\n+----+---------+------------------------------------------+\n", t1)
+p1 = pw(15)
+case("markdown-table", f"| user | password |\n|------|----------|\n| ci   | {p1} |\n", p1)
+
+# Right-aligned columns: the values end under the column's name, or start after it
+t1, t2, t3 = rs(24), rs(13), rs(20)
+case("right-aligned-header", f"NAME                       TOKEN  AGE\nweb     {t1}  5d\napi                {t2}  5d\n", t1, t2)
+p1, p2 = pw(9), pw(12)
+case("right-aligned-values", f"ID   USER         PASSWORD  CREATED\n1    alice     {p1}  2026-12-01\n22   bob    {p2}  2026-12-01\n", p1, p2)
+case("right-aligned-under-left-header", f"NAME    TOKEN                 AGE\nweb       {t3}  5d\napi            {t2}  5d\n", t3, t2)
+
 OPEN5_LEAKS: tuple[Leak, ...] = tuple(CASES)
