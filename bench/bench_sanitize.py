@@ -92,6 +92,13 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # token line, each different (the second acceptance check, accept2: 0.29x, 0.6x and 0.8x of
             # "Bearer abcdefgh\n" in one run at load 9).
             "kind: Secret\ndata:\n  k{i}: YWJj\n", '{"auths":{"r{i}":{"auth":"YWJjOmRlZg=="}}}\n', "token: x{i}\n",
+            # The same Secret's variants (secspeed, issue #11): documents after "---", list items, stringData, one-line
+            # and indented JSON, one Secret of many keys, one kind then lines the walk need not read ("…": the text
+            # before it once, then the rest repeated).
+            "---\nkind: Secret\ndata:\n  k{i}: YWJj\n", "- kind: Secret\n  data:\n    k{i}: YWJj\n",
+            "kind: Secret\nstringData:\n  k{i}: abc\n", '{"kind":"Secret","data":{"k{i}":"YWJj"}}\n',
+            '{\n "kind": "Secret",\n "data": {\n  "k{i}": "YWJj"\n }\n}\n', "kind: Secret\ndata:\n…  k{i}: YWJj\n",
+            "kind: Secret\n…a{i}: b\n",
             # Echoed commands and tables' headers (reports.py) on every line: an echoed command asking for a secret's
             # value (each different), a header repeated, rows under a secret's column (each different) and a line
             # that looks like a header's start (found by review, issue #11: 1.3-6 MB/s before their budgets).
@@ -162,6 +169,9 @@ def adversarial(kind: str, size: int, seed: int = 9) -> bytes:
         return _code_grep(size, seed)
     if _RUN.search(kind):
         return _unclosed(kind, size, seed)
+    if "…" in kind:  # the text before it once, then the rest repeated
+        head, unit = kind.split("…", 1)
+        return head.encode() + adversarial(unit, size - len(head), seed)
     if "{i}" in kind:
         units, total, i = [], 0, 0
         while total < size:

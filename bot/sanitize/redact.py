@@ -107,7 +107,8 @@ class Redactor:
             if found:  # a .ppk's MAC is a token of this pass: the private lines before it may lack their header
                 data, found = redact_orphan_private_lines(data, marker)
                 count += found
-        data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end)
+        data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end,
+                                              constant_marker=not fingerprints)
         count += found
         if candidates or found:  # a manifest's markers change the text the context pass reads
             data, found = run_pass(data, CONTEXT_PASS, marker)

@@ -8,6 +8,17 @@ One pass over the lines, with a stack of open mappings keyed by indentation; YAM
 ``- key: value``) and indented JSON (``"key": value,``, closing braces) share it. Each line is read once and
 pushed on at most one pending list, so the pass is linear. A single-line JSON object is handled by a bounded
 pattern on lines that mention ``"Secret"``.
+
+Python reads only the lines that can change something (``_next_line``: a line indented less than the innermost
+open mapping, ``---``, a ``kind``/``apiVersion``/``data``/``stringData`` key, a one-line JSON Secret); one ``re``
+search passes over the others, and a data block's lines are taken as a whole (``_block_end``) and their values
+replaced together (``manifest_values``). Even so a text made of nothing but such lines (``kind: Secret`` /
+``data:`` / one value, over and over: 6 MB/s) costs a couple of microseconds a line, so the walk has a budget as
+the detector passes do (``candidates.py``): ``FREE_UNITS`` plus one per ``BYTES_PER_UNIT`` bytes of text, a read
+line costing ``LINE_UNITS`` and a value ``VALUE_UNITS``. Past it the text from the line the walk stopped at to the
+end becomes one ``[REDACTED:dense_candidates]`` marker, and every open mapping counts as a Secret (its kind may be
+in what is hidden): it fails closed. Ordinary output stays well below it (a listing of Secrets spends one unit per
+34-44 bytes, one of Secrets holding tens of short keys each one per 18: ``bench/bench_manifests.py``).
 """
 
 from __future__ import annotations
@@ -16,9 +27,11 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-_KEY = re.compile(rb'^(?P<item>-[ \t]+)?"?(?P<key>[A-Za-z0-9_.\-/]{1,253})"?[ \t]*:(?:[ \t]+|$)(?P<value>.*)$')
+from bot.sanitize.manifest_values import KIND, VALUE, replace_values
+
+# (Matched at a line's indentation, ``match(line, indent)``: no "^", which would hold only at the line's start.)
+_KEY = re.compile(rb'(?P<item>-[ \t]+)?"?(?P<key>[A-Za-z0-9_.\-/]{1,253})"?[ \t]*:(?:[ \t]+|$)(?P<value>.*)$')
 _SECRET_KIND = re.compile(rb'^["\']?Secret["\']?,?[ \t]*(?:#.*)?$')
-_VALUE = re.compile(rb'^(?P<lead>[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}"?[ \t]*:[ \t]*)(?P<value>.*)$')
 _COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
 _COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
 # The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
@@ -29,12 +42,23 @@ _OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*
 # blank after the colon): never skips a text the pass would change.
 _SECRET_SIGN = re.compile(rb'"Secret"|kind"?[ \t]*:\s*["\']?Secret')
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
+# The walk's budget (see the module docstring), in units of about 0.4 us of Python: a line read outside a data
+# block costs LINE_UNITS, a value line VALUE_UNITS (read, and replaced with the others of its Secret in a few
+# substitutions; an approval card's fingerprinted markers take each line alone, CARD_VALUE_UNITS), a one-line JSON
+# Secret's value COMPACT_VALUE_UNITS more than its line.
+FREE_UNITS = 1024
+BYTES_PER_UNIT = 10
+LINE_UNITS = 6
+VALUE_UNITS = 1
+CARD_VALUE_UNITS = 3
+COMPACT_VALUE_UNITS = 3
+DENSE_KIND = "dense_candidates"
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
 _BASE64 = re.compile(rb'"?(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"?')
 
 
-@dataclass
+@dataclass(slots=True)
 class _Mapping:
     indent: int
     is_secret: bool = False
@@ -46,6 +70,45 @@ class _Mapping:
 
 def _indent(line: bytes) -> int:
     return len(line) - len(line.lstrip(b" \t"))
+
+
+def _filled_line(lines: list[bytes], numbers: range) -> int:
+    """The first of these lines that is not blank, -1 if none is."""
+    return next((number for number in numbers if lines[number].strip()), -1)
+
+
+def _next_line(top_indent: int) -> re.Pattern[bytes]:
+    """A newline and the line after it, when that line can change what the walk knows with its innermost open
+    mapping at ``top_indent``: one indented less (it closes that mapping: a superset, any character but a blank, a
+    newline or "#" where its text starts), a "---", a key that decides something (``kind``, ``apiVersion``,
+    ``data``, ``stringData``, as ``_KEY`` reads them) or a one-line JSON Secret. Any other line would only open a
+    mapping that no such key fills (its lines are indented at least as deep as the innermost open one), which
+    changes nothing: a mapping is opened again, empty, by the first deciding key at its indentation. So most lines
+    of a large YAML text that mentions a Secret are passed over by this search instead of by Python."""
+    shallower = rb"[ \t]{0,%d}[^ \t\n#]|" % (top_indent - 1) if top_indent > 0 else b""
+    pattern = re.compile(rb'\n(?:' + shallower + rb'[ \t\r\x0b\x0c]*---'
+                         rb'|[ \t]*(?:-[ \t]+)?"?(?:kind|apiVersion|data|stringData)"?[ \t]*:|[^\n]*"Secret")')
+    return _remember(_NEXT_LINES, top_indent, pattern)
+
+
+def _block_end(key_indent: int) -> re.Pattern[bytes]:
+    """A newline and the line after it, when that line may end a data block whose key is indented ``key_indent``:
+    one indented no deeper than the key (a superset: any character but a blank, a newline or "#" where its text
+    starts; the walk reads that line and ends the block only when it is filled)."""
+    return _remember(_BLOCK_ENDS, key_indent, re.compile(rb"\n[ \t]{0,%d}[^ \t\n#]" % key_indent))
+
+
+# The two searches above per indentation, compiled once (a dict read costs less than an lru_cache call, and the
+# walk asks once a line it reads); bounded, since a text chooses its indentations.
+_NEXT_LINES: dict[int, re.Pattern[bytes]] = {}
+_BLOCK_ENDS: dict[int, re.Pattern[bytes]] = {}
+
+
+def _remember(patterns: dict[int, re.Pattern[bytes]], indent: int, pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
+    if len(patterns) >= 64:
+        patterns.clear()
+    patterns[indent] = pattern
+    return pattern
 
 
 def _orphan_lines(lines: list[bytes]) -> tuple[list[int], int]:
@@ -61,7 +124,7 @@ def _orphan_lines(lines: list[bytes]) -> tuple[list[int], int]:
         if not line.strip():
             continue
         indent = _indent(line)
-        match = _KEY.match(line[indent:])
+        match = _KEY.match(line, indent)
         if indent < floor or closed and indent <= floor:
             if match is None:  # a JSON closer ("},"): the keys of the enclosing object come next
                 floor, closed = indent, True
@@ -80,7 +143,8 @@ def _secret_signed(data: bytes) -> bool:
 
 
 def redact_secret_manifests(
-    data: bytes, marker: Callable[[str, bytes], bytes], *, cut_start: bool = False, cut_end: bool = False
+    data: bytes, marker: Callable[[str, bytes], bytes], *, cut_start: bool = False, cut_end: bool = False,
+    constant_marker: bool = False,
 ) -> tuple[bytes, int]:
     """``data`` with the values of every Secret's data/stringData replaced; and how many were replaced.
 
@@ -94,6 +158,7 @@ def redact_secret_manifests(
         return data, 0  # "Secret" only in other words (grep output, prose): no object here is a Secret
     lines = data.split(b"\n")
     count = 0
+    constant = marker(KIND, b"") if constant_marker else None
 
     def close(mapping: _Mapping) -> None:
         nonlocal count
@@ -101,95 +166,132 @@ def redact_secret_manifests(
             mapping.is_secret = True  # cut off from its kind (people write kind: before data:): fail closed
         if not mapping.is_secret or not mapping.pending:
             return
-        child_indent = min(_indent(lines[i]) for i in mapping.pending)
-        for i in mapping.pending:
-            line = lines[i]
-            if _indent(line) > child_indent:  # inside a block scalar (``key: |``): the whole line is secret
-                lines[i] = line[: _indent(line)] + marker("k8s_secret", line.strip())
-                count += 1
-                continue
-            match = _VALUE.match(line)
-            if match is None:
-                continue
-            value = match.group("value").rstrip(b" \t")
-            trail = match.group("value")[len(value) :]
-            if value.endswith(b","):  # indented JSON
-                value, trail = value[:-1], b"," + trail
-            if value in (b"", b"|", b"|-", b">", b">-", b"{", b"}"):
-                continue
-            quote = value[:1] if value[:1] in (b'"', b"'") and value[-1:] == value[:1] and len(value) > 1 else b""
-            inner = value[1:-1] if quote else value
-            if inner.startswith(b"{{") and inner.rstrip().endswith(b"}}"):
-                continue  # a chart's template ({{ .Values.db.password | quote }}): rendered later, no value yet
-            lines[i] = match.group("lead") + quote + marker("k8s_secret", inner) + quote + trail
-            count += 1
+        count += replace_values(lines, mapping.pending, marker, constant)
 
-    filled = [i for i, line in enumerate(lines) if line.strip()]
-    first_line, last_line = (filled[0], filled[-1]) if filled else (-1, -1)
+    first_line, last_line = _filled_line(lines, range(len(lines))), _filled_line(lines, range(len(lines) - 1, -1, -1))
     stack: list[_Mapping] = []
     collecting: tuple[_Mapping, int] | None = None
     orphans, orphan_indent = _orphan_lines(lines) if cut_start else ([], -1)
     if orphans:
         stack.append(_Mapping(orphan_indent, pending=orphans, orphan=True))
-    skip = orphans[-1] if orphans else -1
-    for number, line in enumerate(lines):
+    # The lines before the first filled one are blank, the orphans were read above: the walk starts after both.
+    number = orphans[-1] + 1 if orphans else first_line if first_line >= 0 else len(lines)
+    offset = sum(len(lines[i]) + 1 for i in range(number))  # where lines[number] starts in data
+    last_offset = len(data) + 1 - sum(len(lines[i]) + 1 for i in range(last_line, len(lines))) if cut_end else -1
+    value_units = VALUE_UNITS if constant is not None else CARD_VALUE_UNITS
+    units = FREE_UNITS + len(data) // BYTES_PER_UNIT - len(orphans) * value_units  # what the walk may still spend
+    while number < len(lines):
+        units -= LINE_UNITS
+        if units < 0:
+            break  # over budget: hidden from this line on, below
+        line = lines[number]
+        after = offset + len(line) + 1  # where the next line starts
         stripped = line.strip()
-        if number <= skip or not stripped or stripped.startswith(b"#"):
-            continue
-        indent = _indent(line)
-        if collecting is not None:
-            if indent > collecting[1]:
+        if stripped and stripped[0] != 35:  # 35: "#", a comment
+            indent = len(line) - len(line.lstrip(b" \t"))
+            if collecting is not None and indent > collecting[1]:
                 collecting[0].pending.append(number)
-                continue
-            collecting = None
-        if stripped == b"---":
-            while stack:
-                close(stack.pop())
-            continue
-        if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
-            lines[number], found = _redact_compact(line, marker)
-            count += found
-        if cut_start and number == first_line and b"}" in stripped:
-            lines[number], found = _redact_compact_orphans(lines[number], marker)
-            count += found
-        if cut_end and number == last_line and b"{" in stripped:
-            lines[number], found = _redact_open_compact(lines[number], marker)
-            count += found
-        match = _KEY.match(line[indent:])
-        key_indent = indent
-        if match is not None and match.group("item"):
-            key_indent += len(match.group("item"))
-        while stack and (stack[-1].indent > key_indent or stack[-1].indent == key_indent and match is not None
-                         and match.group("item")):
+            elif stripped == b"---":
+                collecting = None
+                while stack:
+                    close(stack.pop())
+            else:
+                collecting = None
+                if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
+                    lines[number], found = _redact_compact(line, marker)
+                    count += found
+                    units -= found * COMPACT_VALUE_UNITS
+                if cut_start and number == first_line and b"}" in stripped:
+                    lines[number], found = _redact_compact_orphans(lines[number], marker)
+                    count += found
+                if cut_end and number == last_line and b"{" in stripped:
+                    lines[number], found = _redact_open_compact(lines[number], marker)
+                    count += found
+                collecting = _visit(stack, close, line, indent)
+        if number >= last_line:
+            number = len(lines)
+            break  # only blank lines follow
+        if collecting is not None:
+            # The data block: every line up to the first filled one indented no deeper than its key (found by one
+            # search), each filled line a value.
+            stop = (_BLOCK_ENDS.get(collecting[1]) or _block_end(collecting[1])).search(data, after - 1)
+            end = len(data) + 1 if stop is None else stop.start() + 1
+            skipped = data.count(b"\n", after, end)
+            pending = collecting[0].pending
+            first = number + 1
+            texts = list(map(bytes.strip, lines[first : first + skipped]))
+            if units >= skipped * value_units and all(texts) and data.find(b"#", after, end) < 0:
+                units -= skipped * value_units  # every line a value (the common case), seen without a Python loop
+                pending.extend(range(first, first + skipped))
+            else:
+                for inside, text in enumerate(texts, first):
+                    if text and text[0] != 35:  # 35: "#", a comment
+                        units -= value_units
+                        if units < 0:
+                            number = inside
+                            break
+                        pending.append(inside)
+                if units < 0:
+                    break
+        else:
+            # The next line that can change anything (``_next_line``): the lines before it are read no further.
+            top = stack[-1].indent if stack else 0
+            found_line = (_NEXT_LINES.get(top) or _next_line(top)).search(data, after - 1)
+            end = len(data) + 1 if found_line is None else found_line.start() + 1
+            if cut_end and end > last_offset:
+                end = last_offset  # the last filled line of a head is read whatever it holds
+            skipped = data.count(b"\n", after, end)
+        number, offset = number + 1 + skipped, end
+    if number < len(lines):  # the walk ran out of budget at this line
+        for mapping in stack:
+            mapping.is_secret = True  # its kind may be in what is hidden: fail closed
+        while stack:
             close(stack.pop())
-        if match is None:
-            continue
-        key, value = match.group("key"), match.group("value").strip()
-        if key == b"apiVersion" and stack and stack[-1].indent == key_indent and stack[-1].is_object:
-            # A second apiVersion in one mapping: concatenated manifests with no "---" between them (kubectl
-            # prints apiVersion first). The first object closes here, so the next one's kind cannot decide its
-            # data (a Secret followed by a ConfigMap showed the Secret's values); the next one, should its kind
-            # not follow, is judged as a cut-off object is (fail closed on base64 values).
-            close(stack.pop())
-            stack.append(_Mapping(key_indent, orphan=True))
-        if not stack or stack[-1].indent < key_indent:
-            stack.append(_Mapping(key_indent))
-        mapping = stack[-1]
-        if key == b"kind":
-            mapping.kind_seen = True
-            # Sticky: two kinds in one mapping (hand-written objects run together, data before each kind) leave
-            # no telling whose data is whose, so one Secret among them makes all of it secret.
-            mapping.is_secret = mapping.is_secret or _SECRET_KIND.match(value) is not None
-        elif key == b"apiVersion":
-            mapping.is_object = True
-        elif key in (b"data", b"stringData") and value in (b"", b"{"):
-            collecting = (mapping, key_indent)
+        lines[number:] = [marker(DENSE_KIND, b"\n".join(lines[number:]))]
+        return b"\n".join(lines), count + 1
     while stack:
         mapping = stack.pop()
         if cut_end and mapping.is_object and not mapping.kind_seen:
             mapping.is_secret = True  # its kind was cut off: it may be a Secret
         close(mapping)
     return b"\n".join(lines), count
+
+
+def _visit(
+    stack: list[_Mapping], close: Callable[[_Mapping], None], line: bytes, indent: int
+) -> tuple[_Mapping, int] | None:
+    """One filled line outside a data block: the mappings it closes, the one it opens, what its key says of it;
+    the mapping and indentation of the data block it opens, if it does."""
+    match = _KEY.match(line, indent)
+    if match is None:
+        while stack and stack[-1].indent > indent:
+            close(stack.pop())
+        return None
+    item, key, value = match.groups()
+    key_indent = indent + len(item) if item else indent
+    while stack and (stack[-1].indent > key_indent or stack[-1].indent == key_indent and item):
+        close(stack.pop())
+    value = value.strip()
+    if key == b"apiVersion" and stack and stack[-1].indent == key_indent and stack[-1].is_object:
+        # A second apiVersion in one mapping: concatenated manifests with no "---" between them (kubectl
+        # prints apiVersion first). The first object closes here, so the next one's kind cannot decide its
+        # data (a Secret followed by a ConfigMap showed the Secret's values); the next one, should its kind
+        # not follow, is judged as a cut-off object is (fail closed on base64 values).
+        close(stack.pop())
+        stack.append(_Mapping(key_indent, orphan=True))
+    if not stack or stack[-1].indent < key_indent:
+        stack.append(_Mapping(key_indent))
+    mapping = stack[-1]
+    if key == b"kind":
+        mapping.kind_seen = True
+        # Sticky: two kinds in one mapping (hand-written objects run together, data before each kind) leave
+        # no telling whose data is whose, so one Secret among them makes all of it secret.
+        mapping.is_secret = mapping.is_secret or _SECRET_KIND.match(value) is not None
+    elif key == b"apiVersion":
+        mapping.is_object = True
+    elif key in (b"data", b"stringData") and value in (b"", b"{"):
+        return mapping, key_indent
+    return None
 
 
 def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
@@ -202,7 +304,7 @@ def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple
         def value(inner: re.Match[bytes]) -> bytes:
             nonlocal count
             count += 1
-            return inner.group("key") + b'"' + marker("k8s_secret", inner.group("value")) + b'"'
+            return inner.group("key") + b'"' + marker(KIND, inner.group("value")) + b'"'
 
         whole, body_text = match.group(0), match.group("body")
         start = match.start("body") - match.start()
@@ -216,7 +318,7 @@ def _base64_values(lines: list[bytes], numbers: list[int]) -> bool:
     padded or 16 characters long, so ``name: test`` alone does not count)."""
     values = []
     for number in numbers:
-        match = _VALUE.match(lines[number])
+        match = VALUE.match(lines[number])
         if match is None:
             return False
         values.append(match.group("value").strip().rstrip(b","))
@@ -230,7 +332,7 @@ def _redact_pairs(text: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[b
     def value(inner: re.Match[bytes]) -> bytes:
         nonlocal count
         count += 1
-        return inner.group("key") + b'"' + marker("k8s_secret", inner.group("value")) + b'"'
+        return inner.group("key") + b'"' + marker(KIND, inner.group("value")) + b'"'
 
     return _COMPACT_VALUE.sub(value, text), count
 
