@@ -18,6 +18,7 @@ from bot.sanitize.automata import (
     Automaton,
     DetectorPass,
     Leftmost,
+    MemoKey,
     _ungrouped,
     has_candidate,
     re2_options,
@@ -353,11 +354,15 @@ def test_a_remembered_verdict_is_taken_inside_the_scan_of_the_last_automaton_lef
     keep_from = len(data) - len(lines) * 3  # the last three lines: "not remembered", found as before
     asked: list[int] = []
 
-    def remembered(start: int, key: object) -> int:
-        asked.append(start)
-        return 1 if start < keep_from else 0
+    class Memo(dict[MemoKey, int]):
+        def get(self, key: MemoKey, default: object = None) -> int | None:  # type: ignore[override]
+            return 1  # every candidate offered is "remembered": resume one byte on
 
-    leftmost, pos, found = Leftmost(CONTEXT_PASS.finders, data, remembered=remembered), 0, []
+    def charge(start: int) -> bool:
+        asked.append(start)
+        return start < keep_from  # over budget there: returned to the loop
+
+    leftmost, pos, found = Leftmost(CONTEXT_PASS.finders, data, remembered=(Memo(), charge)), 0, []
     while (start := leftmost.find(pos)[0]) >= 0:  # read each time, as run_pass does (narrowing replaces it)
         found.append(start)
         pos = start + 1

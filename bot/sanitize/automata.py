@@ -49,6 +49,9 @@ def re2_options() -> re2.Options:
 # and whether the candidate starts / ends at that edge (``candidates.run_pass``). What decides "^", "$" and "\\b"
 # at a span's ends lies in it (RE2 looks no further around a match).
 MemoKey = bytes | tuple[bytes, bool, bool]
+# A search loop's verdict memo (key -> where it resumes, relative to the candidate's start) and what charges a
+# remembered verdict's unit of its budget (True: spent, within it), for a scan to dismiss (``Automaton.searcher``).
+Remembered = tuple[dict[MemoKey, int], Callable[[int], bool]]
 # Spans longer than this are no memo key (``candidates.run_pass``), nor a key of ``Automaton``'s span memo.
 MEMO_KEY_BYTES = 192
 # The most keys a memo holds (then it starts over: bounded memory, and recurring text refills it at once).
@@ -108,7 +111,7 @@ class Automaton:
 
     def searcher(
         self, data: bytes, length: int, dismiss: Callable[[int], bool] | None = None,
-        remembered: Callable[[int, MemoKey], int] | None = None,
+        remembered: Remembered | None = None,
     ) -> Callable[[int], tuple[int, int]]:
         """``find(pos)``: (start, end) of the leftmost ``finder`` match in ``data`` at or after ``pos``, (-1, -1)
         when none. One closure per text, called once per candidate: dense text spends as long in the layers of
@@ -130,15 +133,18 @@ class Automaton:
         finder's span is the scan's. A key is proven the second time it is seen (one more anchored call), so
         candidates that never recur cost a dictionary entry, not a call.
 
-        ``remembered(start, key)``: for a proven span, where the search resumes relative to ``start`` when the
-        caller would only dismiss that candidate (its verdict memo, within its budget), else 0; the scan then goes
-        on from there instead of returning the hit (``Leftmost`` passes it only to its last automaton left)."""
+        ``remembered``: the caller's verdict memo (key -> where its search resumes, relative to the candidate's
+        start) and ``charge(start)`` (True once the unit a remembered verdict costs is spent within its budget):
+        a proven span whose key the memo holds is then dismissed here, and the scan goes on from there instead of
+        returning the hit (``Leftmost`` passes it only to its last automaton left). The memo is asked directly, so
+        a candidate it does not hold (a table's header on every line) costs a lookup, not a call."""
         scan, verify = self._scan, self._verify  # type: ignore[attr-defined]
         if scan is None:
             def plain(pos: int) -> tuple[int, int]:
                 return verify(UNANCHORED, data, pos, length)[0]
             return plain
         searched, spans = self._searched, self.plain_spans  # type: ignore[attr-defined]
+        memo, charge = remembered if remembered is not None else (None, None)
         quoted_name = self.quoted_name and searched is None  # (no proven span can skip the anchored match there)
 
         def scanned(pos: int) -> tuple[int, int]:
@@ -153,7 +159,7 @@ class Automaton:
                     inner = start > 0 and end < length
                     key = data[start - 1 : end + 1] if inner else memo_key(data, start, end, length)
                     if spans.get(key):
-                        if remembered is not None and (resume := remembered(start, key)):
+                        if memo is not None and (resume := memo.get(key)) is not None and charge(start):  # type: ignore[misc]
                             pos = start + resume
                             continue
                         return hit
@@ -243,7 +249,7 @@ class Leftmost:
 
     def __init__(
         self, finders: tuple[Automaton, ...], data: bytes, dismiss: Callable[[int], bool] | None = None,
-        dismissing: int = -1, remembered: Callable[[int, MemoKey], int] | None = None,
+        dismissing: int = -1, remembered: Remembered | None = None,
     ) -> None:
         # RE2's own Match, not the wrapper's search (which builds a generator and a match object per call: 9 us
         # against 0.5 us); it returns the spans, (-1, -1) when nothing matched. ``dismiss`` goes to the

@@ -309,20 +309,19 @@ def run_pass(
 
     rejected, branch_of = pass_.rejected, pass_.branch_of
 
-    def remembered(start: int, key: MemoKey) -> int:
-        """Where the loop below would resume after the candidate at ``start`` (its span's key ``key``) from a
-        remembered rejection, charged its one unit, when that is all it would do there: 0 when no verdict is
-        remembered or the unit is over budget (the loop then cuts the run). Asked by the scan of the last automaton
-        left (``Leftmost``), so the candidate is the loop's next one, not ambiguous, and a recurring one (``Bearer x``
-        on every line) costs one RE2 call and this, not a round of the loop."""
+    def charge(start: int) -> bool:
+        """Spend the one unit a remembered rejection of the candidate at ``start`` costs, as the loop below would,
+        and say True; False (nothing spent) when it is over budget, for the loop to cut the run there. Asked by
+        the scan of the last automaton left (``Leftmost``'s ``remembered``), where the candidate is the loop's next
+        one and not ambiguous, so a recurring one (``Bearer x`` on every line) costs one RE2 call and this, not a
+        round of the loop."""
         nonlocal spent
-        resume = rejected.get(key)
-        if resume is None or spent + 1 > FREE_UNITS + start // BYTES_PER_UNIT:
-            return 0
+        if spent + 1 > FREE_UNITS + start // BYTES_PER_UNIT:
+            return False
         spent += 1
-        return resume
+        return True
 
-    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, remembered)
+    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, (rejected, charge))
     parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
@@ -376,7 +375,8 @@ def run_pass(
                 pos = candidate_start + resume
                 continue
         spent += JUDGEMENT_UNITS
-        if head is not None and assignment_parse is not None and not _within_reach(head.group(1)):
+        if head is not None and assignment_parse is not None and len(head.group(1)) > _WORD_REACH \
+                and not _within_reach(head.group(1)):  # (a name within the reach's length is: asked first)
             pos = candidate_start + 1  # the parse below would fail (``match is None``), at length (``_within_reach``)
             continue
         if head is not None and assignment_parse:

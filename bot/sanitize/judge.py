@@ -48,8 +48,8 @@ _NODE_PROPERTIES = re.compile(r"(?:(?:&\S{1,40}|!!\S{0,40})[ \t]{1,4}){1,2}")
 _YAML_COMMENT = re.compile(rb"[ \t]#")
 # What ends a bare value elsewhere (a query string's "&", a connection string's ";", a flow mapping's "," "}"),
 # but is a character of a YAML or ini line's plain value.
-_PLAIN_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")
-_LINE_ENDS = (b"", b"\n", b"\r")
+_PLAIN_DELIMITERS = frozenset((b"&", b";", b",", b")", b"}", b"]"))  # sets: asked of every value judged
+_LINE_ENDS = frozenset((b"", b"\n", b"\r"))
 # A delimiter glued to more text mid-line (``_glued_end``): the value runs on to the next blank or quote, unless
 # the next pair of a list follows (``;Database=``, ``&page=``) or a blank, a quote or the line's end does.
 _GLUE_STOPS = (b"", b" ", b"\t", b"\n", b"\r", b"\v", b"\f", b'"', b"'")
@@ -150,7 +150,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         following = text[value_end : value_end + 1].decode("utf-8", "replace")
         return shapes.accept_assignment(name, ":", shown, not sentence, sentence, quoted=quoted,
                                         following=following), False
-    if b"\n" in text[name_end:value_start] and shown.endswith(":"):
+    if shown.endswith(":") and b"\n" in text[name_end:value_start]:
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
     separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
     # (A node reference starts with "*", "&" or "!": asked first, a value on every line of dense text reaches here)

@@ -71,6 +71,7 @@ _ALGORITHM_VALUES = _word_set(
 )
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
+_PATH_FIRST = frozenset("~./")  # how every _PATH match starts (asked first: a value on every line is judged)
 # A path's file name with an extension (base64, which may also start with "/", has no "."): for names that are
 # not password-like a path is one only when it says so, or has no capital (a key in base64 would).
 _FILE_NAME = re.compile(r"/[\w-]+\.[a-z]{1,5}$")
@@ -376,11 +377,12 @@ def accept_assignment(
     if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
-    if _PATH.fullmatch(bare) and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
+    if bare[:1] in _PATH_FIRST and _PATH.fullmatch(bare) and (
+            password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):
         return kind
-    if not password_like and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
+    if not password_like and "-" in bare and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
         return None  # a name Kubernetes generated (Mountable secrets: default-token-x2k4p), not a token
     if environment and kind != "auth" and " " not in bare and _ends_in_secret_word(name):
         return kind

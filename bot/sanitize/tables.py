@@ -80,6 +80,7 @@ _COLUMN_NAME = re.compile(rb"[A-Za-z][A-Za-z0-9_#./()-]{0,31}(?: [A-Za-z][A-Za-z
 _CELL = re.compile(rb"[^ \t\r\n](?:[^ \t\r\n]| (?=[^ \t\r\n]))*")
 # A separator row under a header (``---   -----``, ``===``, ``+---+``): part of the table, nothing in it.
 _RULE = re.compile(rb"[ \t]*[-=+|:]{2,}(?:[ \t]+[-=+|:]{2,})*[ \t]*\r?")
+_RULE_FIRST = frozenset(bytes((c,)) for c in b"-=+|:")  # what a _RULE row starts with after its blanks
 # A date or a time (``2026-12-02T10:00:00Z``, ``2026-12-02 10:00``, ``10:00:00``) or a duration (``23h``,
 # ``1h30m0s``, ``<invalid>``): what a table's TTL or EXPIRES column holds, never a secret.
 _DATE_OR_DURATION = re.compile(
@@ -139,6 +140,17 @@ def _cell_at(line: bytes, offset: int) -> tuple[int, int] | None:
         return None
     cell = _CELL.match(line, offset)
     return (cell.start(), cell.end()) if cell is not None else None
+
+
+def _cells_starting(line: bytes, columns: list[tuple[int, bytes]]) -> int:
+    """How many of the header's columns have a cell of ``line`` (a row, no newline in it) starting exactly under
+    them: where ``_cell_at`` finds one, known without matching it (``_CELL`` matches wherever ``_cell_at`` lets it
+    try, since a row holds no newline), as a row of every column was matched in full only to be counted."""
+    length, count = len(line), 0
+    for offset, _ in columns:
+        if offset < length and line[offset] not in b" \t\r" and (offset == 0 or line[offset - 1] in b" \t"):
+            count += 1
+    return count
 
 
 def header_hint_end(span: bytes) -> int:
@@ -205,10 +217,9 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             row = data[row_start:row_end]
             if not row.strip() or len(row) > MAX_ROW_BYTES:
                 break
-            if _RULE.fullmatch(row) is None:
-                aligned = {offset: _cell_at(row, offset) for offset, _ in columns}  # each cell looked up once
-                if sum(1 for cell in aligned.values() if cell is not None) >= 2:
-                    cells = [(aligned[offset] or _cell_under(row, offset, bounds[offset]), password_like)
+            if row.lstrip(b" \t")[:1] not in _RULE_FIRST or _RULE.fullmatch(row) is None:
+                if _cells_starting(row, columns) >= 2:  # only the secret columns' cells are then read
+                    cells = [(_cell_at(row, offset) or _cell_under(row, offset, bounds[offset]), password_like)
                              for offset, password_like in secret]
                 elif sum(1 for _ in _CELL.finditer(row)) == len(columns):
                     cells = _cells_by_position(row, secret, columns)
