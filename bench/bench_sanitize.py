@@ -77,7 +77,7 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # widened alignment must stay fast on; envmid, issue #11).
             "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=",
             # A name aligned with 40 blanks before its separator opening each line (the line-start detectors' wide
-            # columns, ``context_patterns.ALIGNMENT_BLANKS``): with no value, with a value to judge on every line
+            # columns, ``context_patterns.ALIGNED_BLANK``): with no value, with a value to judge on every line
             # (each different), with a short first run before ";" (the line-start detector), a readable literal the
             # same on every line (rejected, not remembered: the finder is short); and a mid-line value
             # whose first run before ";" is short, glued to more text (each different) or to the next pair (aligned).
@@ -115,7 +115,9 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             '  ~ password = "a{i}" -> "b{i}"\n',
             # psql's lower-case header hint on every line (no rule under it: no table), a small psql table every three
             # lines, and a right-aligned secret column's header and row (each row different).
-            " n | password\n", " n | password\n---+---------\n a | x{i}\n", "NAME     TOKEN  AGE\nweb    a{i}  5d\n")
+            " n | password\n", " n | password\n---+---------\n a | x{i}\n", "NAME     TOKEN  AGE\nweb    a{i}  5d\n",
+            # An aligned name whose column is no-break spaces, and one 100 blanks wide (each value different).
+            "password" + "\u00a0" * 40 + "= a{i}\n", "  password" + " " * 100 + '= "a{i}"\n')
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

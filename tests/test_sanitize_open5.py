@@ -199,3 +199,28 @@ def test_two_psql_results_one_after_the_other_keep_the_second_header() -> None:
     one = " n | password\n---+----------\n a | x9Kq2mLp7\n"
     out = shown(one + one.replace("7", "8"))
     assert out == (" n | password\n---+----------\n a | [REDACTED:table_secret]\n") * 2
+
+
+@pytest.mark.parametrize(
+    ("blanks", "separator"),
+    [("\u00a0" * 6, "="), ("\u00a0" * 6, ":"), (" \u00a0 \u00a0 \u00a0", "="), (" " * 65, "="), (" " * 300, ":"),
+     ("\t" * 70, "="),
+     # a block's longest key: one to four no-break spaces (plain blanks there are code's)
+     ("\u00a0", "="), ("\u00a0\u00a0\u00a0", ":"), ("  \u00a0", "=")],
+)
+def test_an_aligned_name_after_no_break_spaces_or_a_wide_column_is_hidden(blanks: str, separator: str) -> None:
+    line = f"  password{blanks}{separator} {PW}"
+    assert shown(line + "\n") == f"  password{blanks}{separator} [REDACTED:password]\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  password_min_length\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0= 12",
+        "  secret_name" + " " * 80 + '= "orders-db-credentials"',
+        "  token_ttl\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0: 1h",
+        "password\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0policy is enforced: see the wiki",
+    ],
+)
+def test_aligned_ordinary_lines_stay(line: str) -> None:
+    assert shown(line + "\n") == line + "\n"

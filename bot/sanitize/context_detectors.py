@@ -17,6 +17,8 @@ from bot.sanitize.context_patterns import (
     _ALIGNED_FINDER_HEAD,
     _ALIGNED_FINDER_VALUE,
     _ALIGNED_HEAD,
+    _ALIGNED_NBSP_FINDER_HEAD,
+    _ALIGNED_NBSP_HEAD,
     _ASSIGNMENT_FINDER_NAME_HEAD,
     _ASSIGNMENT_HEAD,
     _ASSIGNMENT_SEPARATOR,
@@ -85,6 +87,15 @@ CONTEXT: tuple[Detector, ...] = (
         check="aligned",
         finder=_ALIGNED_FINDER_HEAD + _ALIGNED_FINDER_VALUE,
         search=_ALIGNED_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+    ),
+    # The same column's narrower keys after one to four no-break spaces (``_ALIGNED_NBSP_HEAD``). Where both start,
+    # five to eight blanks with a no-break space among them, the one above wins with the same judgement.
+    Detector(
+        "assignment",
+        _ALIGNED_NBSP_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="aligned",
+        finder=_ALIGNED_NBSP_FINDER_HEAD + _ALIGNED_FINDER_VALUE,
+        search=_ALIGNED_NBSP_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
     ),
     *TOOL_FORMATS,
     Detector(

@@ -120,9 +120,14 @@ _LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
 # a tool aligned (``terraform state show`` and ``terraform fmt``, aligned .tfvars, ini and .properties files,
 # PowerShell's Format-List: ``password          = "..."``), as wide as the block's longest key. Only where the name
 # opens its line: mid-line (the assignment detector) four blanks stay the bound, so a run of name + blanks + "="
-# with no line start is no candidate (one per line at most here, each scanned from its line's start).
-ALIGNMENT_BLANKS = 64
-_ALIGNMENT = rf"[ \t]{{1,{ALIGNMENT_BLANKS}}}"
+# with no line start is no candidate (one per line at most here, each scanned from its line's start). As wide as
+# the column is: a count to 64 left a key of the 65th column (a .properties file aligned to its longest key) to the
+# next line, and a count is a DFA state per blank where an unbounded run is one; linear still, since such a run
+# starts only after a name that opens its line. A blank there may be a no-break space (U+00A0: a table copied from a
+# web page or a wiki, PowerShell output through some terminals), one character to RE2 and one iteration of this
+# group to the parser (its two UTF-8 bytes spelled as one literal), so both count it alike.
+ALIGNED_BLANK = "(?:[ \\t]|\u00a0)"
+_ALIGNMENT = ALIGNED_BLANK + "+"
 # Make's assignments: a directive before the name (``export DB_PASSWORD ?= ab;cd``, ``override``, ``private``), and
 # its operators beside "=": "?=" (if unset), ":=" "::=" ":::=" (expanded), "+=" (appended); make's value is the whole
 # rest of the line, as the judge reads it (``!=`` runs a shell command: its value is no literal).
@@ -133,15 +138,25 @@ _LINE_VALUE_HEAD = (
 )
 _SHORT_RUN = r"[^\s\"',;&}\])]{0,2}"
 _SHORT_RUN_THEN_DELIMITER = rf"(?:{_SHORT_RUN}|[0-9]{{3,6}})[,;&)}}\]]"
-# A name aligned in a column wider than code's blanks, opening its line (``ALIGNMENT_BLANKS``): after indentation, a
+# A name aligned in a column wider than code's blanks, opening its line (``ALIGNED_BLANK``): after indentation, a
 # diff's or a quote's opener, a YAML list's "- ", or a plan's change marker after the indentation (``terraform
 # plan``'s ``      + password                 = "..."``, ``~``, ``-``). Judged as the assignment detector judges
 # its candidates (``judge.judge``: check "aligned"), which it never shares a start with (four blanks at most).
-_ALIGNED_HEAD = (
-    rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:[-+~][ \t]{{1,4}})?(?P<name>{_NAME})[ \t]{{5,{ALIGNMENT_BLANKS}}}"
-    r"(?P<sep>[?:]?=|:)[ \t]{0,4}"
-)
+
+
+def _aligned_head(blanks: str) -> str:
+    """The aligned name's head with ``blanks`` between the name and its separator."""
+    return (rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:[-+~][ \t]{{1,4}})?(?P<name>{_NAME}){blanks}"
+            r"(?P<sep>[?:]?=|:)[ \t]{0,4}")
+
+
+_ALIGNED_HEAD = _aligned_head(ALIGNED_BLANK + "{5,}")
 _ALIGNED_FINDER_HEAD = _ALIGNED_HEAD.replace(_NAME, _FINDER_NAME)
+# The same column's narrower keys when its blanks are no-break spaces: the longest key of a block has one to four
+# before its separator, where plain blanks are code's (the assignment detector's) but a no-break space is no one's
+# (code never writes one). A detector of its own (the run is short and bounded: no count on plain blanks).
+_ALIGNED_NBSP_HEAD = _aligned_head("[ \\t]{0,4}\u00a0" + ALIGNED_BLANK + "{0,3}")
+_ALIGNED_NBSP_FINDER_HEAD = _ALIGNED_NBSP_HEAD.replace(_NAME, _FINDER_NAME)
 # Its finder's value: a candidate's start, then the rest of the value unbounded. The value's counters
 # (``_QUOTED_CANDIDATE``) grew the alternation's program by a quarter, past what its DFA budget keeps
 # (tests/test_sanitize_memory.py), and a finder without the value is no memo key (``candidates.run_pass``: the same

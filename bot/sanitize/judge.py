@@ -173,7 +173,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.
     # After "=" the context does not matter at all (shapes.accept_assignment: NAME=value is structured).
-    # In a column aligned wider than code's few blanks (``context_patterns.ALIGNMENT_BLANKS``) the quoted literal
+    # In a column aligned wider than code's few blanks (``context_patterns.ALIGNED_BLANK``) the quoted literal
     # is not taken for a secret under any secret's name: a plan or a state lists a resource's attributes there
     # (``  + secret                 = "db-credentials"`` names a Secret); a password or a generated value still is.
     spaced = text[sep_start - 1 : sep_start] in (b" ", b"\t") and sep_start - name_end <= _CODE_BLANKS

@@ -108,11 +108,9 @@ def _first_of(op: object, value: object) -> tuple[frozenset[int], bool]:
 
 def first_characters(pattern: str) -> tuple[frozenset[int], bool]:
     """A superset of the characters a match of ``pattern`` can start with, and whether it can match empty. The
-    pattern is read as the parser's bytes read it (ASCII classes and case); one with a non-ASCII character (whose
-    first byte is not its code point) may start with anything."""
-    if not pattern.isascii():
-        return _EVERY, True
-    return _first(list(sre_parse.parse(pattern)))
+    pattern is read as the parser's bytes read it (ASCII classes and case; a non-ASCII character as its UTF-8
+    bytes, as ``automata._compile_pass`` encodes the pattern: a no-break space starts with 0xc2)."""
+    return _first(list(sre_parse.parse(pattern if pattern.isascii() else pattern.encode())))
 
 
 def _held(sequence: list[tuple[object, object]]) -> frozenset[int]:
@@ -271,6 +269,10 @@ def _next_element(pattern: str, i: int) -> tuple[str, int] | None:
     return element, end
 
 
+# An element's unbounded count at its end: ``{m,}`` or ``+`` (not lazy, not possessive).
+_UNBOUNDED_END = re.compile(r"(?:\{(\d+),\}|(?<!\\)\+)$")
+
+
 def guard_names(pattern: str, name: str) -> str:
     """``pattern`` with a lookahead before each ``(?P<name>NAME)`` followed by an element that cannot start with a
     name character nor match empty (a separator, a column's blanks): the whole run of name characters (at most
@@ -288,19 +290,28 @@ def guard_names(pattern: str, name: str) -> str:
         first, empty = first_characters(following[0])
         if empty or first & NAME_CHARACTERS:
             continue
-        pieces += (pattern[last : found.start()], f"(?={_NAME_RUN}{{1,{longest}}}+{following[0]})")
+        # In a lookahead nothing follows the element: its least count asks what an unbounded count would (an
+        # aligned column's ``{5,}``: five blanks, not the whole run of them, one group iteration each)
+        element = _UNBOUNDED_END.sub(lambda m: f"{{{m.group(1)}}}" if m.group(1) else "", following[0])
+        pieces += (pattern[last : found.start()], f"(?={_NAME_RUN}{{1,{longest}}}+{element})")
         last = found.start()
     return "".join(pieces) + pattern[last:]
 
 
-_BLANK_RUN = re.compile(r"\[ \\t\]\{\d+,\d+\}(?![?+])")
+# A run of blanks: bounded (``[ \\t]{m,n}``), or an aligned column's, whose blank may be a no-break space too
+# (``context_patterns.ALIGNED_BLANK``: ``(?:[ \\t]|\u00a0){m,}`` or ``+``, unbounded: its fast spelling is).
+_BLANK_RUN = re.compile(
+    "\\[ \\\\t\\]\\{\\d+,\\d+\\}(?![?+])|\\(\\?:\\[ \\\\t\\]\\|\u00a0\\)(?:\\{\\d+,\\}|\\+)(?![?+])"
+)
+# What a run's blank may start with: a blank, or a no-break space (U+00A0; its first UTF-8 byte is 0xc2).
+_RUN_FIRST = _BLANKS | {0xA0, 0xC2}
 
 
 def possessive_blanks(pattern: str) -> str:
-    """``pattern`` with each bounded run of blanks (``[ \\t]{m,n}``) made possessive where the element after it
-    cannot start with a blank nor match empty (a separator, a value): a match must then take the whole run (at
-    most ``n``), so each shorter run that a failing branch gave back one blank at a time failed at that element
-    anyway (an aligned column's 40 blanks before its "=" were given back 40 times)."""
+    """``pattern`` with each run of blanks (``_BLANK_RUN``) made possessive where the element after it cannot start
+    with a blank nor match empty (a separator, a value): a match must then take the whole run (at most ``n``), so
+    each shorter run that a failing branch gave back one blank at a time failed at that element anyway (an aligned
+    column's 40 blanks before its "=" were given back 40 times)."""
     pieces: list[str] = []
     last = 0
     for found in _BLANK_RUN.finditer(pattern):
@@ -310,11 +321,25 @@ def possessive_blanks(pattern: str) -> str:
         if following is None:
             continue
         first, empty = first_characters(following[0])
-        if empty or first & _BLANKS:
+        if empty or first & (_RUN_FIRST if found.group().startswith("(") else _BLANKS):
             continue
-        pieces += (pattern[last : found.end()], "+")
+        run = found.group()
+        if run.startswith("("):  # an aligned column's run: each blank a group's iteration, slow in Python's re
+            run = _fast_aligned_run(run)
+        pieces += (pattern[last : found.start()], run, "+")
         last = found.end()
     return "".join(pieces) + pattern[last:]
+
+
+def _fast_aligned_run(run: str) -> str:
+    """An aligned column's run of blanks (``(?:[ \\t]|NBSP){m,}`` or ``+``) spelled for Python's ``re`` with the
+    same matches once possessive: a run of blanks is taken by one class repeat instead of one group iteration per
+    blank (an aligned ``password`` + 40 blanks parsed five times slower as a group), and its least count, when
+    over one, is asked first by a lookahead of that many iterations."""
+    blank, quantifier = run[: run.index(")") + 1], run[run.index(")") + 1 :]
+    fast = "(?:[ \\t]++|\u00a0)+"  # possessive once the caller appends "+"
+    least = int(quantifier[1 : quantifier.index(",")]) if quantifier.startswith("{") else 1
+    return (f"(?={blank}{{{least}}})" if least > 1 else "") + fast
 
 
 def _inside_class(pattern: str, i: int) -> bool:

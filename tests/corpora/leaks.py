@@ -91,7 +91,7 @@ LEAKS: tuple[Leak, ...] = (
          "x;9Kq2mL7pRw -e REDIS_PASSWORD=4821)Zt5Kp8wQ mysql\n",
          ("ab;cdefghij", "cdefghij", "x;9Kq2mL7pRw", "9Kq2mL7pRw", "4821)Zt5Kp8wQ", "Zt5Kp8wQ")),
     # Names aligned in a column wider than four blanks, opening their lines (terraform fmt, aligned .tfvars, ini,
-    # .properties, PowerShell's Format-List): context_patterns.ALIGNMENT_BLANKS
+    # .properties, PowerShell's Format-List): context_patterns.ALIGNED_BLANK
     Leak("aligned_tfvars", 'region                = "eu-west-1"\nadmin_password        = "Yz9SrUmqi&TlpG3FXD3sb1>C"\n'
          'client_secret            = "Q7vLm2Tz9Xk4pR8wN3bH"\n', ("Yz9SrUmqi&TlpG3FXD3sb1>C", "Q7vLm2Tz9Xk4pR8wN3bH")),
     Leak("aligned_properties", "db.url           : jdbc:postgresql://db01/app\ndb.password      : xK9vQ2mL7pR4\n"

@@ -76,4 +76,10 @@ p1, p2 = pw(9), pw(12)
 case("right-aligned-values", f"ID   USER         PASSWORD  CREATED\n1    alice     {p1}  2026-12-01\n22   bob    {p2}  2026-12-01\n", p1, p2)
 case("right-aligned-under-left-header", f"NAME    TOKEN                 AGE\nweb       {t3}  5d\napi            {t2}  5d\n", t3, t2)
 
+# An aligned name whose column is no-break spaces (a table copied from a wiki), or wider than 64 blanks
+p1, p2, p3 = pw(16), pw(14), pw(18)
+case("aligned-nbsp", f"db_host\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0= \"db.internal\"\ndb_password\u00a0\u00a0\u00a0= \"{p1}\"\n", p1)
+case("aligned-nbsp-colon", f"    user\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0: ops\n    password\u00a0\u00a0\u00a0\u00a0 \u00a0: {p2}\n", p2)
+case("aligned-wide", "app.datasource.url" + " " * 70 + "= jdbc:postgresql://db/app\napp.datasource.password" + " " * 65 + f"= {p3}\n", p3)
+
 OPEN5_LEAKS: tuple[Leak, ...] = tuple(CASES)
