@@ -29,7 +29,7 @@ _LEAD = rb'[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}+"?[ \t]*+:[ \t]*+'
 # its kind and does not start with "{" (a chart's template, ``{{ .Values.x }}``, is left alone there).
 _FORMS = (rb"(%s)[^\s\"'{}|>,][^\s,]*+(,?[ \t]*+)", rb'(%s)"(?:[^"\n{][^"\n]*+)?"(,?[ \t]*+)',
           rb"(%s)'(?:[^'\n{][^'\n]*+)?'(,?[ \t]*+)")
-_PLAIN = re.compile(_FORMS[0] % _LEAD)  # the first form at any indentation, for a line alone
+_ANY_INDENTATION = tuple(re.compile(form % _LEAD) for form in _FORMS)  # the forms, for a line alone
 _QUOTES = (b"", b'"', b"'")
 _SUBSTITUTIONS: dict[int, tuple[re.Pattern[bytes], ...]] = {}
 
@@ -39,10 +39,11 @@ def replace_values(lines: list[bytes], numbers: list[int], marker: Callable[[str
     """Replace the values of ``lines[numbers]`` (one Secret's data lines); how many were replaced. ``constant``:
     what ``marker`` returns for every value, when it does not depend on the value (None: it does)."""
     if constant is not None and len(numbers) == 1:  # (a small Secret, or one line a Secret: as common)
-        plain = _PLAIN.fullmatch(lines[numbers[0]])
-        if plain is not None:
-            lines[numbers[0]] = plain.group(1) + constant + plain.group(2)
-            return 1
+        for form, quote in zip(_ANY_INDENTATION, _QUOTES, strict=True):
+            taken = form.fullmatch(lines[numbers[0]])
+            if taken is not None:
+                lines[numbers[0]] = taken.group(1) + quote + constant + quote + taken.group(2)
+                return 1
     before = list(map(lines.__getitem__, numbers))
     if constant is not None and len(numbers) > 1:
         # The first form, at the first line's indentation: when it takes every line (the common case), each once,

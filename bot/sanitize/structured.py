@@ -42,16 +42,19 @@ _OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*
 # blank after the colon): never skips a text the pass would change.
 _SECRET_SIGN = re.compile(rb'"Secret"|kind"?[ \t]*:\s*["\']?Secret')
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
-# The walk's budget (see the module docstring), in units of about 0.4 us of Python: a line read outside a data
-# block costs LINE_UNITS, a value line VALUE_UNITS (read, and replaced with the others of its Secret in a few
-# substitutions; an approval card's fingerprinted markers take each line alone, CARD_VALUE_UNITS), a one-line JSON
-# Secret's value COMPACT_VALUE_UNITS more than its line.
+# The walk's budget (see the module docstring), in units of about 0.4 us of Python, each charge what its work
+# was measured to cost: a line read outside a data block costs LINE_UNITS (a "---" SEPARATOR_UNITS), one that
+# opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken), a value line
+# VALUE_UNITS (replaced with the others of its Secret in a few substitutions; an approval card's fingerprinted
+# markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret's value COMPACT_VALUE_UNITS.
 FREE_UNITS = 1024
 BYTES_PER_UNIT = 10
-LINE_UNITS = 6
+LINE_UNITS = 5
+SEPARATOR_UNITS = 3
+BLOCK_UNITS = 4
 VALUE_UNITS = 1
 CARD_VALUE_UNITS = 3
-COMPACT_VALUE_UNITS = 3
+COMPACT_VALUE_UNITS = 5
 DENSE_KIND = "dense_candidates"
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
@@ -81,13 +84,14 @@ def _next_line(top_indent: int) -> re.Pattern[bytes]:
     """A newline and the line after it, when that line can change what the walk knows with its innermost open
     mapping at ``top_indent``: one indented less (it closes that mapping: a superset, any character but a blank, a
     newline or "#" where its text starts), a "---", a key that decides something (``kind``, ``apiVersion``,
-    ``data``, ``stringData``, as ``_KEY`` reads them) or a one-line JSON Secret. Any other line would only open a
+    ``data``, ``stringData``, as ``_KEY`` reads them); a one-line JSON Secret (a line holding ``"Secret"``) is
+    found apart, by ``bytes.find`` (in this pattern it cost a scan of every line). Any other line would only open a
     mapping that no such key fills (its lines are indented at least as deep as the innermost open one), which
     changes nothing: a mapping is opened again, empty, by the first deciding key at its indentation. So most lines
     of a large YAML text that mentions a Secret are passed over by this search instead of by Python."""
     shallower = rb"[ \t]{0,%d}[^ \t\n#]|" % (top_indent - 1) if top_indent > 0 else b""
     pattern = re.compile(rb'\n(?:' + shallower + rb'[ \t\r\x0b\x0c]*---'
-                         rb'|[ \t]*(?:-[ \t]+)?"?(?:kind|apiVersion|data|stringData)"?[ \t]*:|[^\n]*"Secret")')
+                         rb'|[ \t]*(?:-[ \t]+)?"?(?:kind|apiVersion|data|stringData)"?[ \t]*:)')
     return _remember(_NEXT_LINES, top_indent, pattern)
 
 
@@ -101,6 +105,7 @@ def _block_end(key_indent: int) -> re.Pattern[bytes]:
 # The two searches above per indentation, compiled once (a dict read costs less than an lru_cache call, and the
 # walk asks once a line it reads); bounded, since a text chooses its indentations.
 _NEXT_LINES: dict[int, re.Pattern[bytes]] = {}
+_NEXT_LINE_ANY = re.compile(rb"\n")  # (a placeholder: the walk picks its search before its first use)
 _BLOCK_ENDS: dict[int, re.Pattern[bytes]] = {}
 
 
@@ -180,8 +185,11 @@ def redact_secret_manifests(
     last_offset = len(data) + 1 - sum(len(lines[i]) + 1 for i in range(last_line, len(lines))) if cut_end else -1
     value_units = VALUE_UNITS if constant is not None else CARD_VALUE_UNITS
     units = FREE_UNITS + len(data) // BYTES_PER_UNIT - len(orphans) * value_units  # what the walk may still spend
-    while number < len(lines):
-        units -= LINE_UNITS
+    line_units, total = LINE_UNITS, len(lines)
+    search_top, search = -1, _NEXT_LINE_ANY.search  # the search for the next line, for the innermost indentation
+    compact_line = -1  # where the next line holding '"Secret"' starts, once searched for
+    while number < total:
+        units -= line_units
         if units < 0:
             break  # over budget: hidden from this line on, below
         line = lines[number]
@@ -192,6 +200,7 @@ def redact_secret_manifests(
             if collecting is not None and indent > collecting[1]:
                 collecting[0].pending.append(number)
             elif stripped == b"---":
+                units += LINE_UNITS - SEPARATOR_UNITS
                 collecting = None
                 while stack:
                     close(stack.pop())
@@ -208,8 +217,10 @@ def redact_secret_manifests(
                     lines[number], found = _redact_open_compact(lines[number], marker)
                     count += found
                 collecting = _visit(stack, close, line, indent)
+                if collecting is not None:
+                    units -= BLOCK_UNITS
         if number >= last_line:
-            number = len(lines)
+            number = total
             break  # only blank lines follow
         if collecting is not None:
             # The data block: every line up to the first filled one indented no deeper than its key (found by one
@@ -236,13 +247,18 @@ def redact_secret_manifests(
         else:
             # The next line that can change anything (``_next_line``): the lines before it are read no further.
             top = stack[-1].indent if stack else 0
-            found_line = (_NEXT_LINES.get(top) or _next_line(top)).search(data, after - 1)
-            end = len(data) + 1 if found_line is None else found_line.start() + 1
+            if top != search_top:
+                search_top, search = top, (_NEXT_LINES.get(top) or _next_line(top)).search
+            if compact_line < after:  # the next line holding '"Secret"' (by bytes.find, faster than re)
+                found = data.find(b'"Secret"', after)
+                compact_line = len(data) + 1 if found < 0 else data.rfind(b"\n", 0, found) + 1
+            found_line = search(data, after - 1, compact_line)  # (only up to it: each byte searched once)
+            end = compact_line if found_line is None else found_line.start() + 1
             if cut_end and end > last_offset:
                 end = last_offset  # the last filled line of a head is read whatever it holds
-            skipped = data.count(b"\n", after, end)
+            skipped = data.count(b"\n", after, end) if end > after else 0
         number, offset = number + 1 + skipped, end
-    if number < len(lines):  # the walk ran out of budget at this line
+    if number < total:  # the walk ran out of budget at this line
         for mapping in stack:
             mapping.is_secret = True  # its kind may be in what is hidden: fail closed
         while stack:
