@@ -127,11 +127,12 @@ def _secret_cell(value: bytes, password_like: bool) -> bool:
     """Whether a secret column's cell holds a secret: not empty, ``<none>``, ``-``, ``true``, a placeholder, a date,
     a duration or a masked value; a password column's any other word, another column's a generated-looking one."""
     shown = value.decode("utf-8", "replace")
-    if shapes.trivial(shown) or _DATE_OR_DURATION.fullmatch(shown) or shown.strip("*•x") == "":
+    if shapes.trivial(shown) or shown[:1].isdecimal() and _DATE_OR_DURATION.fullmatch(shown) \
+            or shown.strip("*•x") == "":  # (each of its branches starts with a digit, "\d": what isdecimal says)
         return False
     if password_like and " " not in shown and len(shown) >= 6:
         return True
-    return not _object_name(shown) and shapes.generated(shown)
+    return shapes.generated(shown) and not _object_name(shown)  # the cheap one first: most cells are short
 
 
 def _cell_at(line: bytes, offset: int) -> tuple[int, int] | None:
@@ -207,6 +208,8 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         if not secret:
             continue
         bounds = _column_bounds(columns)
+        position = {offset: i for i, (offset, _) in enumerate(columns)}
+        by_position = [(position[offset], password_like) for offset, password_like in secret]
         row_start = header_end + 1
         while row_start < length:
             if dense_end := over_budget(row_start):
@@ -221,8 +224,10 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
                 if _cells_starting(row, columns) >= 2:  # only the secret columns' cells are then read
                     cells = [(_cell_at(row, offset) or _cell_under(row, offset, bounds[offset]), password_like)
                              for offset, password_like in secret]
-                elif sum(1 for _ in _CELL.finditer(row)) == len(columns):
-                    cells = _cells_by_position(row, secret, columns)
+                elif len(found := [(m.start(), m.end()) for m in _CELL.finditer(row)]) == len(columns):
+                    # As many cells as the header has columns but not aligned under it (a tool that pads by
+                    # another width): the secret columns' cells by their position.
+                    cells = [(found[position], password_like) for position, password_like in by_position]
                 else:
                     break  # the table ended: this line does not fit it
                 for cell, password_like in cells:
@@ -253,14 +258,4 @@ def _cell_under(row: bytes, offset: int, bounds: tuple[int, int, int]) -> tuple[
         if cell.end() > offset:
             return cell.start(), cell.end()
     return None
-
-
-def _cells_by_position(
-    row: bytes, secret: list[tuple[int, bool]], columns: list[tuple[int, bytes]]
-) -> list[tuple[tuple[int, int] | None, bool]]:
-    """A row with as many cells as the header has columns but not aligned under it (a tool that pads by
-    another width): the secret columns' cells by their position."""
-    cells = [(m.start(), m.end()) for m in _CELL.finditer(row)]
-    index = {offset: i for i, (offset, _) in enumerate(columns)}
-    return [(cells[index[offset]], password_like) for offset, password_like in secret]
 
