@@ -15,10 +15,11 @@ search passes over the others, and a data block's lines are taken as a whole (``
 replaced together (``manifest_values``). Even so a text made of nothing but such lines (``kind: Secret`` /
 ``data:`` / one value, over and over: 6 MB/s) costs a couple of microseconds a line, so the walk has a budget as
 the detector passes do (``candidates.py``): ``FREE_UNITS`` plus one per ``BYTES_PER_UNIT`` bytes of text, a read
-line costing ``LINE_UNITS`` and a value ``VALUE_UNITS``. Past it the text from the line the walk stopped at to the
-end becomes one ``[REDACTED:dense_candidates]`` marker, and every open mapping counts as a Secret (its kind may be
-in what is hidden): it fails closed. Ordinary output stays well below it (a listing of Secrets spends one unit per
-34-44 bytes, one of Secrets holding tens of short keys each one per 18: ``bench/bench_manifests.py``).
+line costing ``LINE_UNITS`` and a value ``VALUE_UNITS`` (below). Past it the text from the line the walk stopped at
+to the end becomes one ``[REDACTED:dense_candidates]`` marker, and every open mapping counts as a Secret (its kind
+may be in what is hidden): it fails closed. Ordinary output stays below it (``bench/bench_manifests.py``: a
+listing of Secrets spends one unit per 35-40 bytes, 3.5-4x below; one of Secrets holding 10-40 short keys each, the
+densest ordinary case, one per 15-25 bytes, 1.5-2.5x below).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ FREE_UNITS = 1024
 BYTES_PER_UNIT = 10
 LINE_UNITS = 5
 SEPARATOR_UNITS = 3
-BLOCK_UNITS = 4
+BLOCK_UNITS = 6
 VALUE_UNITS = 1
 CARD_VALUE_UNITS = 3
 COMPACT_VALUE_UNITS = 5
