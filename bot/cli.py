@@ -114,7 +114,7 @@ def cmd_exec(args: argparse.Namespace) -> int:
     tool = _tool(catalog, args.tool)
     argv = tool.render_argv(args.arguments)
     result = asyncio.run(execute_tool(tool, argv, execution_limits(config)))
-    print(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    print(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     return 1 if result.status == "failed_to_start" else 0
 
 

@@ -325,8 +325,8 @@ async def test_operator_patterns_apply_to_output(opsctl: Path) -> None:
 
 async def test_result_is_json_serializable(opsctl: Path) -> None:
     result = await _run([str(opsctl), "ok"])
-    dumped = json.loads(json.dumps(result.model_dump(mode="json")))
-    assert CallResult.model_validate(dumped) == result
+    dumped = json.loads(json.dumps(result.as_json()))
+    assert CallResult.from_json(dumped) == result
     assert set(dumped) == {
         "status",
         "exit_code",
@@ -340,6 +340,19 @@ async def test_result_is_json_serializable(opsctl: Path) -> None:
         "stopped_by",
         "output_withheld",
     }
+
+
+def test_a_result_refuses_what_it_cannot_be() -> None:
+    """The checks the pydantic model made, kept by the dataclass: an unknown status, a negative count, a
+    misspelt stored field."""
+    with pytest.raises(ValueError, match="status: 'done' is not one of"):
+        CallResult(status="done")  # type: ignore[arg-type]
+    for name in ("total_bytes", "duration_seconds", "redactions"):
+        with pytest.raises(ValueError, match=f"{name}: must be >= 0"):
+            CallResult(status="finished", **{name: -1})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown result fields: exitcode"):
+        CallResult.from_json({"status": "finished", "exitcode": 0})
+    assert CallResult.from_json({"status": "finished", "argv_display": ("a",)}).argv_display == ["a"]
 
 
 async def test_the_same_argv_is_shown_per_secrets_and_patterns(opsctl: Path) -> None:

@@ -41,7 +41,7 @@ def make_executor(core: Core) -> Callable[[CallRecord], Awaitable[dict[str, Any]
         await core.catalogs.refresh()
         result = await execute_decided_call(record, core.catalog, limits, verifier, binaries, environments)
         RUN_DURATION.observe(result.duration_seconds)
-        return result.model_dump(mode="json")
+        return result.as_json()
 
     return execute
 

@@ -111,7 +111,7 @@ def approved_call_executor(
 
     async def execute(record: CallRecord) -> dict[str, Any]:
         result = await execute_decided_call(record, tools, limits or ExecutionLimits(), checks, binaries)
-        return result.model_dump(mode="json")
+        return result.as_json()
 
     return execute
 

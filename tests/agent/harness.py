@@ -52,7 +52,7 @@ async def execute(record: CallRecord) -> dict[str, Any]:
     scrubbed = scrub_environment()
     result = await run_argv(record.argv, env=scrubbed.env, cwd=None, timeout=20,
                             secret_values=scrubbed.removed_values.values())
-    return result.model_dump()
+    return result.as_json()
 
 
 async def outbox(redis: Redis, conversation: str | None = None) -> list[bus.BusEvent]:

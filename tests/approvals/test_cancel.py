@@ -37,7 +37,7 @@ def _script_executor(script: Path, kill_grace: float = 5.0) -> Any:
     async def execute(record: CallRecord) -> dict[str, Any]:
         result = await run_argv([str(script)], env=scrub_environment().env, cwd=None, timeout=60,
                                 kill_grace=kill_grace)
-        return result.model_dump(mode="json")
+        return result.as_json()
 
     return execute
 

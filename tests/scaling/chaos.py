@@ -69,7 +69,7 @@ def verifying_executor(verifier: DecisionVerifier) -> Callable[[CallRecord], Awa
             return {"status": "refused", "error": f"refused: {exc.reason}; not run"}
         result = await run_argv(list(record.argv), env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
                                 cwd=None, timeout=60)
-        return result.model_dump(mode="json")
+        return result.as_json()
 
     return execute
 

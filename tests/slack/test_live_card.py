@@ -53,7 +53,7 @@ async def runner(harness: Harness, tmp_path: Path) -> AsyncIterator[Path]:
 
     async def execute(record: CallRecord) -> dict[str, Any]:
         result = await run_argv(record.argv, env=scrub_environment().env, cwd=None, timeout=300, kill_grace=5)
-        return result.model_dump(mode="json")
+        return result.as_json()
 
     worker = RunnerWorker(harness.redis, CallStore(harness.redis), execute, runner_id="runner-7",
                           heartbeat_interval=0.1, stale_after=3.0, block_seconds=0.05, sweep=False, grace_period=1)

@@ -28,7 +28,7 @@ async def test_thread_model_and_console_say_why_and_show_no_secret(store: CallSt
         Proposal(tool="kv_get", app="vault", arguments="{}", argv=argv)], POLICY, "UREQ")
     await store.approve(record.id, "UAPP", [], POLICY)
     assert await store.claim(record.id, "runner-a") is not None
-    ended = await store.finish(record.id, "runner-a", result.model_dump(mode="json"))
+    ended = await store.finish(record.id, "runner-a", result.as_json())
 
     _text, blocks, _attach = render_result(ended)
     thread = json.dumps(blocks)
@@ -52,7 +52,7 @@ async def test_a_timed_out_call_says_why_its_partial_output_is_withheld(store: C
         Proposal(tool="read", app="vault", arguments="{}", argv=argv)], POLICY, "UREQ")
     await store.approve(record.id, "UAPP", [], POLICY)
     assert await store.claim(record.id, "runner-a") is not None
-    ended = await store.finish(record.id, "runner-a", result.model_dump(mode="json"))
+    ended = await store.finish(record.id, "runner-a", result.as_json())
     model = record_result("toolu_2", ended)["content"]
     assert model.startswith("The command timed out and was killed.\n(output withheld: the command asks")
     assert "[REDACTED:secret_field#" in model and SECRET not in model

@@ -77,7 +77,7 @@ async def main(args: argparse.Namespace) -> None:
             print("STARTED", record.id, flush=True)
             result = await run_argv([sys.executable, "-c", HOSTILE_CHILD], env=dict(os.environ), cwd=None,
                                     timeout=60, output_limit=args.output_limit)
-            return result.model_dump(mode="json")
+            return result.as_json()
         print("STARTED", record.id, flush=True)
         await asyncio.sleep(args.sleep)
         return {"status": "finished", "exit_code": 0, "output": ""}
