@@ -72,14 +72,16 @@ from bot.approvals.store import CallStore  # noqa: E402
 from tests.support.fake_slack import FakeSlack  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
-#: What a runner process imports, in an order where each step adds its own part (``bot.cli`` last: the rest).
-#: ``bot.fisk.model`` holds the first pydantic models: building any model loads pydantic's schema machinery.
-RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "pydantic", "bot.fisk.model", "re2", "yaml",
-                  "bot.sanitize", "bot.approvals.store", "bot.config", "bot.roles", "bot.cli")
-#: What the agent and slack roles import on top of a runner's (the combined process holds all of it). They sign
-#: decisions with libsodium and read their key without cryptography (bot/approvals/signing_key.py), so
-#: cryptography is not among them where libsodium is installed.
-OTHER_ROLE_IMPORTS = ("anthropic", "bot.agent", "slack_bolt", "aiohttp", "bot.slack")
+#: What a runner process imports, in an order where each step adds its own part (``bot.cli`` last: the rest). A
+#: runner imports no pydantic and no PyYAML: its configuration is validated by a child process
+#: (``bot/config_view.py``), and its records, results and fisk models are dataclasses.
+RUNNER_IMPORTS = ("asyncio", "ssl", "redis.asyncio", "hiredis", "re2", "bot.fisk.model", "bot.sanitize",
+                  "bot.approvals.store", "bot.config_view", "bot.roles", "bot.cli")
+#: What the agent and slack roles import on top of a runner's (the combined process holds all of it): pydantic and
+#: the configuration's models first. They sign decisions with libsodium and read their key without cryptography
+#: (bot/approvals/signing_key.py), so cryptography is not among them where libsodium is installed.
+OTHER_ROLE_IMPORTS = ("pydantic", "yaml", "bot.config", "anthropic", "bot.agent", "slack_bolt", "aiohttp",
+                      "bot.slack")
 IMPORT_PROBE = """
 import ctypes, gc, importlib, sys
 def return_free_heap():  # as bot.memory does, without importing what bot.memory imports
@@ -329,8 +331,8 @@ def write_config(work: Path, slack_port: int) -> Path:
 
 
 @contextmanager
-def started(role: str, name: str, config: Path, env: dict[str, str], work: Path) -> Iterator[Role]:
-    process = Role(role, name, config, env, work / "logs")
+def started(role: str, name: str, config: Path, env: dict[str, str], work: Path, tree: Path = ROOT) -> Iterator[Role]:
+    process = Role(role, name, config, env, work / "logs", tree)
     try:
         wait_until(process.ready, 90, f"{name} ready", 0.2)
         yield process

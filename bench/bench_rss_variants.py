@@ -1,5 +1,5 @@
-"""What candidate cuts would take off a ready runner's resident memory (not a test):
-``python bench/bench_rss_variants.py``.
+"""What candidate cuts would take off a ready runner's resident memory, and what a change did (not a test):
+``python bench/bench_rss_variants.py [--tree OLD_TREE]``.
 
 Issue #13 asks for ``serve --role runner`` at <= 50 MiB when ready. ``bench_rss.py`` says where a runner's memory
 goes; this bench measures cuts that change how the libraries behave rather than the project's code, before anyone
@@ -8,16 +8,14 @@ one real Redis) with a ``sitecustomize`` module on ``PYTHONPATH`` that makes the
 imported, interleaved with the unchanged runner, ``--runs`` times each; it prints each variant's median VmRSS when
 ``/readyz`` answers and its difference from the unchanged runner's median.
 
-Then a fresh interpreter estimates what a runner without pydantic would import: the modules ``bot.cli`` imports,
-except pydantic (with pydantic-core, annotated-types, typing-inspection) and the project's own modules, then
-``bot.sanitize`` (the project's largest part, which needs no pydantic). The project's other modules and the start-up
-(about +1.5 MiB together without their pydantic models, see ``bench_rss.py``'s breakdown) come on top of it.
+``--tree DIR`` adds another source tree's runner (``git worktree add /tmp/old main``) to the same interleaving, so a
+change is measured against the code before it in one run. Then what this tree's runner imported: no pydantic since
+the runner reads a configuration validated by a child process (README, runner RSS), which the bench checks.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -32,56 +30,38 @@ from bench.bench_rss import started, status_mib, write_config  # noqa: E402
 from bench.support import ROOT, RedisProcess  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
-#: name -> the sitecustomize that makes the change (None: the runner as it is).
+#: name -> the sitecustomize that makes the change (None: the runner as it is). The earlier variants that changed
+#: how pydantic builds models are gone with pydantic itself: a runner no longer imports it.
 VARIANTS: dict[str, str | None] = {
     "unchanged": None,
-    # Every model built on first validation instead of at class creation: what a runner never validates
-    # (audit entries, grants, the slack and incident sections' own validators) is never built.
-    "pydantic models deferred (defer_build)": "import pydantic\n"
-                                              "pydantic.BaseModel.model_config['defer_build'] = True\n",
-    # Field(pattern=...) compiled by Python's re instead of pydantic-core's Rust regex (each one a few tens of KiB).
-    # Not equivalent: Python's "$" also matches before a final newline.
-    "pydantic patterns on Python's re": "import pydantic\n"
-                                        "pydantic.BaseModel.model_config['regex_engine'] = 'python-re'\n",
     # redis-py imports the OpenTelemetry metrics API when it is installed (anthropic installs it), for metrics
     # that are off unless configured.
     "OpenTelemetry hidden from redis-py": "import sys\nsys.modules['opentelemetry'] = None\n",
 }
 
-WITHOUT_PYDANTIC_PROBE = """
-import ctypes, gc, importlib, json, sys
-names = json.loads(sys.argv[1])
-def rss():
-    gc.collect()
-    ctypes.CDLL('libc.so.6').malloc_trim(0)
-    with open('/proc/self/status') as f:
-        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
-for name in names:
-    try:
-        importlib.import_module(name)
-    except ImportError:  # a module that only another platform's code path imports
-        pass
-libraries = rss()
-importlib.import_module('bot.sanitize')
-print(f'{libraries:.1f} {rss():.1f} {len(names)}')
+IMPORTED_PROBE = """
+import asyncio, json, os, sys, tempfile
+config = os.path.join(tempfile.mkdtemp(), "config.yaml")
+with open(config, "w") as f:
+    json.dump({"applications": [{"binary": "/bin/true"}]}, f)
+asyncio.run = lambda coroutine, **_: coroutine.close()  # everything `serve` imports before its event loop runs
+import bot.cli
+bot.cli.main(["serve", "--config", config, "--role", "runner"])
+import bot.roles.workers, bot.approvals.execution, bot.health, bot.memory
+print(len(sys.modules), sum(1 for m in sys.modules if m.split(".")[0] in ("pydantic", "pydantic_core")))
 """
-PYDANTIC_FAMILY = ("pydantic", "pydantic_core", "annotated_types", "typing_inspection")
 
 
-def without_pydantic() -> None:
-    listed = subprocess.run([sys.executable, "-c", "import bot.cli, json, sys; print(json.dumps(list(sys.modules)))"],
-                            capture_output=True, text=True, cwd=ROOT, check=True)
-    names = [name for name in json.loads(listed.stdout)
-             if name.split(".")[0] not in ("bot", *PYDANTIC_FAMILY) and not name.startswith("__")]
-    done = subprocess.run([sys.executable, "-c", WITHOUT_PYDANTIC_PROBE, json.dumps(names)],
-                          capture_output=True, text=True, cwd=ROOT, check=True)
-    libraries, with_sanitize, count = done.stdout.split()
-    print("a runner's imports without pydantic (fresh interpreter, freed heap given back): the", count,
-          "other modules bot.cli imports")
-    print(f"  {libraries} MiB, then bot.sanitize {with_sanitize} MiB (the project's other modules and start-up on top)")
+def imported(tree: Path) -> str:
+    """How many modules ``serve --role runner`` of ``tree`` has imported when its loop would start, and how
+    many of them are pydantic's."""
+    done = subprocess.run([sys.executable, "-c", IMPORTED_PROBE], capture_output=True, text=True, cwd=tree,
+                          env={**os.environ, "PYTHONPATH": str(tree)}, check=True)
+    modules, pydantic = done.stdout.split()
+    return f"{modules} modules, {pydantic} of them pydantic's"
 
 
-def variants(runs: int) -> None:
+def variants(runs: int, tree: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         server = RedisProcess(work / "redis")
@@ -93,17 +73,22 @@ def variants(runs: int) -> None:
                     directory.mkdir()
                     (directory / "sitecustomize.py").write_text(source)
                     paths[name] = str(directory)
-            ready: dict[str, list[float]] = {name: [] for name in VARIANTS}
+            names = [*VARIANTS, *([f"the tree {tree}"] if tree is not None else [])]
+            ready: dict[str, list[float]] = {name: [] for name in names}
             for _ in range(runs):
-                for name in VARIANTS:
+                for name in names:
                     env = {**os.environ, "REDIS_URL": server.url}
+                    source = ROOT
                     if name in paths:
                         env["PYTHONPATH"] = os.pathsep.join(p for p in (paths[name], env.get("PYTHONPATH")) if p)
-                    with started("runner", "runner", write_config(work, free_port()), env, work) as process:
+                    elif name not in VARIANTS and tree is not None:
+                        source, env["PYTHONPATH"] = tree, str(tree)
+                    with started("runner", "runner", write_config(work, free_port()), env, work,
+                                 source) as process:
                         ready[name].append(status_mib(process, "VmRSS"))
                     time.sleep(0.2)
             base = statistics.median(ready["unchanged"])
-            print(f"serve --role runner when ready, median of {runs} interleaved starts each (VmRSS):")
+            print(f"serve --role runner of {ROOT} when ready, median of {runs} interleaved starts each (VmRSS):")
             for name, values in ready.items():
                 median = statistics.median(values)
                 print(f"  {name:<40} {median:6.1f} MiB ({median - base:+.1f}; {', '.join(f'{v:.1f}' for v in values)})")
@@ -112,11 +97,14 @@ def variants(runs: int) -> None:
 
 
 def main(args: argparse.Namespace) -> None:
-    variants(args.runs)
-    without_pydantic()
+    tree = Path(args.tree).resolve() if args.tree else None
+    variants(args.runs, tree)
+    print(f"what serve --role runner imports: this tree {imported(ROOT)}"
+          + (f"; {tree} {imported(tree)}" if tree is not None else ""))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="starts of each variant, interleaved")
+    parser.add_argument("--tree", help="another source tree whose runner joins the interleaving (the code before)")
     main(parser.parse_args())

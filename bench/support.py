@@ -208,7 +208,7 @@ class RedisProcess:
 class Role:
     """One ``serve --role`` process (as tests/ops/test_serve_roles.py starts them)."""
 
-    def __init__(self, role: str, name: str, config: Path, env: dict[str, str], logs: Path) -> None:
+    def __init__(self, role: str, name: str, config: Path, env: dict[str, str], logs: Path, tree: Path = ROOT) -> None:
         self.role, self.name = role, name
         self.health_port = free_port()
         self.log_path = logs / f"{name}.log"
@@ -217,7 +217,7 @@ class Role:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "bot.cli", "serve", "--config", str(config), "--role", role,
              "--health-host", "127.0.0.1", "--health-port", str(self.health_port)],
-            env=env, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+            env=env, cwd=tree, stdout=log, stderr=subprocess.STDOUT,  # `-m bot.cli` runs the tree it starts in
         )
         log.close()
 

@@ -12,10 +12,10 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.approvals.audit import AuditEntry, format_audit_table, read_audit
-from bot.config import Config, ConfigError, Secrets, config_for_binary, load_config, redis_topology
+from bot.config_secrets import Secrets
+from bot.config_view import AnyConfig, ConfigError, load_runner_config, redis_topology
 from bot.fisk.arguments import ArgumentsError
 from bot.fisk.introspect import IntrospectionError
 from bot.listen import ListenError
@@ -26,6 +26,11 @@ from bot.tools.catalog import Catalog
 from bot.tools.params import build_tool_params
 from bot.tools.tool import Tool
 from bot.wiring import execution_limits, load_catalog, text_redactor
+
+if TYPE_CHECKING:  # bot.config is imported where a whole configuration is loaded: `serve --role runner` reads a
+    # validated view of it instead (bot/config_view.py) and imports no pydantic
+    from bot.approvals.audit import AuditEntry
+    from bot.config import Config
 
 EXIT_USAGE = 2
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a command killed by SIGPIPE (128 + 13), as `git log | head`
@@ -55,6 +60,8 @@ def _add_source(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    from bot.config import config_for_binary, load_config
+
     if getattr(args, "app", None):
         binary = args.app
         if "/" not in binary:  # a bare name is a PATH look-up, as in a shell: never a file in this directory
@@ -132,11 +139,13 @@ def _parse_since(text: str | None) -> datetime | None:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def redis_url_for(config: Config) -> str | None:
+def redis_url_for(config: AnyConfig) -> str | None:
     return Secrets().redis_url or config.redis.url
 
 
 async def _read_audit(config: Config, since: datetime | None, limit: int, call_id: str | None) -> list[AuditEntry]:
+    from bot.approvals.audit import read_audit
+
     handle = await open_redis(redis_url_for(config), redis_topology(config), state_dir=config.redis.state_dir)
     try:
         return await read_audit(handle.client, since, limit, call_id=call_id, shards=config.redis.shards)
@@ -145,6 +154,9 @@ async def _read_audit(config: Config, since: datetime | None, limit: int, call_i
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
+    from bot.approvals.audit import format_audit_table
+    from bot.config import load_config
+
     config = load_config(args.config)
     entries = asyncio.run(_read_audit(config, _parse_since(args.since), args.limit, args.call))
     if args.json:
@@ -170,6 +182,7 @@ async def _timeline(config: Config, conversation: str, since: datetime | None, f
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
+    from bot.config import load_config
     from bot.slack.settings import conversation_key
 
     channel, sep, ts = args.thread.partition(":")
@@ -184,17 +197,27 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from bot.logs import configure_logging
     from bot.roles import ROLES, StartupError, serve
-    from bot.slack.settings import SlackStartupError
 
-    config = load_config(args.config)
+    config: AnyConfig
+    if args.role == "runner":  # validated in a child process: a runner imports no pydantic (config_view.py)
+        config = load_runner_config(args.config)
+    else:
+        from bot.config import load_config
+
+        config = load_config(args.config)
     configure_logging(config.log_level, sensitive_env_vars=config.sensitive_env_vars,
                       redact_patterns=config.execution.redact_patterns)
     roles = set(ROLES) if args.role == "all" else {args.role}
     if not config.applications:
         raise CliError(f"{config.source}: applications: no fisk application configured")
+    refusals: tuple[type[Exception], ...] = (StartupError,)
+    if "slack" in roles:  # the settings module names it without loading slack_sdk
+        from bot.slack.settings import SlackStartupError
+
+        refusals += (SlackStartupError,)
     try:
         asyncio.run(serve(config, roles, health_host=args.health_host, health_port=args.health_port))
-    except (SlackStartupError, StartupError) as exc:
+    except refusals as exc:
         raise CliError(str(exc)) from None
     return 0
 
@@ -213,6 +236,7 @@ def cmd_keygen(args: argparse.Namespace) -> int:
 
 
 def cmd_console(args: argparse.Namespace) -> int:
+    from bot.config import load_config
     from bot.console import run_console
     from bot.logs import configure_logging
     from bot.roles import StartupError

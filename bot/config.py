@@ -20,19 +20,20 @@ from bot.agent.settings import AgentSettings
 from bot.approvals.policy import ApprovalPolicy
 from bot.config_env import deep_merge, environment_overrides, variable_for
 from bot.config_keys import unknown_key_hint
+
+# ConfigError, Secrets and what redis.* says live in pydantic-free modules a runner imports; named here too
+from bot.config_secrets import Secrets as Secrets
+from bot.config_view import ConfigError as ConfigError
+from bot.config_view import durability_settings as durability_settings
+from bot.config_view import redis_topology as redis_topology
 from bot.fisk.environment import is_credential_name
 from bot.incidents.settings import IncidentSettings
-from bot.redis_durable import DurabilitySettings
-from bot.redis_topology import RedisTopology, parse_address
+from bot.redis_topology import parse_address
 from bot.sanitize.redact import compile_operator_pattern
 from bot.slack.settings import SlackSettings
-from bot.tools.selection import RuleSpec
+from bot.tools.rule_spec import RuleSpec
 
 CONFIG_ENV = "FISK_CHATOPS_CONFIG"
-
-
-class ConfigError(ValueError):
-    """A configuration problem, with the file, key and problem in the message."""
 
 
 class _Section(BaseModel):
@@ -247,58 +248,6 @@ class Config(_Section):
             if not name or "=" in name:
                 raise ValueError(f"not an environment variable name: {name!r}")
         return value
-
-
-class Secrets(BaseModel):
-    """Credentials and endpoints read from the environment only: each field from the variable of its name in any
-    case (``SLACK_BOT_TOKEN``); a keyword argument overrides the variable.
-
-    A plain model, not a pydantic-settings ``BaseSettings``: pydantic-settings and its sources cost every process
-    ~3.5 MiB of RSS, and is imported only when a ``FISK_CHATOPS__`` variable needs it (``config_env``)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    def __init__(self, **values: Any) -> None:
-        environment = {name.lower(): value for name, value in os.environ.items()}
-        from_environment = {name: environment[name] for name in type(self).model_fields if name in environment}
-        super().__init__(**{**from_environment, **values})
-
-    slack_bot_token: str | None = None
-    slack_app_token: str | None = None
-    slack_signing_secret: str | None = None
-    slack_api_url: str | None = None
-    anthropic_api_key: str | None = None
-    redis_url: str | None = None
-    redis_password: str | None = None  # the data nodes' password when not in REDIS_URL (Sentinel: always here)
-    redis_sentinel_password: str | None = None
-
-
-def durability_settings(config: Config) -> DurabilitySettings:
-    """``redis.durability`` as the store takes it (auto: None)."""
-    section = config.redis.durability
-    replicas = None if section.replicas == "auto" else int(section.replicas)
-    return DurabilitySettings(replicas=replicas, timeout_ms=section.timeout_ms,
-                              remember_replica_seconds=section.remember_replica_seconds)
-
-
-def redis_topology(config: Config, secrets: Secrets | None = None) -> RedisTopology:
-    """What ``redis.*`` and the REDIS_* environment say about how to reach Redis (beyond REDIS_URL)."""
-    secrets = secrets or Secrets()
-    section = config.redis
-    return RedisTopology(
-        mode=section.mode,
-        sentinels=tuple(parse_address(a) for a in section.sentinel.addresses),
-        service_name=section.sentinel.service_name,
-        username=section.username,
-        sentinel_username=section.sentinel.username,
-        password=secrets.redis_password or None,
-        sentinel_password=secrets.redis_sentinel_password or None,
-        tls=section.tls.enabled,
-        sentinel_tls=section.sentinel.tls,
-        tls_ca_file=section.tls.ca_file,
-        tls_cert_file=section.tls.cert_file,
-        tls_key_file=section.tls.key_file,
-    )
 
 
 def _format_validation(path: str, exc: ValidationError, overrides: Mapping[str, Any] | None = None) -> str:

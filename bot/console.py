@@ -29,7 +29,9 @@ from bot.approvals.errors import ApprovalError, NotDurable
 from bot.approvals.events import CompletionConsumer
 from bot.approvals.records import CallRecord
 from bot.cancelling import cancel_and_wait
-from bot.config import Config, Secrets
+from bot.config import Config
+from bot.config_secrets import Secrets
+from bot.config_view import full_config
 from bot.console_view import ConsoleView, card_text, command_line, result_text
 from bot.fisk.environment import is_credential_name
 from bot.hardening import harden
@@ -163,7 +165,7 @@ class Console:
             self.view.note("(end of input: the approval prompt above was left unanswered; the call stays pending)")
 
     async def _decide(self, record: CallRecord, answer: str) -> None:
-        store, policy = self.core.store, self.core.config.approval
+        store, policy = self.core.store, full_config(self.core.config, "the console").approval
         try:
             if answer.lower() in ("y", "yes"):
                 await store.approve(record.id, self.user, [], policy, argv_hash=record.argv_hash)

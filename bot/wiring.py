@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from bot.config import ApplicationConfig, Config, ConfigError
+from bot.config_view import AnyConfig, ApplicationView, ConfigError
 from bot.fisk.digest import path_identity
 from bot.fisk.environment import scrub_environment
 from bot.fisk.introspect import IntrospectionError, introspect_with_digest
@@ -16,10 +18,13 @@ from bot.tools.catalog import AppSpec, Catalog, CatalogError, LoadedApplication,
 from bot.tools.selection import SelectionError
 from bot.tools.tool import AppSettings
 
+if TYPE_CHECKING:  # a runner reads a validated view of it (config_view) and imports no pydantic
+    from bot.config import ApplicationConfig
+
 log = logging.getLogger(__name__)
 
 
-def app_spec(app: ApplicationConfig, index: int, source: str) -> AppSpec:
+def app_spec(app: ApplicationConfig | ApplicationView, index: int, source: str) -> AppSpec:
     label = f"{source}: applications[{index}]"
     try:
         include = app.include.build(f"{label}.include")
@@ -37,12 +42,13 @@ def app_spec(app: ApplicationConfig, index: int, source: str) -> AppSpec:
                    global_flags=tuple(app.global_flags))
 
 
-def load_catalog(config: Config) -> Catalog:
+def load_catalog(config: AnyConfig) -> Catalog:
     """Introspect every configured application and select its tools; raises ConfigError or IntrospectionError.
 
     Each tool carries the digest of the binary bytes that were introspected and the hash of the JSON, which
     proposals record and decisions sign."""
-    specs = [app_spec(app, i, config.source) for i, app in enumerate(config.applications)]
+    apps: Sequence[ApplicationConfig | ApplicationView] = config.applications
+    specs = [app_spec(app, i, config.source) for i, app in enumerate(apps)]
 
     def load(settings: AppSettings) -> LoadedApplication:
         model, digest, model_hash = introspect_with_digest(
@@ -64,7 +70,7 @@ class CatalogSource:
     longer matches). A binary that breaks (cannot be introspected) keeps the previous catalog and logs why.
     """
 
-    def __init__(self, config: Config, catalog: Catalog | None = None) -> None:
+    def __init__(self, config: AnyConfig, catalog: Catalog | None = None) -> None:
         self.config = config
         self._seen = self._identities()
         self._catalog = catalog if catalog is not None else load_catalog(config)
@@ -97,7 +103,7 @@ class CatalogSource:
             return True
 
 
-def text_redactor(config: Config) -> Redactor:
+def text_redactor(config: AnyConfig) -> Redactor:
     """The redactor for text shown outside tool output (alert cards, briefs, timeline exports): the same as
     tool output gets, so the values of this process's credentials and of the operator's ``sensitive_env_vars``,
     and the ``execution.redact_patterns``, are scrubbed too (memoized by ``build_redactor``)."""
@@ -105,7 +111,7 @@ def text_redactor(config: Config) -> Redactor:
     return build_redactor(credentials, config.execution.redact_patterns)
 
 
-def execution_limits(config: Config) -> ExecutionLimits:
+def execution_limits(config: AnyConfig) -> ExecutionLimits:
     ex = config.execution
     run_as = config.runner.run_as
     return ExecutionLimits(

@@ -19,10 +19,10 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from bot.approvals.decisions import DecisionSigner, verified_statement
@@ -49,8 +49,10 @@ class GrantError(ApprovalError):
     """A grant cannot be revoked (unknown, already revoked, expired); the message says which."""
 
 
-class Grant(BaseModel):
-    """One standing approval in one thread."""
+@dataclass(frozen=True, kw_only=True)
+class Grant:
+    """One standing approval in one thread (a plain dataclass: the runner's store imports this module, and a
+    runner process imports no pydantic). Built only by ``GrantStore.get`` from the grant's hash."""
 
     id: str
     conversation: str
@@ -64,7 +66,7 @@ class Grant(BaseModel):
     expires_at: datetime
     revoked_by: str = ""
     revoked_at: datetime | None = None
-    meta: dict[str, str] = {}
+    meta: dict[str, str] = field(default_factory=dict)
     signature: str = ""  # the granting role's token over what the grant allows (see ``trusted``)
 
     def trusted(self, public_key: RawPublicKey, conversation: str) -> Grant | None:
@@ -79,10 +81,9 @@ class Grant(BaseModel):
             expires_at = from_epoch(claims["expires_at"])
         except (KeyError, ValueError):
             return None
-        return self.model_copy(update={"tool": claims.get("tool", ""), "argv_hash": claims.get("argv_hash", ""),
-                                       "granted_by": claims.get("granted_by", ""), "expires_at": expires_at,
-                                       "tags": claims.get("tags", ""),
-                                       "binary_digest": claims.get("binary_digest", "")})
+        return replace(self, tool=claims.get("tool", ""), argv_hash=claims.get("argv_hash", ""),
+                       granted_by=claims.get("granted_by", ""), expires_at=expires_at, tags=claims.get("tags", ""),
+                       binary_digest=claims.get("binary_digest", ""))
 
     def active(self, now: float) -> bool:
         return not self.revoked_by and self.expires_at.timestamp() > now

@@ -19,11 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from bot.approvals.errors import NotAuthorized, PolicyError
 from bot.approvals.records import CallRecord
+from bot.tools.selection import DENY_TAG  # hides a tool from the model; checked here too as defence in depth
 
 #: Tag a tool author sets to demand a human decision whatever the operator's rules say.
 CONFIRM_TAG = "ai:confirm"
-#: Tag that hides a tool from the model; checked here too as defence in depth.
-DENY_TAG = "ai:deny"
 
 
 class ApproverSet(BaseModel):

@@ -1,4 +1,8 @@
-"""Pydantic models of a tool call and its lifecycle, and their layout in Redis.
+"""The records of a tool call and its lifecycle, and their layout in Redis.
+
+Plain dataclasses, not pydantic models: the runner reads a record for every call it claims, and a runner process
+imports no pydantic (README, runner RSS). ``CallRecord.from_redis`` is the one reader of the stored layout; the
+few type checks pydantic made on what it read (argv a list of strings, ...) are in ``__post_init__``.
 
 A call is two keys of its shard (``keys.py``):
 
@@ -24,12 +28,10 @@ import hashlib
 import json
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
-
-from pydantic import BaseModel, Field
 
 from bot.sanitize import redact_argv
 from bot.streams import text as _text
@@ -108,39 +110,82 @@ def from_epoch(value: str | float) -> datetime:
     return datetime.fromtimestamp(float(value), UTC)
 
 
-class Approval(BaseModel):
-    """One approver's click (two are kept for a two-person call)."""
+def _strings(name: str, value: Any) -> None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValueError(f"{name}: expected a list of strings, got {value!r}")
+
+
+def _moment(owner: object, name: str, optional: bool = False) -> None:
+    """A timestamp field as a datetime: seconds since the epoch (as stored) are read as the moment they name."""
+    value = getattr(owner, name)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        object.__setattr__(owner, name, from_epoch(value))
+    elif not isinstance(value, datetime) and not (optional and value is None):
+        raise ValueError(f"{name}: expected a moment, got {value!r}")
+
+
+def _text_field(name: str, value: Any, optional: bool = False) -> None:
+    if not isinstance(value, str) and not (optional and value is None):
+        raise ValueError(f"{name}: expected a string, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approval:
+    """One approver's click (two are kept for a two-person call). ``seal``: the deciding role's signed statement
+    of this approval (seals.py)."""
 
     user: str
     at: datetime
-    seal: str = Field(default="", description="the deciding role's signed statement of this approval (seals.py)")
+    seal: str = ""
+
+    def __post_init__(self) -> None:
+        _moment(self, "at")
 
 
-class Decision(BaseModel):
+@dataclass(frozen=True, kw_only=True)
+class Decision:
     """Who closed the approval phase (approved, denied, expired, auto-approved, rejected) and why."""
 
     actor: str
     at: datetime
     reason: str = ""
 
+    def __post_init__(self) -> None:
+        _moment(self, "at")
 
-class Proposal(BaseModel):
-    """A call the agent wants to make, already validated and rendered to argv by the tools layer."""
+
+@dataclass(frozen=True, kw_only=True)
+class Proposal:
+    """A call the agent wants to make, already validated and rendered to argv by the tools layer.
+
+    ``arguments``: the model's raw JSON arguments; ``tool_use_id``: the model's tool_use id (makes propose
+    idempotent when the agent retries); ``binary_digest``: sha256 of the binary's bytes when the tool was built;
+    ``model_hash``: sha256 of the introspection JSON the tool came from."""
 
     tool: str
     app: str
-    arguments: str = Field(description="the model's raw JSON arguments")
+    arguments: str
     argv: list[str]
-    tags: list[str] = Field(default_factory=list)
-    tool_use_id: str | None = Field(
-        default=None, description="the model's tool_use id; makes propose idempotent when the agent retries"
-    )
-    binary_digest: str = Field(default="", description="sha256 of the binary's bytes when the tool was built")
-    model_hash: str = Field(default="", description="sha256 of the introspection JSON the tool came from")
+    tags: list[str] = field(default_factory=list)
+    tool_use_id: str | None = None
+    binary_digest: str = ""
+    model_hash: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("tool", "app", "arguments", "binary_digest", "model_hash"):
+            _text_field(name, getattr(self, name))
+        _text_field("tool_use_id", self.tool_use_id, optional=True)
+        _strings("argv", self.argv)
+        _strings("tags", self.tags)
 
 
-class CallRecord(BaseModel):
-    """Everything known about one tool call; the single source of truth lives in Redis."""
+@dataclass(frozen=True, kw_only=True)
+class CallRecord:
+    """Everything known about one tool call; the single source of truth lives in Redis.
+
+    ``started_at``: when a runner claimed it (running since); ``cancel``: who asked to stop it while running, and
+    when; ``signed_decision``: the deciding role's token (see decisions.py); ``proposal_seal``: the proposing
+    role's seal of the fields a click relies on."""
 
     id: str
     conversation: str
@@ -150,25 +195,44 @@ class CallRecord(BaseModel):
     argv: list[str]
     argv_hash: str
     requester: str
-    tool_tags: list[str] = Field(default_factory=list)
+    tool_tags: list[str] = field(default_factory=list)
     trigger: str = ""
     state: CallState
-    approvals: list[Approval] = Field(default_factory=list)
+    approvals: list[Approval] = field(default_factory=list)
     approvals_needed: int = 1
     decision: Decision | None = None
     runner: str | None = None
-    started_at: datetime | None = Field(default=None, description="when a runner claimed it (running since)")
-    cancel: Decision | None = Field(default=None, description="who asked to stop it while running, and when")
+    started_at: datetime | None = None
+    cancel: Decision | None = None
     result: dict[str, Any] | None = None
     tool_use_id: str | None = None
     binary_digest: str = ""
     model_hash: str = ""
-    signed_decision: str = Field(default="", description="the deciding role's token (see decisions.py)")
-    proposal_seal: str = Field(default="", description="the proposing role's seal of the fields a click relies on")
+    signed_decision: str = ""
+    proposal_seal: str = ""
     created_at: datetime
     expires_at: datetime
     updated_at: datetime
-    meta: dict[str, str] = Field(default_factory=dict)
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # what the stored layout could carry that the code below would misread: a hash or body written by anyone
+        # with Redis access is checked here as pydantic checked it (the decision's signature covers the rest)
+        for name in ("id", "conversation", "tool", "app", "arguments", "argv_hash", "requester", "trigger",
+                     "binary_digest", "model_hash", "signed_decision", "proposal_seal"):
+            _text_field(name, getattr(self, name))
+        for name in ("runner", "tool_use_id"):
+            _text_field(name, getattr(self, name), optional=True)
+        _strings("argv", self.argv)
+        _strings("tool_tags", self.tool_tags)
+        object.__setattr__(self, "state", CallState(self.state))  # a state's name is read as the state
+        for name in ("created_at", "expires_at", "updated_at"):
+            _moment(self, name)
+        _moment(self, "started_at", optional=True)
+        if self.result is not None and not isinstance(self.result, dict):
+            raise ValueError(f"result: expected a mapping, got {self.result!r}")
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in self.meta.items()):
+            raise ValueError(f"meta: expected strings, got {self.meta!r}")
 
     @property
     def terminal(self) -> bool:

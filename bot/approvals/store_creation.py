@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bot.approvals.grants import Grant
-from bot.approvals.policy import DENY_TAG, ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, NewCall, Proposal, new_call
 from bot.approvals.seals import proposal_claims, seal_proposal
 from bot.approvals.store_base import StoreBase, log
+from bot.tools.selection import DENY_TAG
+
+if TYPE_CHECKING:  # the runner's store never proposes: a runner imports no policy (a pydantic model)
+    from bot.approvals.policy import ApprovalPolicy
 
 
 class CallCreation(StoreBase):

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from bot.approvals.errors import AlreadyApproved, AlreadyCancelling, ArgvMismatch, CallNotFound, InvalidTransition
-from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, to_epoch
 from bot.approvals.replies import require_acknowledged, unwrap_reply
 from bot.approvals.seals import check_sealed, seal_approval
 from bot.approvals.store_base import StoreBase, log
 from bot.streams import text as _text
+
+if TYPE_CHECKING:  # a runner decides nothing and imports no policy (a pydantic model)
+    from bot.approvals.policy import ApprovalPolicy
 
 _CLOSABLE_BY_CANCEL = "awaiting_approval,approved,auto_approved"
 

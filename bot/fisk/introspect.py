@@ -17,11 +17,9 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from bot.fisk.digest import file_digest
 from bot.fisk.environment import scrub_environment
-from bot.fisk.model import ApplicationModel
+from bot.fisk.model import ApplicationModel, FiskModelError
 
 INTROSPECT_TIMEOUT = 30.0
 INTROSPECT_MAX_BYTES = 16 * 1024 * 1024
@@ -175,11 +173,9 @@ def parse_application(data: bytes | str, source: str = "introspection") -> Appli
     if _command_depth(raw, MAX_COMMAND_DEPTH) > MAX_COMMAND_DEPTH:
         raise NotAFiskModel(f"{source}: commands nested more than {MAX_COMMAND_DEPTH} levels deep")
     try:
-        return ApplicationModel.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise NotAFiskModel(f"{source}: JSON is not a fisk application model: {where}: {first['msg']}") from None
+        return ApplicationModel.from_data(raw)
+    except FiskModelError as exc:
+        raise NotAFiskModel(f"{source}: JSON is not a fisk application model: {exc}") from None
 
 
 def introspect_with_digest(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from bot.config import Config, Secrets
+from bot.config_secrets import Secrets
+from bot.config_view import AnyConfig, full_config
 from bot.roles.core import Core, StartupError
 
 if TYPE_CHECKING:  # anthropic is imported by the agent role only
@@ -25,7 +26,7 @@ def require_model_credentials(secrets: Secrets, who: str = "the agent role") -> 
         raise StartupError(problems[0])
 
 
-def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None:
+def check_credentials(config: AnyConfig, roles: set[str], secrets: Secrets) -> None:
     """Every missing credential of ``roles`` (and Slack's missing approvers) in one message, before anything
     starts: a newcomer fixes them all in one round, not one per attempt."""
     problems = model_credential_problems(secrets) if "agent" in roles else []
@@ -33,13 +34,14 @@ def check_credentials(config: Config, roles: set[str], secrets: Secrets) -> None
         from bot.slack.app import slack_policy
         from bot.slack.client import SlackStartupError, api_url_problem, token_problems
 
+        whole = full_config(config, "the slack role")
         try:
-            slack_policy(config.approval)  # refuse before Redis or Slack are touched: one line naming the setting
+            slack_policy(whole.approval)  # refuse before Redis or Slack are touched: one line naming the setting
         except SlackStartupError as exc:
             problems.append(str(exc))
-        problems += token_problems(config.slack.mode, secrets.slack_bot_token, secrets.slack_app_token,
+        problems += token_problems(whole.slack.mode, secrets.slack_bot_token, secrets.slack_app_token,
                                    secrets.slack_signing_secret)
-        problems += filter(None, [api_url_problem(config.slack, secrets.slack_api_url)])
+        problems += filter(None, [api_url_problem(whole.slack, secrets.slack_api_url)])
     if problems:
         raise StartupError("; ".join(problems) + " (see the README's Quick start)")
 
@@ -51,7 +53,7 @@ async def check_model_access(core: Core) -> AsyncAnthropic:
     context with the system's CA certificates (~0.5-2 MiB each, bench/bench_rss.py), not a second."""
     from bot.agent.model import ModelAccessError, check_access, make_client
 
-    client = make_client(core.config.agent, api_key=core.secrets.anthropic_api_key)
+    client = make_client(full_config(core.config, "the agent role").agent, api_key=core.secrets.anthropic_api_key)
     try:
         await check_access(client)
     except ModelAccessError as exc:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from bot.approvals.decision_keys import signer_and_verifier
 from bot.approvals.decisions import DecisionKeyError, DecisionSigner, DecisionVerifier
 from bot.approvals.store import CallStore
-from bot.config import Config, ConfigError, Secrets, durability_settings, redis_topology
+from bot.config_secrets import Secrets
+from bot.config_view import AnyConfig, ConfigError, durability_settings, redis_topology
 from bot.redis_connection import RedisHandle
 from bot.redis_factory import open_redis
 from bot.redis_pool import ACK_CONNECTIONS, ACK_TIMEOUT_SECONDS, ACKS, PoolSettings
@@ -38,7 +39,7 @@ def reader_loops(roles: set[str], shards: int) -> int:
     return sum(per_role[r] for r in roles if r in per_role)
 
 
-def pool_settings(config: Config) -> PoolSettings:
+def pool_settings(config: AnyConfig) -> PoolSettings:
     return PoolSettings(config.redis.max_connections, config.redis.pool_timeout_seconds)
 
 
@@ -47,7 +48,7 @@ def ack_pool(roles: set[str]) -> PoolSettings | None:
     return PoolSettings(ACK_CONNECTIONS, ACK_TIMEOUT_SECONDS, ACKS) if "slack" in roles else None
 
 
-def connection_bound(config: Config, roles: set[str]) -> int:
+def connection_bound(config: AnyConfig, roles: set[str]) -> int:
     """The most Redis connections a process with ``roles`` opens: commands + blocking readers + acks."""
     acks = ack_pool(roles)
     readers = reader_loops(roles, config.redis.shards)
@@ -61,7 +62,7 @@ def instance_name(role: str) -> str:
 DECIDING_ROLES = frozenset({"slack", "agent"})
 
 
-def decision_keys(config: Config, roles: set[str]) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
+def decision_keys(config: AnyConfig, roles: set[str]) -> tuple[DecisionSigner | None, DecisionVerifier | None]:
     """The keys this process holds: the private key only where decisions are made (slack, agent), public keys
     where calls run. With nothing configured, a process running every role keeps a pair in its state dir."""
     keys = config.decisions
@@ -103,7 +104,7 @@ def decision_keys(config: Config, roles: set[str]) -> tuple[DecisionSigner | Non
 class Core:
     """What every role shares: configuration, secrets, Redis, the tool catalog and the call store."""
 
-    config: Config
+    config: AnyConfig
     secrets: Secrets
     redis: RedisHandle
     catalogs: CatalogSource
@@ -116,7 +117,7 @@ class Core:
         return self.catalogs.catalog
 
     @classmethod
-    async def open(cls, config: Config, roles: set[str], secrets: Secrets | None = None) -> Core:
+    async def open(cls, config: AnyConfig, roles: set[str], secrets: Secrets | None = None) -> Core:
         secrets = secrets or Secrets()
         url = secrets.redis_url or config.redis.url
         topology = redis_topology(config, secrets)

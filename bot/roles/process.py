@@ -14,7 +14,8 @@ import signal
 from typing import TYPE_CHECKING
 
 from bot.cancelling import cancel_and_wait
-from bot.config import Config, Secrets
+from bot.config_secrets import Secrets
+from bot.config_view import AnyConfig, full_config
 from bot.fisk.environment import is_credential_name
 from bot.hardening import drop_credentials, harden
 from bot.health import HealthServer
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0", health_port: int = 8080,
+async def serve(config: AnyConfig, roles: set[str], *, health_host: str = "0.0.0.0", health_port: int = 8080,
                 stop_event: asyncio.Event | None = None) -> None:
     """Run ``roles`` until SIGTERM/SIGINT (or ``stop_event``)."""
     stop = stop_event or asyncio.Event()
@@ -64,13 +65,14 @@ async def serve(config: Config, roles: set[str], *, health_host: str = "0.0.0.0"
             log.info("slack connected as %s", info.get("user_id"))
             health.checks["slack"] = slack_readiness(front)
         oncall = on_call_front_end(core) if front is not None else None
+        incidents = full_config(config, "the slack role").incidents if front is not None else None
         # Every port is bound before any role starts work, so a busy port stops start-up with one line. The
         # health port last: /readyz must not answer (and a Service send requests here) while the Slack endpoint
         # is not listening yet.
-        if oncall is not None and config.incidents.enabled and config.incidents.listen == "own":
+        if oncall is not None and incidents is not None and incidents.enabled and incidents.listen == "own":
             await oncall.listen()
         if front is not None and front.settings.mode == "http":
-            if oncall is not None and config.incidents.enabled and config.incidents.listen == "slack":
+            if oncall is not None and incidents is not None and incidents.enabled and incidents.listen == "slack":
                 oncall.mount(front.http_app())
             await front.listen_http()
         await health.start()

@@ -11,6 +11,7 @@ from bot.approvals import verify_key
 from bot.approvals.execution import execute_decided_call
 from bot.approvals.records import CallRecord
 from bot.approvals.worker import RunnerWorker
+from bot.config_view import full_config
 from bot.metrics import RUN_DURATION
 from bot.roles.core import Core, StartupError, instance_name
 from bot.runner.binary import BinarySnapshots
@@ -74,17 +75,18 @@ def agent_worker(core: Core, slack: Any = None, *, client: AsyncAnthropic | None
     from bot.agent.worker import AgentWorker
     from bot.slack.settings import catalog_for_channel
 
-    settings = core.config.agent
+    config = full_config(core.config, "the agent role")
+    settings = config.agent
     if client is None:
         client = make_client(settings, api_key=core.secrets.anthropic_api_key)
 
     def catalog_for(conversation: str, meta: Mapping[str, str]) -> Catalog:
         channel = meta.get("channel") or (conversation.split(":")[1] if conversation.startswith("slack:") else "")
-        return catalog_for_channel(core.catalog, core.config.slack, channel) if channel else core.catalog
+        return catalog_for_channel(core.catalog, config.slack, channel) if channel else core.catalog
 
-    agent = Agent(core.redis.client, core.store, core.catalog, core.config.approval, ModelClient(client, settings),
-                  settings, catalog_for=catalog_for, sensitive_env_vars=core.config.sensitive_env_vars,
-                  tool_search=core.config.tool_search, redactor=text_redactor(core.config))
+    agent = Agent(core.redis.client, core.store, core.catalog, config.approval, ModelClient(client, settings),
+                  settings, catalog_for=catalog_for, sensitive_env_vars=config.sensitive_env_vars,
+                  tool_search=config.tool_search, redactor=text_redactor(config))
     return AgentWorker(core.redis.client, agent, consumer=instance_name("agent"), reader=core.redis.reader)
 
 
@@ -92,11 +94,12 @@ def slack_front_end(core: Core) -> SlackFrontEnd:
     from bot.slack.app import SlackFrontEnd
 
     s = core.secrets
+    config = full_config(core.config, "the slack role")
     return SlackFrontEnd(
-        core.config.slack, redis=core.redis.client, store=core.store, policy=core.config.approval,
+        config.slack, redis=core.redis.client, store=core.store, policy=config.approval,
         catalog=core.catalog, bot_token=s.slack_bot_token, app_token=s.slack_app_token,
         signing_secret=s.slack_signing_secret, api_url=s.slack_api_url, reader=core.redis.reader,
-        acker=core.redis.acker, redactor=text_redactor(core.config),
+        acker=core.redis.acker, redactor=text_redactor(config),
     )
 
 
@@ -105,9 +108,10 @@ def on_call_front_end(core: Core) -> OnCall:
     from bot.incidents.service import OnCall
     from bot.incidents.settings import IncidentSecrets
 
-    return OnCall(core.redis.client, core.store, core.config.incidents, IncidentSecrets.from_env(),
+    config = full_config(core.config, "the slack role")
+    return OnCall(core.redis.client, core.store, config.incidents, IncidentSecrets.from_env(),
                   consumer=instance_name("timeline"), reader=core.redis.reader,
-                  redactor=text_redactor(core.config))
+                  redactor=text_redactor(config))
 
 
 def slack_readiness(front: SlackFrontEnd) -> Callable[[], Awaitable[tuple[bool, str]]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from dataclasses import replace
 
 from bot.agent import bus
 from bot.approvals.errors import CallNotFound, InvalidTransition
@@ -80,7 +81,7 @@ class OutboxEvents:
             mention = "1" if first else "0"
             await self.deps.store.set_meta(call_id, slack_mention=mention)
             # the card is rendered from this copy (a state that moves meanwhile is caught after posting, below)
-            record = record.model_copy(update={"meta": {**record.meta, "slack_mention": mention}})
+            record = replace(record, meta={**record.meta, "slack_mention": mention})
         text, blocks = render_card(record, self.deps.policy, style=card_style(self.deps, record))
         problem = size_problem(blocks)
         if problem:

@@ -16,6 +16,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -206,7 +207,7 @@ class Outcomes:
             where = parse_conversation(record.conversation)
             link = await api.permalink(self.deps.client, channel, ts, where[1] if where else None)
             if link:
-                return record.model_copy(update={"meta": {**record.meta, "slack_card_link": link}})
+                return replace(record, meta={**record.meta, "slack_card_link": link})
         return record
 
     async def _link_result(self, record: CallRecord, posted: dict[str, Any], record_it: bool) -> CallRecord:
@@ -220,13 +221,13 @@ class Outcomes:
         if record.meta.get("slack_card_link"):
             meta["slack_card_link"] = record.meta["slack_card_link"]
         if not record_it:
-            return record.model_copy(update={"meta": {**record.meta, **meta}})
+            return replace(record, meta={**record.meta, **meta})
         return await self._set_meta(record, **meta)
 
     async def _set_meta(self, record: CallRecord, **meta: str) -> CallRecord:
         """Store ``meta`` on the call and return the record as it is now stored (no read back)."""
         await self.deps.store.set_meta(record.id, **meta)
-        return record.model_copy(update={"meta": {**record.meta, **meta}})
+        return replace(record, meta={**record.meta, **meta})
 
     async def post_result(self, record: CallRecord, *, retry: bool = False, record_it: bool = True) -> CallRecord:
         """Post the call's result in its thread once; returns the record with the result's ts and link (stored on

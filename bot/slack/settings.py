@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.tools.catalog import Catalog
-from bot.tools.selection import RuleSpec
+from bot.tools.rule_spec import RuleSpec
 
 
 class SlackStartupError(RuntimeError):

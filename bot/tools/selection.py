@@ -7,25 +7,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
 DENY_TAG = "ai:deny"
 
 
 class SelectionError(ValueError):
     """A rule that cannot be used, e.g. an invalid regular expression; the message names the rule."""
-
-
-class RuleSpec(BaseModel):
-    """An include or exclude rule as written in configuration (application-wide or per Slack channel)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tools: list[str] = Field(default_factory=list, description="regexes searched in the unprefixed tool name")
-    tags: list[str] = Field(default_factory=list, description='exact tags; "" matches a tool with no tags')
-
-    def build(self, label: str) -> Rule:
-        return Rule.build(self.tools, self.tags, label)
 
 
 class Selectable(Protocol):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,7 @@ DIGEST = "ab" * 32
 
 def signed_proposal(tags: list[str] | None = None):  # type: ignore[no-untyped-def]
     p = proposal(tags=tags)
-    return p.model_copy(update={"binary_digest": DIGEST, "model_hash": "cd" * 32})
+    return replace(p, binary_digest=DIGEST, model_hash="cd" * 32)
 
 
 async def approved(store: CallStore, policy: ApprovalPolicy) -> CallRecord:
@@ -77,15 +78,13 @@ async def test_the_verifier_refuses_every_mismatch(store: CallStore, policy: App
     other = await approved(store, policy)
     verifier = decision_keys.verifier()
     cases = {
-        "another call": record.model_copy(update={"signed_decision": other.signed_decision}),
-        "command line differs": record.model_copy(update={"argv": [*record.argv, "--force"]}),
-        "binary digest differs": record.model_copy(update={"binary_digest": "ef" * 32}),
-        "another tool": record.model_copy(update={"tool": "opsctl_restart"}),
-        "malformed": record.model_copy(update={"signed_decision": "garbage"}),
-        "does not verify": record.model_copy(
-            update={"signed_decision": record.signed_decision[:-4] + ("AAAA" if not record.signed_decision.endswith(
-                "AAAA") else "BBBB")}
-        ),
+        "another call": replace(record, signed_decision=other.signed_decision),
+        "command line differs": replace(record, argv=[*record.argv, "--force"]),
+        "binary digest differs": replace(record, binary_digest="ef" * 32),
+        "another tool": replace(record, tool="opsctl_restart"),
+        "malformed": replace(record, signed_decision="garbage"),
+        "does not verify": replace(record, signed_decision=record.signed_decision[:-4] + (
+            "AAAA" if not record.signed_decision.endswith("AAAA") else "BBBB")),
     }
     for what, forged in cases.items():
         with pytest.raises(DecisionRefused) as caught:
@@ -105,7 +104,7 @@ async def test_unknown_key_expiry_and_replay_are_refused(store: CallStore, polic
     with pytest.raises(DecisionRefused, match="replay"):
         verifier.consume(record)
     head, _, tail = record.signed_decision.partition(".")
-    respelled = record.model_copy(update={"signed_decision": f"{head}.{tail}=="})
+    respelled = replace(record, signed_decision=f"{head}.{tail}==")
     with pytest.raises(DecisionRefused, match="replay"):  # the same decision spelled differently
         verifier.consume(respelled)
 
@@ -186,17 +185,17 @@ async def test_a_decision_verified_ahead_is_still_checked_against_its_record(
     verifier = decision_keys.verifier()
     verifier.verify_ahead(record.signed_decision)
     with pytest.raises(DecisionRefused, match="command line differs"):
-        verifier.check(record.model_copy(update={"argv": [*record.argv, "--force"]}))
+        verifier.check(replace(record, argv=[*record.argv, "--force"]))
     verifier.verify_ahead(other.signed_decision)
     with pytest.raises(DecisionRefused, match="another call"):
-        verifier.check(record.model_copy(update={"signed_decision": other.signed_decision}))
+        verifier.check(replace(record, signed_decision=other.signed_decision))
     forged = record.signed_decision[:-4] + ("AAAA" if not record.signed_decision.endswith("AAAA") else "BBBB")
     verifier.verify_ahead(forged)
     verifier.verify_ahead("garbage")
     verifier.verify_ahead("")
     for token in (forged, "garbage"):
         with pytest.raises(DecisionRefused):
-            verifier.check(record.model_copy(update={"signed_decision": token}))
+            verifier.check(replace(record, signed_decision=token))
     later = DecisionVerifier([decision_keys.TEST_KEY.public_key()], clock=lambda: 1e12)
     later.verify_ahead(record.signed_decision)
     with pytest.raises(DecisionRefused, match="expired"):

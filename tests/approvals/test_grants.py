@@ -4,6 +4,8 @@ applying it, audited with the grant id), and stops doing so once revoked or expi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from redis.asyncio import Redis
 
@@ -22,7 +24,7 @@ POLICY = ApprovalPolicy(approvers={"users": ["UAPP"]}, two_person_tags=["two"], 
 
 
 def _p(tags: list[str] | None = None, argv: list[str] | None = None) -> Proposal:
-    return signed_proposal(tags).model_copy(update={"argv": argv or ["status", "--host", "db-3"]})
+    return replace(signed_proposal(tags), argv=argv or ["status", "--host", "db-3"])
 
 
 async def test_a_grant_approves_later_calls_signed_and_audited(redis: Redis) -> None:
@@ -55,10 +57,10 @@ async def test_revoked_and_expired_grants_are_not_used(redis: Redis) -> None:
     assert [e.to_state for e in await read_audit(redis, call_id=grant.id)] == ["granted", "revoked"]
 
     later = await store.grants.create(CONV, "opsctl_status", "UAPP", 30, binary_digest=DIGEST)
-    (used,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t2"})], POLICY, "UREQ")
+    (used,) = await store.propose(CONV, [replace(_p(), tool_use_id="t2")], POLICY, "UREQ")
     assert used.state is CallState.auto_approved
     now[0] += 30 * 60 + 1
-    (after,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t3"})], POLICY, "UREQ")
+    (after,) = await store.propose(CONV, [replace(_p(), tool_use_id="t3")], POLICY, "UREQ")
     assert after.state is CallState.awaiting_approval and await store.grants.active(CONV) == []
     with pytest.raises(GrantError):
         await store.grants.revoke(later.id, "UAPP")
@@ -84,23 +86,23 @@ async def test_exact_command_grants_and_tools_that_never_get_one(redis: Redis) -
     store = CallStore(redis, signer=decision_keys.signer())
     argv = ["status", "--host", "db-3"]
     await store.grants.create(CONV, "opsctl_status", "UAPP", 30, argv_hash=hash_argv(argv), binary_digest=DIGEST)
-    same, other = await store.propose(CONV, [_p(argv=argv), _p(argv=["status", "--host", "db-4"]).model_copy(
-        update={"tool_use_id": "t2"})], POLICY, "UREQ")
+    same, other = await store.propose(CONV, [_p(argv=argv), replace(_p(argv=["status", "--host", "db-4"]),
+                                                                        tool_use_id="t2")], POLICY, "UREQ")
     assert same.state is CallState.auto_approved and other.state is CallState.awaiting_approval
     assert POLICY.standing_refusal(["two"]) and POLICY.standing_refusal(["impact:rw"])
     assert POLICY.standing_refusal(["ai:confirm"]) and POLICY.standing_refusal(["impact:ro"]) is None
     for tags in (["two"], ["impact:rw"]):  # grants that would cover them, were it not for the policy
         await store.grants.create(CONV, "opsctl_status", "UAPP", 30, tags=tags, binary_digest=DIGEST)
-    two, rw = await store.propose(CONV, [_p(tags=["two"]).model_copy(update={"tool_use_id": "t3"}),
-                                         _p(tags=["impact:rw"]).model_copy(update={"tool_use_id": "t4"})],
+    two, rw = await store.propose(CONV, [replace(_p(tags=["two"]), tool_use_id="t3"),
+                                         replace(_p(tags=["impact:rw"]), tool_use_id="t4")],
                                   POLICY, "UREQ")
     assert two.state is CallState.awaiting_approval and rw.state is CallState.awaiting_approval
     relaxed = POLICY.model_copy(update={"standing": POLICY.standing.model_copy(update={"allow_confirm_tags": True})})
-    (rw_ok,) = await store.propose(CONV, [_p(tags=["impact:rw"]).model_copy(update={"tool_use_id": "t5"})],
+    (rw_ok,) = await store.propose(CONV, [replace(_p(tags=["impact:rw"]), tool_use_id="t5")],
                                    relaxed, "UREQ")
     assert rw_ok.state is CallState.auto_approved
     off = ApprovalPolicy(approvers={"users": ["UAPP"]})  # the default: no grant is ever applied
-    (not_used,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t6"})], off, "UREQ")
+    (not_used,) = await store.propose(CONV, [replace(_p(), tool_use_id="t6")], off, "UREQ")
     assert not_used.state is CallState.awaiting_approval and off.standing_refusal([]) is not None
 
 
@@ -128,7 +130,7 @@ async def test_a_grant_never_approves_its_granters_own_request(redis: Redis) -> 
     (own,) = await store.propose(CONV, [_p()], POLICY, "UAPP")
     assert own.state is CallState.awaiting_approval and own.signed_decision == ""
     allowed = POLICY.model_copy(update={"forbid_self_approval": False})
-    (written,) = await store.propose(CONV, [_p().model_copy(update={"tool_use_id": "t2"})], allowed, "UAPP")
+    (written,) = await store.propose(CONV, [replace(_p(), tool_use_id="t2")], allowed, "UAPP")
     assert written.state is CallState.auto_approved
 
 
@@ -141,13 +143,13 @@ async def test_a_grant_does_not_cover_the_tool_once_re_tagged_or_replaced(redis:
     assert grant.trusted(decision_keys.TEST_KEY.public_key(), CONV) is not None
     same, retagged, replaced = await store.propose(CONV, [
         _p(tags=["impact:ro"]),
-        _p(tags=["impact:ro", "impact:db"]).model_copy(update={"tool_use_id": "t2"}),
-        _p(tags=["impact:ro"]).model_copy(update={"tool_use_id": "t3", "binary_digest": "ef" * 32}),
+        replace(_p(tags=["impact:ro", "impact:db"]), tool_use_id="t2"),
+        replace(_p(tags=["impact:ro"]), tool_use_id="t3", binary_digest="ef" * 32),
     ], policy, "UREQ")
     assert same.state is CallState.auto_approved
     assert retagged.state is CallState.awaiting_approval and replaced.state is CallState.awaiting_approval
     # the tags are signed: widening them in Redis makes the grant cover nothing
     await redis.hset(store.grants.key(grant.id), "tags", "impact:db\nimpact:ro")
-    (still,) = await store.propose(CONV, [_p(tags=["impact:ro", "impact:db"]).model_copy(
-        update={"tool_use_id": "t4"})], policy, "UREQ")
+    (still,) = await store.propose(CONV, [replace(_p(tags=["impact:ro", "impact:db"]), tool_use_id="t4")],
+                                   policy, "UREQ")
     assert still.state is CallState.awaiting_approval

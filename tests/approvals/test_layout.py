@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import replace
 
 import pytest
 from redis.asyncio import Redis
@@ -16,7 +17,7 @@ from bot.approvals.audit import read_audit
 from bot.approvals.decisions import DecisionRefused
 from bot.approvals.errors import TamperedRecord
 from bot.approvals.policy import ApprovalPolicy
-from bot.approvals.records import Proposal, compact_body, expand_body, hash_argv, shown_command
+from bot.approvals.records import CallRecord, Proposal, compact_body, expand_body, hash_argv, shown_command
 from bot.approvals.seals import proposal_claims
 from bot.approvals.store import CallStore
 from tests.support import decision_keys
@@ -63,7 +64,7 @@ async def test_a_pending_call_is_a_listpack_hash_without_derivable_or_empty_fiel
     assert audited.command == " ".join(ARGV)
     assert len(body["s"]) < 100  # the signature alone: the claims are the record's own fields
     read = await store.get(record.id)
-    assert read.model_dump(exclude={"meta"}) == record.model_dump(exclude={"meta"})
+    assert replace(read, meta={}) == replace(record, meta={})
     assert read.tool_use_id == "toolu_01LayoutListpackAbCdEfGh"
     assert read.argv == ARGV and read.tool_tags == ["ai:readonly"]
     assert read.meta == {"slack_channel": "C0LAYOUT01", "slack_ts": "1700000001.000200"}
@@ -189,7 +190,7 @@ async def test_a_body_of_the_previous_layout_long_names_and_hex_digests_reads_an
     await redis.set(key, json.dumps(expand_body(stored)), keepttl=True)  # as the previous version wrote it
     assert "argv" in json.loads(text(await redis.get(key)))
     read = await store.get(record.id)
-    assert read.model_dump() == record.model_dump()
+    assert read == record
     approved = await store.approve(record.id, "UAPP", [], ApprovalPolicy(), argv_hash=record.argv_hash)
     assert approved.state.value == "approved"
     entries = [f for _, f in await redis.xrange(store.keys.audit_stream(0)) if text(f[b"call_id"]) == record.id]
@@ -246,7 +247,7 @@ async def test_another_calls_hash_and_body_copied_under_a_calls_key_are_refused(
     call A's keys: the record read from A's key is call A, whose id B's seal does not cover, so no click signs B's
     command for A's queue entry (B then ran twice: once from A's entry, once from its own)."""
     [a] = await store.propose(CONV, [logs_proposal("toolu_01LayoutSwapAAbCdEfGh")], ApprovalPolicy(), "UREQ")
-    other = logs_proposal("toolu_01LayoutSwapBAbCdEfGh").model_copy(update={"argv": [*ARGV[:-1], "payroll"]})
+    other = replace(logs_proposal("toolu_01LayoutSwapBAbCdEfGh"), argv=[*ARGV[:-1], "payroll"])
     [b] = await store.propose(CONV, [other], ApprovalPolicy(), "UREQ")
     b_hash = await redis.hgetall(store.keys.call(b.id))
     await redis.hset(store.keys.call(a.id), mapping={**b_hash, b"id": b.id.encode()})
@@ -256,3 +257,24 @@ async def test_another_calls_hash_and_body_copied_under_a_calls_key_are_refused(
     with pytest.raises(TamperedRecord):
         await store.approve(a.id, "UAPP", [], ApprovalPolicy(), argv_hash=b.argv_hash)
     assert (await store.get(a.id)).signed_decision == ""
+
+
+async def test_a_body_or_hash_of_the_wrong_types_is_an_error_not_a_record(redis: Redis, store: CallStore) -> None:
+    """The record checks what it reads as its pydantic model did: an argv of numbers, tags that are not strings, a
+    state no lifecycle has, or a timestamp that is not one, raise ValueError (the store's readers' error)."""
+    [record] = await store.propose(CONV, [logs_proposal("toolu_01LayoutTypesAbCdEfGh")], ApprovalPolicy(), "UREQ")
+    raw = await redis.hgetall(store.keys.call(record.id))
+    body = json.loads(text(await redis.get(store.keys.body(record.id))))
+    assert (await store.get(record.id)).argv == ARGV
+    for changed_body, changed_hash, problem in (
+        ({**body, "v": [1, 2]}, {}, "argv: expected a list of strings"),
+        ({**body, "t": "ai:readonly"}, {}, "tool_tags: expected a list of strings"),
+        ({**body, "a": {"service": "web-7"}}, {}, "arguments: expected a string"),
+        (body, {b"state": b"exploded"}, "'exploded' is not a valid CallState"),
+        (body, {b"result": b"[1]"}, "result: expected a mapping"),
+    ):
+        with pytest.raises(ValueError, match=problem):
+            CallRecord.from_redis({**raw, **changed_hash}, json.dumps(changed_body), record.id)
+    with pytest.raises(ValueError, match="created_at: expected a moment"):  # a copy is checked as well
+        replace(record, created_at="yesterday")
+    assert replace(record, created_at=1_700_000_000.0).created_at.year == 2023

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import secrets
+from dataclasses import replace
 
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -78,17 +79,16 @@ def test_a_click_accepts_an_earlier_approval_sealed_with_a_random_nonce() -> Non
     fields = dict(id="0-abc", conversation="conv", tool=p.tool, app=p.app, arguments=p.arguments, argv=p.argv,
                   argv_hash="ab" * 32, requester="UREQ", tool_tags=p.tags, state=CallState.awaiting_approval,
                   approvals_needed=2, created_at=now, expires_at=now + 60, updated_at=now)
-    bare = CallRecord(**fields)  # type: ignore[arg-type]
+    bare = CallRecord(**fields)
     proposal_seal = seal_proposal(signer, proposal_claims(
         call_id=bare.id, conversation=bare.conversation, tool=bare.tool, app=bare.app, argv_hash=bare.argv_hash,
         binary_digest="", model_hash="", requester="UREQ", tags=bare.tool_tags, approvals_needed=2))
     claims = approval_claims(bare, "UAPP")
     assert claims == CLAIMS
     hedged = _b64(_hedged_sign(key.private_bytes_raw(), SIGNED))
-    good = bare.model_copy(update={"proposal_seal": proposal_seal,
-                                   "approvals": [Approval(user="UAPP", at=now, seal=hedged)]})  # type: ignore[arg-type]
+    good = replace(bare, proposal_seal=proposal_seal, approvals=[Approval(user="UAPP", at=now, seal=hedged)])
     check_sealed(signer, good)
     assert seal_approval(signer, good, "UAPP") != hedged
-    moved = good.model_copy(update={"approvals": [Approval(user="UOTHER", at=now, seal=hedged)]})  # type: ignore[arg-type]
+    moved = replace(good, approvals=[Approval(user="UOTHER", at=now, seal=hedged)])
     with pytest.raises(TamperedRecord):
         check_sealed(signer, moved)

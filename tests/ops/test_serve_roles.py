@@ -238,6 +238,6 @@ def test_roles_in_separate_processes_survive_kills(tmp_path: Path, opsctl: Path,
     imported = {name.split(".")[0] for name in modules}
     assert {"redis", "bot", "re2"} <= imported  # the import log is there
     assert not imported & {"anthropic", "slack_bolt", "slack_sdk", "aiohttp", "httpx2", "pydantic_settings",
-                               "prometheus_client"}
+                               "prometheus_client", "pydantic", "pydantic_core", "yaml"}  # config: bot/config_view.py
     # it verified the decision with libsodium or the interpreter's libcrypto, not cryptography's own OpenSSL
     assert "bot.approvals.verify_key" in modules and not any(m.startswith("cryptography.hazmat") for m in modules)

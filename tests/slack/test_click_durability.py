@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ async def test_an_unconfirmed_approve_tool_here_says_no_standing_approval_was_ma
 
 async def test_the_confirm_button_is_bound_to_the_calls_own_channel(harness: Harness, poster) -> None:
     record = await card_for(harness, poster)
-    foreign = record.model_copy(update={"meta": {**record.meta, "slack_channel": "C0OTHER"}})
+    foreign = replace(record, meta={**record.meta, "slack_channel": "C0OTHER"})
     await harness.click(foreign, "fisk_confirm_approval", "UAPPROVER")
     (note,) = await wait_for(lambda: harness.slack.calls_to("chat.postEphemeral"))
     assert "does not belong" in note.params["text"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from dataclasses import replace
 
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal
@@ -33,7 +34,7 @@ async def _proposed(store: CallStore, policy: ApprovalPolicy = POLICY, tags: tup
 
 
 def _marked(record: CallRecord, user: str) -> CallRecord:
-    return record.model_copy(update={"meta": {**record.meta, MARK: user}})
+    return replace(record, meta={**record.meta, MARK: user})
 
 
 def _buttons(blocks: list[dict[str, object]]) -> list[str]:

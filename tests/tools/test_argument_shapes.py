@@ -28,7 +28,7 @@ from tests.conftest import FIXTURES
 from tests.support.fisk_app import make_script
 
 ROOT = Path(__file__).resolve().parents[2]
-APP = ApplicationModel.model_validate_json((FIXTURES / "opsctl.introspect.json").read_bytes())
+APP = ApplicationModel.from_data(json.loads((FIXTURES / "opsctl.introspect.json").read_bytes()))
 CATALOG: Catalog = build_catalog([AppSpec(AppSettings(binary="/opt/opsctl"))], lambda _s: APP)
 
 

@@ -27,7 +27,7 @@ ALL_TOOLS = [
 
 def catalog(include: Rule | None = None, exclude: Rule | None = None, raw: dict[str, Any] | None = None,
             alias: str | None = None, global_flags: tuple[str, ...] = ()):
-    app = ApplicationModel.model_validate(raw or RAW)
+    app = ApplicationModel.from_data(raw or RAW)
     spec = AppSpec(AppSettings(binary="/bin/opsctl"), alias=alias, include=include or Rule(),
                    exclude=exclude or Rule(), global_flags=global_flags)
     return build_catalog([spec], lambda _s: app)
@@ -97,7 +97,7 @@ def test_alias_prefixes_names_and_rules_match_unprefixed() -> None:
 
 
 def test_duplicate_names_across_applications_are_an_error() -> None:
-    app = ApplicationModel.model_validate(RAW)
+    app = ApplicationModel.from_data(RAW)
     specs = [AppSpec(AppSettings(binary="/a")), AppSpec(AppSettings(binary="/b"))]
     with pytest.raises(CatalogError, match="'service_restart' is also a tool"):
         build_catalog(specs, lambda _s: app)

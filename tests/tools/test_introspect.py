@@ -16,6 +16,7 @@ from bot.fisk.introspect import (
     IntrospectionTooLarge,
     NotAFiskModel,
     introspect,
+    parse_application,
     run_introspection,
 )
 from tests.support.fisk_app import make_script
@@ -73,6 +74,29 @@ def test_json_that_is_not_a_fisk_model(tmp_path: Path, body: str) -> None:
     script = make_script(tmp_path, "odd", f"print({body!r})\n")
     with pytest.raises(NotAFiskModel, match="not a fisk application model"):
         introspect(str(script))
+
+
+@pytest.mark.parametrize(("model", "problem"), [
+    ({"name": 7}, "name: expected a string, got int"),
+    ({"name": "x", "commands": [{"help": "no name"}]}, "commands.0.name: field required"),
+    ({"name": "x", "commands": [{"name": "c", "flags": [{"name": "f", "boolean": "yes"}]}]},
+     "commands.0.flags.0.boolean: expected a boolean, got str"),
+    ({"name": "x", "flags": [{"name": "f", "short": True}]}, "flags.0.short: expected an integer, got bool"),
+    ({"name": "x", "commands": [{"name": "c", "tags": "ai:deny"}]}, "commands.0.tags: expected a list, got str"),
+    ({"name": "x", "commands": [{"name": "c", "args": [{"name": "a", "default": [1]}]}]},
+     "commands.0.args.0.default.0: expected a string, got int"),
+    ({"name": "x", "cheats": {"c": None}}, "cheats.c: expected a string, got NoneType"),
+    ({"name": "x", "commands": [None]}, "commands.0: expected an object, got NoneType"),
+])
+def test_a_known_field_of_the_wrong_type_is_named(model: dict[str, object], problem: str) -> None:
+    """The model's readers check each known field's JSON type (as the pydantic models did) and say where."""
+    with pytest.raises(NotAFiskModel, match=f"not a fisk application model: {problem}"):
+        parse_application(json.dumps(model), "odd")
+
+
+def test_null_is_read_where_go_leaves_a_value_out() -> None:
+    app = parse_application(json.dumps({"name": "x", "flags": [{"name": "f", "short": None, "envar": None}]}))
+    assert app.flags[0].short is None and app.flags[0].envar is None
 
 
 def test_unknown_fields_are_tolerated(tmp_path: Path, fixtures_dir: Path) -> None:

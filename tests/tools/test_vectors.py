@@ -14,7 +14,7 @@ from bot.tools.tool import AppSettings
 from tests.conftest import FIXTURES
 
 VECTORS: list[dict[str, Any]] = json.loads((FIXTURES / "argsfromjson.vectors.json").read_text())
-APP = ApplicationModel.model_validate_json((FIXTURES / "opsctl.introspect.json").read_bytes())
+APP = ApplicationModel.from_data(json.loads((FIXTURES / "opsctl.introspect.json").read_bytes()))
 
 
 def _id(v: dict[str, Any]) -> str:
