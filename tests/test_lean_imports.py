@@ -59,3 +59,19 @@ def test_slack_package_names_still_resolve_on_first_use() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "bot.slack.settings"
+
+
+def test_approvals_package_names_resolve_on_first_use_without_loading_the_policy() -> None:
+    """``bot.approvals`` re-exports its public names lazily: importing the store (as a runner does) loads neither
+    the approval policy nor the audit reader (pydantic models), and every public name still resolves."""
+    probe = (
+        "import importlib, sys, bot.approvals as a, bot.approvals.store, bot.approvals.worker\n"
+        "assert 'bot.approvals.policy' not in sys.modules and 'bot.approvals.audit' not in sys.modules\n"
+        "assert sorted(a.__all__) == sorted(a._HOMES)\n"
+        "for name in a.__all__:\n"
+        "    assert getattr(a, name) is getattr(importlib.import_module('bot.approvals.' + a._HOMES[name]), name)\n"
+        "print('pydantic' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"  # the policy and audit entries are pydantic models, loaded when named
