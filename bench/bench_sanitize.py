@@ -117,7 +117,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # lines, and a right-aligned secret column's header and row (each row different).
             " n | password\n", " n | password\n---+---------\n a | x{i}\n", "NAME     TOKEN  AGE\nweb    a{i}  5d\n",
             # An aligned name whose column is no-break spaces, and one 100 blanks wide (each value different).
-            "password" + "\u00a0" * 40 + "= a{i}\n", "  password" + " " * 100 + '= "a{i}"\n')
+            "password" + "\u00a0" * 40 + "= a{i}\n", "  password" + " " * 100 + '= "a{i}"\n',
+            # An aligned name mid-line with a separator and without (each value different), and columns padded with
+            # five spaces and more but no secret's name (what the mid-line automata, gated by five spaces, scan).
+            "x  password      = a{i}\n", "x  password      a{i}\n", "web-{i}     Running     5d     10.0.0.1\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

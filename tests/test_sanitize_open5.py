@@ -224,3 +224,38 @@ def test_an_aligned_name_after_no_break_spaces_or_a_wide_column_is_hidden(blanks
 )
 def test_aligned_ordinary_lines_stay(line: str) -> None:
     assert shown(line + "\n") == line + "\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (f"2026-12-01 loaded: password        = \"{PW}\"",
+         '2026-12-01 loaded: password        = "[REDACTED:password]"'),
+        (f"settings: user      = admin   password      = {PW}",
+         "settings: user      = admin   password      = [REDACTED:password]"),
+        (f"| db | password      : {PW}", "| db | password      : [REDACTED:password]"),
+        # no separator: a name's cell, then its value's
+        (f"config dump: user  admin   password      {PW}",
+         "config dump: user  admin   password      [REDACTED:password]"),
+        (f"[db] host  db.internal   api_token      {PW}   port  5432",
+         "[db] host  db.internal   api_token      [REDACTED:token]   port  5432"),
+    ],
+)
+def test_an_aligned_name_mid_line_is_hidden(line: str, expected: str) -> None:
+    assert shown(line + "\n") == expected + "\n"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "x  password_min_length      = 12   token_ttl      : 1h  secret_name       = \"db-credentials\"",
+        "see  password      : the vault entry for details",
+        "x  password      expired   since  2026-11-30",
+        "[db] host  db.internal   password      <from vault>   port  5432",
+        "prod     db-password     Opaque     2     41d",
+        "default  default-token-x2k4p     kubernetes.io/service-account-token   3   212d",
+        "prod          service/vault-token-helper            ClusterIP   10.96.12.4      <none>        8200/TCP   5d",
+    ],
+)
+def test_ordinary_aligned_columns_mid_line_stay(line: str) -> None:
+    assert shown(line + "\n") == line + "\n"

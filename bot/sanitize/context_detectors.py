@@ -40,6 +40,10 @@ from bot.sanitize.context_patterns import (
     _KV_GAP,
     _KV_WORD,
     _LINE_VALUE_HEAD,
+    _MIDLINE_ALIGNED_FINDER_HEAD,
+    _MIDLINE_ALIGNED_HEAD,
+    _MIDLINE_CELL_END,
+    _MIDLINE_CELLS_HEAD,
     _NAME,
     _NODE_PROPERTIES,
     _PSQL_BORDER,
@@ -52,6 +56,7 @@ from bot.sanitize.context_patterns import (
     _SHORT_RUN_THEN_DELIMITER,
     _XML_CANDIDATE,
     _XML_START,
+    MIDLINE_ALIGNMENT,
     _characters_as_utf8,
 )
 from bot.sanitize.context_tools import TOOL_FORMATS
@@ -170,6 +175,27 @@ CONTEXT: tuple[Detector, ...] = (
         # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
         finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
         search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
+    ),
+    # A name aligned in a column mid-line (``_MIDLINE_ALIGNED_HEAD``), judged as at a line's start (check "aligned":
+    # after it, words make a sentence). Apart, searched only in text holding five spaces in a row; before the
+    # assignment, which cannot start where it does (four blanks at most before its separator).
+    Detector(
+        "assignment",
+        _MIDLINE_ALIGNED_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="aligned",
+        finder=_MIDLINE_ALIGNED_FINDER_HEAD + _ALIGNED_FINDER_VALUE,
+        search=_MIDLINE_ALIGNED_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
+        own_automaton=True,
+        literals=(MIDLINE_ALIGNMENT,),
+    ),
+    # ... and without a separator, a name's cell then its value's (``_MIDLINE_CELLS_HEAD``); apart and gated alike.
+    Detector(
+        "key_value_line",
+        _MIDLINE_CELLS_HEAD + rf"(?P<v>[^\s\"'=:][^\s]{{0,255}}){_MIDLINE_CELL_END}",
+        check="key_value_line",
+        search=_MIDLINE_CELLS_HEAD + r"[^\s\"'=:-]",  # (a separator after the blanks: the one above)
+        own_automaton=True,
+        literals=(MIDLINE_ALIGNMENT,),
     ),
     Detector(
         "assignment",

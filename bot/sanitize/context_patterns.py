@@ -157,6 +157,23 @@ _ALIGNED_FINDER_HEAD = _ALIGNED_HEAD.replace(_NAME, _FINDER_NAME)
 # (code never writes one). A detector of its own (the run is short and bounded: no count on plain blanks).
 _ALIGNED_NBSP_HEAD = _aligned_head("[ \\t]{0,4}\u00a0" + ALIGNED_BLANK + "{0,3}")
 _ALIGNED_NBSP_FINDER_HEAD = _ALIGNED_NBSP_HEAD.replace(_NAME, _FINDER_NAME)
+# The same aligned name mid-line, after other text (``config: user  admin   password      = s3cr3t``, a log line
+# that prints a block's aligned row): after a non-blank and blanks, or after a character no name holds (not a
+# plan's or a diff's marker, "+" "~" "-", nor a quote's ">": those open their line, ``_ALIGNED_HEAD``'s), then five
+# spaces or more before the separator (at a line's start ``_ALIGNED_HEAD`` is the one). Spaces only: what a
+# mid-line column is padded with, and what gates its automaton (text without five spaces in a row skips it).
+_MIDLINE_ALIGNED_HEAD = (
+    rf"(?:[^\s+~>-][ \t]+|[^\sA-Za-z0-9_.+~>-])(?P<name>{_NAME}) {{5,}}(?P<sep>[?:]?=|:)[ \t]{{0,4}}"
+)
+_MIDLINE_ALIGNED_FINDER_HEAD = _MIDLINE_ALIGNED_HEAD.replace(_NAME, _FINDER_NAME)
+MIDLINE_ALIGNMENT = b"     "
+# The same with no separator, a column's cell naming a secret then five spaces or more and the next cell, its value
+# (``[db] host  db.internal   password      Xk9...   port  5432``): the name a whole cell (two blanks or more before
+# it, after other text), the value too (two blanks or more after it, or the line's end), judged as a two-column
+# line's (``key_value_line``: with no separator only a generated value counts).
+_MIDLINE_CELL_NAME = rf"(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
+_MIDLINE_CELLS_HEAD = rf"[^\s+~>-][ \t]{{2,}}(?P<name>{_MIDLINE_CELL_NAME}) {{5,}}"
+_MIDLINE_CELL_END = r"(?: {2}|[ \t]*\r?(?m:$))"
 # Its finder's value: a candidate's start, then the rest of the value unbounded. The value's counters
 # (``_QUOTED_CANDIDATE``) grew the alternation's program by a quarter, past what its DFA budget keeps
 # (tests/test_sanitize_memory.py), and a finder without the value is no memo key (``candidates.run_pass``: the same

@@ -82,4 +82,9 @@ case("aligned-nbsp", f"db_host\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0= \"db.i
 case("aligned-nbsp-colon", f"    user\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0\u00a0: ops\n    password\u00a0\u00a0\u00a0\u00a0 \u00a0: {p2}\n", p2)
 case("aligned-wide", "app.datasource.url" + " " * 70 + "= jdbc:postgresql://db/app\napp.datasource.password" + " " * 65 + f"= {p3}\n", p3)
 
+# An aligned name mid-line, after other text: with a separator, and as a key-value row's cells without one
+p1, p2, p3 = pw(16), rs(20), pw(14)
+case("midline-aligned-separator", f"2026-12-01T10:00:00Z loaded config: user      = admin   password      = {p1}\n", p1)
+case("midline-aligned-cells", f"config dump: user  admin   password      {p2}\n[db] host  db.internal   api_token      {p3}   port  5432\n", p2, p3)
+
 OPEN5_LEAKS: tuple[Leak, ...] = tuple(CASES)
