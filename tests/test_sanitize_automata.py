@@ -20,6 +20,7 @@ from bot.sanitize.automata import (
     Leftmost,
     MemoKey,
     _ungrouped,
+    candidate_scan,
     has_candidate,
     re2_options,
 )
@@ -370,3 +371,33 @@ def test_a_remembered_verdict_is_taken_inside_the_scan_of_the_last_automaton_lef
     assert skipped and min(asked) > last_assignment, (plain, found, asked)  # only once the assignments are done
     assert any(start >= keep_from for start in asked)
     assert sorted(found + skipped) == plain and not set(found) & set(skipped)  # nothing lost, nothing twice
+
+
+def test_the_automata_the_candidate_scan_skips_find_nothing_in_that_text() -> None:
+    """``candidate_scan`` names the automata it scanned in full without a hit, and the passes then search the same
+    bytes without them (``Leftmost``'s ``skip``: ``Bearer x`` on every line had the assignment's automaton and
+    the token pass's scanned twice over the whole text). Each automaton it names must find nothing there, and a
+    text with a candidate of one pass only names the others it scanned before it."""
+    by_id = {id(a): a for a in (*TOKEN_PASS.finders, *CONTEXT_PASS.finders)}
+    found, missed = candidate_scan(b"Bearer abcdefgh\n" * 50)
+    assignment = CONTEXT_PASS.finders[CONTEXT_PASS.assignment_automaton]
+    assert found and id(assignment) in missed and id(TOKEN_PASS.finders[0]) in missed
+    rng = random.Random(5)
+    pieces = ["Bearer abcdefgh", "password=", "Zx9q7Lm2Pw8", "token: ", "https://u:p@h/", "NAME  TOKEN  AGE", "\n", " ",
+              "ghp_" + "a" * 36, "x", "=", ":", "@", "(", "kind: Secret"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))).encode()
+        found, missed = candidate_scan(text)
+        assert found == has_candidate(text)
+        for automaton_id in missed:
+            assert by_id[automaton_id].first(text, 0, len(text)) == (-1, -1), text
+        for pass_ in (TOKEN_PASS, CONTEXT_PASS):
+            assert _starts(pass_, text) == _starts_skipping(pass_, text, missed), text
+
+
+def _starts_skipping(pass_: DetectorPass, data: bytes, skip: frozenset[int]) -> list[int]:
+    leftmost, pos, starts = Leftmost(pass_.finders, data, skip=skip), 0, []
+    while (start := leftmost.find(pos)[0]) >= 0:
+        starts.append(start)
+        pos = start + 1
+    return starts

@@ -224,13 +224,15 @@ def _reported(data: bytes, start: int, end: int) -> int:
 
 
 def run_pass(
-    data: bytes, pass_: DetectorPass, marker: Marker, reports: Reports | None = None
+    data: bytes, pass_: DetectorPass, marker: Marker, reports: Reports | None = None,
+    skip: frozenset[int] = frozenset(),
 ) -> tuple[bytes, int]:
     """One search loop over ``data``; each search resumes where the previous secret ended (see detectors.py).
 
     ``reports``: where a table's header may name a secret's column (``tables.HEADER_HINT``) and where a command is
     echoed (``echoed.ECHO_HINT``), both branches of the token pass, are added to it for the caller to read those
-    lines (nothing is redacted for them here; without ``reports`` the branches are candidates that are rejected)."""
+    lines (nothing is redacted for them here; without ``reports`` the branches are candidates that are rejected).
+    ``skip``: automata (their ``id``) known to find nothing in ``data`` (``automata.candidate_scan``), not searched."""
     pieces: list[bytes] = []
     edits = reports.edits if reports is not None else None  # what was replaced, for the reports' spans to join
     data_length = len(data)
@@ -321,7 +323,8 @@ def run_pass(
         spent += 1
         return True
 
-    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, (rejected, charge))
+    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, (rejected, charge),
+                        skip)
     parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import re2
 
-from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, has_candidate, re2_options
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, candidate_scan, re2_options
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.putty import redact_orphan_private_lines
@@ -100,9 +100,10 @@ class Redactor:
             if pattern is not None:
                 data, found = _run_literal(data, pattern, kind, marker)
                 count += found
-        candidates = has_candidate(data)
+        candidates, missed = candidate_scan(data)  # ``missed``: automata that find nothing in these bytes
+        scanned = data
         if candidates:
-            data, found = self._tokens_and_reports(data, marker)
+            data, found = self._tokens_and_reports(data, marker, missed)
             count += found
             if found:  # a .ppk's MAC is a token of this pass: the private lines before it may lack their header
                 data, found = redact_orphan_private_lines(data, marker)
@@ -111,18 +112,19 @@ class Redactor:
                                               constant_marker=not fingerprints)
         count += found
         if candidates or found:  # a manifest's markers change the text the context pass reads
-            data, found = run_pass(data, CONTEXT_PASS, marker)
+            # (unchanged since the scan, it is searched without the automata that found nothing in it)
+            data, found = run_pass(data, CONTEXT_PASS, marker, skip=missed if data is scanned else frozenset())
             count += found
         return _decode(data), count
 
 
     @staticmethod
-    def _tokens_and_reports(data: bytes, marker: Marker) -> tuple[bytes, int]:
+    def _tokens_and_reports(data: bytes, marker: Marker, missed: frozenset[int]) -> tuple[bytes, int]:
         """The token pass, then what it reported (``reports.py``: the secret cells of a table whose header names a
         secret's column, the lines after an echoed command asking for a secret) read in the text it was given, and
         both sets of spans applied to that text in one rebuild (no second token pass)."""
         reports = Reports()
-        redacted, count = run_pass(data, TOKEN_PASS, marker, reports)
+        redacted, count = run_pass(data, TOKEN_PASS, marker, reports, missed)
         if reports:
             return apply_reports(data, reports, marker)
         return redacted, count
