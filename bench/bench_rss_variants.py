@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_rss import started, status_mib, write_config  # noqa: E402
-from bench.support import ROOT, RedisProcess  # noqa: E402
+from bench.support import ROOT, RedisProcess, Role  # noqa: E402
 from tests.support.redis_server import free_port  # noqa: E402
 
 #: name -> the sitecustomize that makes the change (None: the runner as it is). The earlier variants that changed
@@ -61,6 +61,12 @@ def imported(tree: Path) -> str:
     return f"{modules} modules, {pydantic} of them pydantic's"
 
 
+def cpu_seconds(role: Role) -> float:
+    """CPU the process has used, with that of the children it has waited for (a runner's validating child)."""
+    fields = Path(f"/proc/{role.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
+
+
 def variants(runs: int, tree: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -75,23 +81,27 @@ def variants(runs: int, tree: Path | None) -> None:
                     paths[name] = str(directory)
             names = [*VARIANTS, *([f"the tree {tree}"] if tree is not None else [])]
             ready: dict[str, list[float]] = {name: [] for name in names}
+            cpu: dict[str, list[float]] = {name: [] for name in names}
             for _ in range(runs):
                 for name in names:
                     env = {**os.environ, "REDIS_URL": server.url}
-                    source = ROOT
+                    runs_from = ROOT
                     if name in paths:
                         env["PYTHONPATH"] = os.pathsep.join(p for p in (paths[name], env.get("PYTHONPATH")) if p)
                     elif name not in VARIANTS and tree is not None:
-                        source, env["PYTHONPATH"] = tree, str(tree)
+                        runs_from, env["PYTHONPATH"] = tree, str(tree)
                     with started("runner", "runner", write_config(work, free_port()), env, work,
-                                 source) as process:
+                                 runs_from) as process:
                         ready[name].append(status_mib(process, "VmRSS"))
+                        cpu[name].append(cpu_seconds(process))
                     time.sleep(0.2)
             base = statistics.median(ready["unchanged"])
-            print(f"serve --role runner of {ROOT} when ready, median of {runs} interleaved starts each (VmRSS):")
+            print(f"serve --role runner of {ROOT} when ready, median of {runs} interleaved starts each (VmRSS; CPU")
+            print("seconds it and its waited-for children had used by then):")
             for name, values in ready.items():
                 median = statistics.median(values)
-                print(f"  {name:<40} {median:6.1f} MiB ({median - base:+.1f}; {', '.join(f'{v:.1f}' for v in values)})")
+                print(f"  {name:<40} {median:6.1f} MiB ({median - base:+.1f}; {', '.join(f'{v:.1f}' for v in values)});"
+                      f" CPU {statistics.median(cpu[name]):.2f} s ({', '.join(f'{v:.2f}' for v in cpu[name])})")
         finally:
             server.stop()
 
