@@ -82,6 +82,7 @@ def variants(runs: int, tree: Path | None) -> None:
             names = [*VARIANTS, *([f"the tree {tree}"] if tree is not None else [])]
             ready: dict[str, list[float]] = {name: [] for name in names}
             cpu: dict[str, list[float]] = {name: [] for name in names}
+            wall: dict[str, list[float]] = {name: [] for name in names}
             for _ in range(runs):
                 for name in names:
                     env = {**os.environ, "REDIS_URL": server.url}
@@ -90,18 +91,21 @@ def variants(runs: int, tree: Path | None) -> None:
                         env["PYTHONPATH"] = os.pathsep.join(p for p in (paths[name], env.get("PYTHONPATH")) if p)
                     elif name not in VARIANTS and tree is not None:
                         runs_from, env["PYTHONPATH"] = tree, str(tree)
-                    with started("runner", "runner", write_config(work, free_port()), env, work,
-                                 runs_from) as process:
+                    config = write_config(work, free_port())
+                    start = time.monotonic()
+                    with started("runner", "runner", config, env, work, runs_from) as process:
+                        wall[name].append(time.monotonic() - start)  # to within started()'s 0.2 s polling
                         ready[name].append(status_mib(process, "VmRSS"))
                         cpu[name].append(cpu_seconds(process))
                     time.sleep(0.2)
             base = statistics.median(ready["unchanged"])
             print(f"serve --role runner of {ROOT} when ready, median of {runs} interleaved starts each (VmRSS; CPU")
-            print("seconds it and its waited-for children had used by then):")
+            print("seconds it and its waited-for children had used by then; wall seconds from start to ready):")
             for name, values in ready.items():
                 median = statistics.median(values)
                 print(f"  {name:<40} {median:6.1f} MiB ({median - base:+.1f}; {', '.join(f'{v:.1f}' for v in values)});"
-                      f" CPU {statistics.median(cpu[name]):.2f} s ({', '.join(f'{v:.2f}' for v in cpu[name])})")
+                      f" CPU {statistics.median(cpu[name]):.2f} s ({', '.join(f'{v:.2f}' for v in cpu[name])});"
+                      f" wall {statistics.median(wall[name]):.1f} s")
         finally:
             server.stop()
 
