@@ -18,8 +18,8 @@ the detector passes do (``candidates.py``): ``FREE_UNITS`` plus one per ``BYTES_
 line costing ``LINE_UNITS`` and a value ``VALUE_UNITS`` (below). Past it the text from the line the walk stopped at
 to the end becomes one ``[REDACTED:dense_candidates]`` marker, and every open mapping counts as a Secret (its kind
 may be in what is hidden): it fails closed. Ordinary output stays below it (``bench/bench_manifests.py``: a
-listing of Secrets spends one unit per 35-40 bytes, 3.5-4x below; one of Secrets holding 10-40 short keys each, the
-densest ordinary case, one per 15-25 bytes, 1.5-2.5x below).
+listing of Secrets spends one unit per 32-104 bytes, 3.2-10x below; one of Secrets holding 10-40 short keys each, the
+densest ordinary case, one per 14-26 bytes, 1.4-2.6x below).
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ _SECRET_SIGN = re.compile(rb'"Secret"|kind"?[ \t]*:\s*["\']?Secret')
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # The walk's budget (see the module docstring), in units of about 0.4 us of Python, each charge what its work
 # was measured to cost: a line read outside a data block costs LINE_UNITS (a "---" SEPARATOR_UNITS), one that
-# opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken), a value line
+# opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken; 2-3 us with the line,
+# charged at the top of that, the walk's costliest step), a value line
 # VALUE_UNITS (replaced with the others of its Secret in a few substitutions; an approval card's fingerprinted
 # markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret's value VALUE_UNITS too (its pairs are
 # replaced by a split and a join), COMPACT_VALUE_UNITS on a card.
@@ -55,7 +56,7 @@ FREE_UNITS = 1024
 BYTES_PER_UNIT = 10
 LINE_UNITS = 5
 SEPARATOR_UNITS = 3
-BLOCK_UNITS = 6
+BLOCK_UNITS = 8
 VALUE_UNITS = 1
 CARD_VALUE_UNITS = 3
 COMPACT_VALUE_UNITS = 3
