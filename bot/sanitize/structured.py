@@ -50,8 +50,9 @@ _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken; 2-3 us with the line,
 # charged at the top of that, the walk's costliest step), a value line
 # VALUE_UNITS (replaced with the others of its Secret in a few substitutions; an approval card's fingerprinted
-# markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret's value VALUE_UNITS too (its pairs are
-# replaced by a split and a join), COMPACT_VALUE_UNITS on a card.
+# markers take each line alone, CARD_VALUE_UNITS), a one-line JSON Secret COMPACT_LINE_UNITS more than a line (its
+# data objects' substitution) and its values VALUE_UNITS each (replaced by a split and a join), COMPACT_VALUE_UNITS on
+# a card.
 FREE_UNITS = 1024
 BYTES_PER_UNIT = 10
 LINE_UNITS = 5
@@ -60,6 +61,7 @@ BLOCK_UNITS = 8
 VALUE_UNITS = 1
 CARD_VALUE_UNITS = 3
 COMPACT_VALUE_UNITS = 3
+COMPACT_LINE_UNITS = 8
 DENSE_KIND = "dense_candidates"
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
@@ -219,7 +221,7 @@ def redact_secret_manifests(
                 if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
                     lines[number], found = _redact_compact(line, marker, constant)
                     count += found
-                    units -= found * (VALUE_UNITS if constant is not None else COMPACT_VALUE_UNITS)
+                    units -= COMPACT_LINE_UNITS + found * (VALUE_UNITS if constant is not None else COMPACT_VALUE_UNITS)
                 if cut_start and number == first_line and b"}" in stripped:
                     lines[number], found = _redact_compact_orphans(lines[number], marker)
                     count += found
