@@ -130,6 +130,19 @@ class DurableScripts:
         client: Any = self.client
         return client if isinstance(client, RedisCluster) else None
 
+    async def waits_for_replicas(self) -> bool:
+        """Would a write now wait for a replica? (Cluster: always said yes, so callers keep to the path that
+        waits.) A runner hands nothing over to itself where a claim must be confirmed by a replica before it
+        starts: a hand-over is claimed in the approval's script, which only the approving side waits for."""
+        if self.settings.replicas is not None:
+            return self.settings.replicas > 0
+        if self.cluster is not None:
+            return True
+        try:
+            return await self._wanted("primary", self._ask_replication, self._known_replicas) > 0
+        except _NotPrimary:
+            return True
+
     async def run(self, script: AsyncScript, keys: Sequence[str], args: Sequence[Any]) -> tuple[Any, Acknowledgement]:
         """Run ``script`` on ``keys`` (all in one slot) and wait for the replicas; the script's reply and what
         the replicas acknowledged. A script error is raised; a short acknowledgement is not."""

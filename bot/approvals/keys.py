@@ -81,6 +81,18 @@ class Keys:
     def run_stream(self, shard: int) -> str:
         return self.base(shard) + "run"
 
+    def parked(self, shard: int) -> str:
+        """The runner waiting for the shard's next approved call (``<runner> <ttl ms> <hand-back s>``, expiring)."""
+        return self.base(shard) + "parked"
+
+    def handover(self, shard: int, runner: str) -> str:
+        """List of calls claimed for ``runner`` by their approval, each ``<id> <record JSON>``, until it takes them."""
+        return self.base(shard) + "handoff:" + runner
+
+    def handovers(self, shard: int) -> str:
+        """Sorted set of handed-over calls, scored by when the sweeper may take one back that was never taken."""
+        return self.base(shard) + "handoffs"
+
     def audit_stream(self, shard: int) -> str:
         return self.base(shard) + "audit"
 

@@ -69,10 +69,25 @@ local function decide(key, actor, reason)
   redis.call('HSET', key, 'decision', cjson.encode({actor=actor, at=now, reason=reason}))
 end
 
+-- The handed-over run of call id that its runner has not taken yet: (its list, the element, the state it was
+-- claimed from), or nil once the runner popped it (then it may have started: the heartbeat rules apply).
+local function waiting_handover(key, id)
+  local handoff = redis.call('HGET', key, 'handoff')
+  if not handoff then return nil end
+  local runner, from = string.match(handoff, '^(%S+) (%S+)$')
+  if not runner then return nil end
+  local list = base .. 'handoff:' .. runner
+  for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
+    if string.sub(item, 1, #id + 1) == id .. ' ' then return list, item, from end
+  end
+  return nil
+end
+
 -- A thread's open calls are one small hash (id -> 'p' awaiting approval, 'o' otherwise not terminal), which Redis
 -- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
 local function move(key, id, from, to, actor, reason)
   local conv = redis.call('HGET', key, 'conversation')
+  local parked = false
   local calls = base .. 'conv:' .. conv .. ':calls'
   local open = base .. 'conv:' .. conv .. ':open'
   local pending = base .. 'conv:' .. conv .. ':pending'
@@ -92,17 +107,25 @@ local function move(key, id, from, to, actor, reason)
     redis.call('ZREM', base .. 'running', id)
   end
   if to == 'approved' or to == 'auto_approved' then
-    -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
-    -- verify_ahead; the claimed record must carry the same token, and is checked against it)
-    redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
-               'app', redis.call('HGET', key, 'app'), 'decision', redis.call('HGET', key, 'signed_decision') or '')
+    parked = redis.call('GET', base .. 'parked')
+    if parked then
+      redis.call('DEL', base .. 'parked')  -- one hand-over per park: the runner parks again when it took it
+    else
+      -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
+      -- verify_ahead; the claimed record must carry the same token, and is checked against it)
+      redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
+                 'app', redis.call('HGET', key, 'app'), 'decision', redis.call('HGET', key, 'signed_decision') or '')
+    end
   end
   audit(id, from, to, actor, reason)
   if PROGRESS[to] then
     progress(id, conv, to)
   end
   if TERMINAL[to] then
-    if from == 'running' then redis.call('HDEL', key, 'claim') end  -- the claim's nonce ends with the call
+    if from == 'running' then  -- the claim's nonce and a hand-over end with the call
+      redis.call('HDEL', key, 'claim', 'handoff')
+      redis.call('ZREM', base .. 'handoffs', id)
+    end
     redis.call('HDEL', calls, id)
     local left = redis.call('HLEN', calls) + redis.call('SCARD', open)
     redis.call('DEL', base .. 'hb:' .. id)
@@ -111,6 +134,18 @@ local function move(key, id, from, to, actor, reason)
   end
   keep_call(id)
   keep(calls)
+  if parked then
+    -- A runner waits for work (bot/approvals/worker.py, _handover_loop): claimed for it here, in the approval's
+    -- own script, and handed over on its list with the record, so it starts the call when it is woken, without
+    -- a run entry or a claim round trip. Parked as "<runner> <heartbeat ttl ms> <seconds before hand-back>": a
+    -- runner that does not take it in time (it died while parked) has it taken back (HANDBACK), never run.
+    local runner, ttl, back = string.match(parked, '^(%S+) (%d+) ([%d.]+)$')
+    redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', runner .. ' ' .. to)
+    redis.call('SET', base .. 'hb:' .. id, runner, 'PX', ttl)
+    move(key, id, to, 'running', 'runner:' .. runner, 'claimed (handed over)')
+    redis.call('RPUSH', base .. 'handoff:' .. runner, id .. ' ' .. cjson.encode(record(id)))
+    redis.call('ZADD', base .. 'handoffs', tonumber(now) + tonumber(back), id)
+  end
 end
 
 -- A write with no meaning of its own: a repeated click (or result) that changes nothing still writes this, so the
@@ -307,7 +342,12 @@ local id = ARGV[5]
 local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 local request = cjson.encode({actor=ARGV[6], at=now, reason=ARGV[7]})
-if state == 'approved' or state == 'auto_approved' then
+local list, item = nil, nil
+if state == 'running' then list, item = waiting_handover(key, id) end
+if list then  -- handed over, and its runner has not taken it: it never started, so it is cancelled now
+  redis.call('LREM', list, 1, item)
+end
+if list or state == 'approved' or state == 'auto_approved' then
   redis.call('HSET', key, 'cancel', request, 'result',
              cjson.encode({status='cancelled', error='cancelled before it started; it never ran'}))
   move(key, id, state, 'cancelled', ARGV[6], ARGV[7])
@@ -394,6 +434,36 @@ keep_call(id)
 return {'ok', record(id)}
 """
 
+# KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 reason. A call handed over to a parked runner (move) that the
+# runner has not taken from its list (it died while parked, or stopped): taken out of the list and given back,
+# running -> the state it was claimed from, as a fresh run entry (or a hand-over to another parked runner). Once
+# the runner took it, it may have started: 'taken', and the heartbeat rules apply. Either way it leaves 'handoffs'.
+HANDBACK = PRELUDE + r"""
+local key = KEYS[1]
+local id = ARGV[5]
+local state = redis.call('HGET', key, 'state')
+redis.call('ZREM', base .. 'handoffs', id)
+if not state then return {'not_found'} end
+if state ~= 'running' then return {'invalid', state} end
+local list, item, from = waiting_handover(key, id)
+if not list then return {'taken'} end
+redis.call('LREM', list, 1, item)
+redis.call('DEL', KEYS[2])
+local runner = redis.call('HGET', key, 'runner') or ''
+local parked = redis.call('GET', base .. 'parked')
+if parked and string.match(parked, '^(%S+)') == runner then redis.call('DEL', base .. 'parked') end
+redis.call('HDEL', key, 'runner', 'started_at', 'handoff')
+move(key, id, state, from, 'runner:' .. runner, ARGV[6])
+return {'ok', record(id)}
+"""
+
+# KEYS[1] = the shard's parked key; ARGV[1] runner id. Stops parking, unless another runner parked since.
+UNPARK = r"""
+local parked = redis.call('GET', KEYS[1])
+if parked and string.match(parked, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0
+"""
+
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 actor, 7 reason, 8 '1' = only if the heartbeat is gone,
 # 9 result JSON
 INTERRUPT = PRELUDE + r"""
@@ -403,6 +473,8 @@ local state = redis.call('HGET', key, 'state')
 if not state then return {'not_found'} end
 if state ~= 'running' then return {'invalid', state} end
 if ARGV[8] == '1' and redis.call('EXISTS', KEYS[2]) == 1 then return {'invalid', state} end
+-- a hand-over its runner never took did not start: HANDBACK gives it back, the sweeper does not interrupt it
+if ARGV[8] == '1' and waiting_handover(key, id) then return {'invalid', state} end
 redis.call('HSET', key, 'result', ARGV[9])
 move(key, id, state, 'interrupted', ARGV[6], ARGV[7])
 return {'ok', record(id)}

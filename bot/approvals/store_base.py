@@ -72,6 +72,8 @@ class StoreBase:
         self._set_meta = redis.register_script(scripts.SET_META)
         self._cancel_running = redis.register_script(scripts.CANCEL)
         self._release = redis.register_script(scripts.RELEASE)
+        self._handback = redis.register_script(scripts.HANDBACK)
+        self._unpark = redis.register_script(scripts.UNPARK)
 
     # ---------------------------------------------------------------- reads
 

@@ -56,6 +56,41 @@ class RunTransitions(StoreBase):
             require_acknowledged(ack, "claim", call_id)
         return record
 
+    async def park(self, shard: int, runner_id: str, park_seconds: float, heartbeat_ttl: float,
+                   hand_back_after: float) -> None:
+        """Name ``runner_id`` as waiting for the shard's next approved call, for ``park_seconds``: that approval then
+        claims the call for it and hands it over on ``keys.handover`` (``scripts.move``), heartbeat key set for
+        ``heartbeat_ttl``. One hand-over per park. A hand-over not taken within ``hand_back_after`` seconds is
+        taken back by the sweeper (``hand_back``), so a runner that dies while parked loses nothing."""
+        value = f"{runner_id} {int(heartbeat_ttl * 1000)} {hand_back_after:g}"
+        await self.redis.set(self.keys.parked(shard), value, px=max(1, int(park_seconds * 1000)))
+
+    async def unpark(self, shard: int, runner_id: str) -> None:
+        """Stop waiting for hand-overs (unless another runner parked since)."""
+        await self._unpark(keys=[self.keys.parked(shard)], args=[runner_id])
+
+    async def hand_back(self, call_id: str, reason: str) -> str:
+        """Give back a handed-over call its runner has not taken: ``"ok"`` (approved again, with a run entry, or
+        handed to another parked runner), ``"taken"`` (the runner took it: it may have started, so the heartbeat
+        rules apply), or the state it is in when it is not running any more."""
+        reply = await self._handback(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
+            args=[*self._common(self.keys.shard_of_call(call_id), self._clock()), call_id, reason],
+        )
+        return _text(reply[0]) if _text(reply[0]) != "invalid" else _text(reply[1])
+
+    async def return_handover(self, shard: int, runner_id: str, element: Any) -> str:
+        """Give back a hand-over this runner popped but will not start (it is stopping, or has no room): onto its
+        list again, then ``hand_back`` (between the two a crash leaves it on the list, where the sweeper finds it)."""
+        await self.redis.lpush(self.keys.handover(shard, runner_id), element)
+        return await self.hand_back(_text(element).partition(" ")[0], "given back unstarted by the runner it was "
+                                                                          "handed over to")
+
+    async def due_hand_backs(self, shard: int) -> list[str]:
+        """Handed-over calls whose runner had its time to take them (the sweeper asks ``hand_back`` for each)."""
+        due = await self.redis.zrangebyscore(self.keys.handovers(shard), "-inf", self._clock())
+        return [_text(call_id) for call_id in due]
+
     async def heartbeat(self, call_id: str, runner_id: str, ttl: float | None = None) -> bool:
         """Refresh the running call's heartbeat; False if the call is no longer running for this runner."""
         return await self.beat(call_id, runner_id, ttl) != "gone"
@@ -164,6 +199,12 @@ class RunTransitions(StoreBase):
         it is 0 when the call does not exist. Sent as EVAL: a pipeline's EVALSHA would first cost a SCRIPT
         EXISTS round trip, and this script is a few lines."""
         pipe.eval(scripts.SET_META, 1, self.keys.call(call_id), *_meta_args(meta))
+
+
+def handed_over(element: Any) -> CallRecord:
+    """The claimed call of a hand-over list element (``<id> <record JSON>``, written by ``scripts.move``)."""
+    call_id, _, record = _text(element).partition(" ")
+    return CallRecord.from_reply(json.loads(record), call_id)
 
 
 def new_claim_nonce() -> str:

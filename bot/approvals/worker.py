@@ -39,7 +39,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
-from bot.approvals.store_runs import new_claim_nonce
+from bot.approvals.store_runs import handed_over, new_claim_nonce
 from bot.cancelling import cancel_and_wait
 from bot.logcontext import log_context
 from bot.runner.execute import STOP_REQUEST, StopRequest
@@ -80,6 +80,7 @@ class RunnerWorker:
         sweep: bool = True,
         reader: Redis | None = None,
         prepare: Prepare | None = None,
+        handover: bool = False,
     ) -> None:
         self.redis = redis
         self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
@@ -96,6 +97,10 @@ class RunnerWorker:
         self.grace_period = grace_period
         self.block_ms = max(1, int(block_seconds * 1000))
         self.sweep = sweep
+        #: park while idle, so an approval claims its call for this runner and hands it over (``_handover_loop``)
+        self.handover = handover
+        self.park_seconds = 3 * block_seconds  # outlives a blocked wait: the park is renewed after each
+        self.hand_back_after = self.park_seconds + 2.0  # a dead runner's park has expired by then
         #: pauses before claiming again when no replica confirmed a claim (see _claim_durably)
         self.durable_retry: tuple[float, ...] = (0.5, 1.0, 2.0)
         self._app_limits = {app: asyncio.Semaphore(n) for app, n in (per_app_limits or {}).items()}
@@ -116,11 +121,14 @@ class RunnerWorker:
         await self._retry(self.ensure_groups)
         loops = [asyncio.create_task(self._read_loop(s)) for s in self.store.keys.all_shards()]
         loops.append(asyncio.create_task(self._recovery_loop()))
+        handovers = ([asyncio.create_task(self._handover_loop(s)) for s in self.store.keys.all_shards()]
+                     if self.handover else [])
         try:
             await stop_event.wait()
         finally:
             self._stopping = True
             await cancel_and_wait(loops)  # not a single cancel(): Python 3.11 can lose one (see bot/cancelling.py)
+            await self._stop_handovers(handovers)
             await self._drain()
 
     async def _drain(self) -> None:
@@ -174,6 +182,98 @@ class RunnerWorker:
                 # is on the way to the child's start, the next read is not (it would only wait in Redis). A
                 # handler sends its claim in its first step (_claim_ahead), on the loop's next pass.
                 await asyncio.sleep(0)
+
+    # ---------------------------------------------------------------- hand-overs
+
+    async def _handover_loop(self, shard: int) -> None:
+        """While this runner has room, park on the shard: the next approval claims its call for this runner in
+        its own script and pushes it, with the record, onto this runner's list (``scripts.move``). The blocking
+        pop is the wake-up and the claim at once: one Redis round trip and two process wake-ups fewer before the
+        child starts than a run entry and a claim. Exactly once: the call was claimed for this runner alone, and
+        the pop takes it off the list atomically; a hand-over still on the list after ``hand_back_after`` is
+        given back by the sweeper (``RunTransitions.hand_back``: the runner died while parked), never one that
+        was popped (it may have started: the heartbeat rules apply, as to a claim).
+
+        Not parked where a claim must be confirmed by a replica before the child starts (``waits_for_replicas``):
+        the approval's script is confirmed for the approving side only. The pop is not cancelled at shutdown
+        (a cancelled pop could lose what the server popped): ``_stop_handovers`` unparks and lets it time out."""
+        key = self.store.keys.handover(shard, self.runner_id)
+        backoff = 0.1
+        parked = False
+        while not self._stopping:
+            try:
+                if self._may_park() and not await self.store.durable.waits_for_replicas():
+                    await self.store.park(shard, self.runner_id, self.park_seconds, self.stale_after,
+                                          self.hand_back_after)
+                    parked = True
+                elif parked:
+                    await self.store.unpark(shard, self.runner_id)
+                    parked = False
+                # listening even when not parked: takes what was handed over just before the unpark
+                reply: Any = await self.reader.blpop([key], timeout=self.block_ms / 1000)
+                backoff = 0.1
+            except _TRANSIENT as exc:
+                log.warning("runner %s: waiting for hand-overs on shard %d failed (%s); retrying", self.runner_id,
+                            shard, exc)
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+                continue
+            if reply:
+                self._take_handover(shard, reply[1])
+                # the child's start before this loop parks again (a send, and a wake-up of Redis): the hand-over's
+                # handler runs on the next loop pass and its executor's first step (the spawn) on the one after
+                await asyncio.sleep(0)
+                await asyncio.sleep(0)
+
+    def _may_park(self) -> bool:
+        """Room for one more call of any application (a hand-over's application is not known in advance)."""
+        return len(self._inflight) < self.concurrency and not any(s.locked() for s in self._app_limits.values())
+
+    def _take_handover(self, shard: int, element: Any) -> None:
+        call_id = _text(element).partition(" ")[0]
+        task = asyncio.create_task(self._run_handover(shard, call_id, element))
+        self._inflight[f"handover:{call_id}"] = task
+
+    async def _run_handover(self, shard: int, call_id: str, element: Any) -> None:
+        """Run a call handed over to this runner (claimed for it already), or give it back unstarted when this
+        runner is stopping, its application has no room, or a claim now has to be confirmed by a replica."""
+        try:
+            try:
+                record = handed_over(element)
+            except Exception:  # noqa: BLE001 (whatever was written into Redis: the call is claimed for us, read it)
+                log.error("runner %s: malformed hand-over %r; reading the call", self.runner_id, _text(element)[:200])
+                found = await self._retry(lambda: self.store.find(call_id))
+                if found is None:
+                    return
+                record = found
+            limit = self._app_limits.get(record.app) or self._app_limits.get("*")
+            if limit is not None and limit.locked():
+                # claimed for us while another call took the application's last slot: wait for one, well within
+                # the heartbeat the hand-over set (stale_after); give it back unstarted if none frees
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(limit.acquire(), self.stale_after / 2)
+                    limit.release()
+            if self._stopping or (limit is not None and limit.locked()) \
+                    or await self.store.durable.waits_for_replicas():
+                await self._retry(lambda: self.store.return_handover(shard, self.runner_id, element))
+                return
+            async with limit if limit is not None else contextlib.nullcontext():
+                await self._execute(record, "")
+        except Exception:
+            log.exception("runner %s: hand-over of %s failed", self.runner_id, call_id)
+        finally:
+            self._inflight.pop(f"handover:{call_id}", None)
+            self._freed.set()
+
+    async def _stop_handovers(self, loops: list[asyncio.Task[None]]) -> None:
+        """Unpark, then let each blocked pop end by its timeout (what it pops is given back, not run)."""
+        if not loops:
+            return
+        for shard in self.store.keys.all_shards():
+            with contextlib.suppress(*_TRANSIENT, ResponseError):
+                await self.store.unpark(shard, self.runner_id)
+        _, late = await asyncio.wait(loops, timeout=self.block_ms / 1000 + 2.0)
+        await cancel_and_wait(list(late))
 
     async def _wait_for_capacity(self) -> None:
         while len(self._inflight) >= self.concurrency:
@@ -318,7 +418,7 @@ class RunnerWorker:
             # includes a result no replica acknowledged yet: the retry confirms it, or stores it again on a
             # primary promoted meanwhile that never had it.
             await self._retry(lambda: self.store.record_result(record.id, self.runner_id, exec_task.result(),
-                                                               run_entry=(self.group, entry_id)),
+                                                               run_entry=(self.group, entry_id) if entry_id else None),
                               forever=True, also=(NotDurable,))
         except ValueError as exc:  # refused before the script ran: nothing acknowledged
             await self._interrupt(record.id, f"executor returned an invalid result: {exc}")
@@ -387,6 +487,12 @@ class RunnerWorker:
                 log.info("runner %s: reclaimed %s", self.runner_id, _text(entry_id))
                 self._spawn(shard, entry_id, fields)
         if self.sweep:
+            for shard in self.store.keys.all_shards():  # before interrupt_stale: a hand-over never taken never ran
+                for call_id in await self.store.due_hand_backs(shard):
+                    outcome = await self.store.hand_back(call_id, "handed over to a runner that did not take it in "
+                                                                  "time; given back, it never started")
+                    if outcome == "ok":
+                        log.warning("runner %s: gave back %s (handed over, never taken)", self.runner_id, call_id)
             await self.store.interrupt_stale()
             await self.store.expire_due()
 

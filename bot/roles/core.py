@@ -34,8 +34,9 @@ def reader_loops(roles: set[str], shards: int) -> int:
 
     slack: the poster (outbox + one per completions shard + one per progress shard), the intake, the incident
     timeline recorder (inbox, outbox, one per audit shard); agent: inbox + completions shards; runner: one per
-    run-stream shard + the final-state metrics consumer (one read per completions shard, side by side: Cluster)."""
-    per_role = {"slack": (1 + 2 * shards) + 1 + (2 + shards), "agent": 1 + shards, "runner": shards * 2}
+    run-stream shard, one wait for hand-overs per shard, and the final-state metrics consumer (one read per completions
+    shard, side by side: Cluster)."""
+    per_role = {"slack": (1 + 2 * shards) + 1 + (2 + shards), "agent": 1 + shards, "runner": shards * 3}
     return sum(per_role[r] for r in roles if r in per_role)
 
 

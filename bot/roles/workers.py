@@ -64,7 +64,7 @@ def runner_worker(core: Core) -> RunnerWorker:
     return RunnerWorker(
         core.redis.client, core.store, executor, runner_id=instance_name("runner"),
         per_app_limits=limits, grace_period=core.config.shutdown_grace_seconds, reader=core.redis.reader,
-        prepare=verify_ahead,
+        prepare=verify_ahead, handover=True,
     )
 
 
