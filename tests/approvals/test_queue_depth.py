@@ -148,3 +148,17 @@ async def test_a_call_whose_runner_died_stops_counting_once_a_live_runner_takes_
 
 async def _is(store: CallStore, expected: QueueDepth) -> bool:
     return await depth(store) == expected
+
+
+async def test_a_handed_over_call_is_running_and_leaves_the_queued_count_alone(redis: Redis):
+    store = CallStore(redis, signer=decision_keys.signer())
+    (conversation,) = conversation_per_shard(store)
+    ids = await propose(store, conversation, 4)
+    policy = ApprovalPolicy()
+    await store.approve(ids[0], "U_APP", [], policy)
+    await store.approve(ids[1], "U_APP", [], policy)
+    await store.park(0, "r1", 5.0, 10.0, 5.0)
+    await store.approve(ids[2], "U_APP", [], policy)  # handed over: running, no run entry
+    await store.claim(ids[0], "r2")  # claimed from its run entry: running, entry kept until the result
+    depth = await read_queue_depth(redis, store.keys)
+    assert (depth.awaiting_approval, depth.queued, depth.running) == (1, 1, 2)

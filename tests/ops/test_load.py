@@ -129,7 +129,7 @@ def test_a_burst_is_acknowledged_answered_and_stays_within_the_connection_bound(
     }
     config.write_text(json.dumps(settings))
     bound = connection_bound(parse_config(settings), {"slack", "agent", "runner"})
-    assert bound == POOL + 11 + 2  # commands, blocking readers (README: Redis connections), acks
+    assert bound == POOL + 12 + 2  # commands, blocking readers (README: Redis connections), acks
     with FakeSlack() as slack, Model() as model:
         env = {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-load", "SLACK_SIGNING_SECRET": SECRET,
                "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": model.base_url}
