@@ -87,7 +87,7 @@ end
 -- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
 local function move(key, id, from, to, actor, reason)
   local conv = redis.call('HGET', key, 'conversation')
-  local parked = false
+  local hand = nil
   local calls = base .. 'conv:' .. conv .. ':calls'
   local open = base .. 'conv:' .. conv .. ':open'
   local pending = base .. 'conv:' .. conv .. ':pending'
@@ -107,10 +107,13 @@ local function move(key, id, from, to, actor, reason)
     redis.call('ZREM', base .. 'running', id)
   end
   if to == 'approved' or to == 'auto_approved' then
-    parked = redis.call('GET', base .. 'parked')
+    local parked = redis.call('GET', base .. 'parked')
     if parked then
       redis.call('DEL', base .. 'parked')  -- one hand-over per park: the runner parks again when it took it
-    else
+      local runner, ttl, back = string.match(parked, '^(%S+) (%d+) ([%d.]+)$')
+      if runner then hand = {runner, ttl, back} end
+    end
+    if not hand then
       -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
       -- verify_ahead; the claimed record must carry the same token, and is checked against it)
       redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
@@ -134,12 +137,12 @@ local function move(key, id, from, to, actor, reason)
   end
   keep_call(id)
   keep(calls)
-  if parked then
+  if hand then
     -- A runner waits for work (bot/approvals/worker.py, _handover_loop): claimed for it here, in the approval's
     -- own script, and handed over on its list with the record, so it starts the call when it is woken, without
     -- a run entry or a claim round trip. Parked as "<runner> <heartbeat ttl ms> <seconds before hand-back>": a
     -- runner that does not take it in time (it died while parked) has it taken back (HANDBACK), never run.
-    local runner, ttl, back = string.match(parked, '^(%S+) (%d+) ([%d.]+)$')
+    local runner, ttl, back = hand[1], hand[2], hand[3]
     redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', runner .. ' ' .. to)
     redis.call('SET', base .. 'hb:' .. id, runner, 'PX', ttl)
     move(key, id, to, 'running', 'runner:' .. runner, 'claimed (handed over)')

@@ -169,3 +169,12 @@ async def test_only_the_parked_runner_can_unpark(redis: Redis, store: CallStore)
     assert await redis.exists(store.keys.parked(0))
     await store.unpark(0, "r1")
     assert not await redis.exists(store.keys.parked(0))
+
+
+async def test_an_unreadable_park_is_dropped_and_the_call_queued_as_before(redis: Redis, store: CallStore):
+    (call_id,) = await proposed(store, 1)
+    await redis.set(store.keys.parked(0), "r1 soon")  # not what a runner writes: the approval must not fail on it
+    record = await store.approve(call_id, "U_APP", [], ApprovalPolicy())
+    assert record.state is CallState.approved and record.runner is None
+    assert await redis.xlen(store.keys.run_stream(0)) == 1
+    assert not await redis.exists(store.keys.parked(0))
