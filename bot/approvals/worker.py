@@ -37,7 +37,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
-from bot.approvals.records import CallRecord
+from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
 from bot.approvals.store_runs import handed_over, new_claim_nonce
 from bot.cancelling import cancel_and_wait
@@ -246,6 +246,12 @@ class RunnerWorker:
                 if found is None:
                     return
                 record = found
+            if record.state is not CallState.running or record.runner != self.runner_id:
+                # only an approval's script claims a call for this runner before pushing it: anything else on the
+                # list (written into Redis by hand) is not run from here
+                log.error("runner %s: hand-over of %s is not claimed for this runner (%s, runner %s); not run",
+                          self.runner_id, call_id, record.state.value, record.runner)
+                return
             limit = self._app_limits.get(record.app) or self._app_limits.get("*")
             if limit is not None and limit.locked():
                 # claimed for us while another call took the application's last slot: wait for one, well within

@@ -8,6 +8,7 @@ stop request before it was taken cancels it unstarted; no parking where a claim 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from pathlib import Path
 
@@ -178,3 +179,28 @@ async def test_an_unreadable_park_is_dropped_and_the_call_queued_as_before(redis
     assert record.state is CallState.approved and record.runner is None
     assert await redis.xlen(store.keys.run_stream(0)) == 1
     assert not await redis.exists(store.keys.parked(0))
+
+
+async def test_a_hand_over_not_claimed_for_the_runner_is_not_run(redis: Redis, store: CallStore, tmp_path: Path):
+    (call_id,) = await proposed(store, 1)
+    await redis.xgroup_create(store.keys.run_stream(0), "runners", id="$", mkstream=True)  # its entry: no one's
+    await store.approve(call_id, "U_APP", [], ApprovalPolicy())  # approved and queued, claimed by nobody
+    flat: list[str] = []
+    for name, value in (await redis.hgetall(store.keys.call(call_id))).items():
+        flat += [name.decode(), value.decode()]
+    body = (await redis.get(store.keys.body(call_id))).decode()
+    await redis.xtrim(store.keys.run_stream(0), maxlen=0)  # only the element below could bring it to w1
+    key = store.keys.handover(0, "w1")
+    await redis.rpush(key, f"{call_id} {json.dumps([flat, body])}")  # a well-formed record, pushed by hand
+    marker = tmp_path / "marker"
+    worker = RunnerWorker(redis, store, marker_executor(marker), runner_id="w1", handover=True, sweep=False,
+                          **FAST)  # type: ignore[arg-type]
+    async with running(worker):
+        await wait_until(lambda: list_empty(redis, key))
+        await asyncio.sleep(0.3)
+    assert executions(marker) == []
+    assert (await store.get(call_id)).state is CallState.approved
+
+
+async def list_empty(redis: Redis, key: str) -> bool:
+    return await redis.llen(key) == 0
