@@ -187,7 +187,8 @@ async def main(args: argparse.Namespace) -> None:
             print(f"  approve -> finished (Redis) median {median_ms(to_finish):6.2f} ms, p99 "
                   f"{pct(to_finish, 99) * 1e3:6.2f} ms")
             print(f"  of which approve() itself  median {median_ms(bench.approve_calls):6.2f} ms (this process: "
-                  "seal and sign the decision, the approve script; the run entry exists before it returns)")
+                  "seal and sign the decision, the approve script; the run entry, or the hand-over to a parked "
+                  "runner, exists before it returns)")
             print(f"  {cpu_line(meter, args.samples, 'runner')} (propose and approve included for Redis)")
             for count in (1, 2):
                 if len(roles) < count:
