@@ -1275,6 +1275,69 @@ case("yaml-password-with-hash", f"""ldap:
 pw247 = alnum(8) + ";" + alnum(8)
 case("env-password-with-semicolon", f"""SFTP_PASSWORD='{pw247}'""", pw247[:8], pw247[9:])
 
+# --- encodings, YAML shapes, argv inside manifests --------------------------------------------------------------
+pw248 = password(16, "#%^*-_+=.")
+# UTF-16LE as PowerShell writes a file: the secret's characters are NUL-separated in the bytes, joined once the
+# NULs are dropped, so the secret listed is the joined one (it is not in the text as is).
+CASES.append(Leak("utf16le-env-file", "$ cat .env.prod  # saved by PowerShell\n" + "\x00".join(f"DB_PASSWORD={pw248}\r\n") + "\x00",
+                  (pw248, "\x00".join(pw248))))
+tok249 = alnum(32)
+case("double-encoded-query-token", f"""203.0.113.50 - - [02/Dec/2026:01:55:02 +0000] "GET /login?next=%2Fapi%2Fv1%2Fexport%3Fformat%3Dcsv%26access_token%3D{tok249}%26page%3D1 HTTP/1.1" 302 0 "-" "curl/8.5.0\"""", tok249)
+pw250a, pw250b = alnum(7), alnum(8)
+case("go-json-escaped-ampersand", f"""{{"level":"debug","msg":"smtp config","host":"smtp.acme.example","user":"alerts","password":"{pw250a}\\u0026{pw250b}"}}""", pw250a, pw250b)
+pw251 = password(24)
+case("yaml-block-scalar-password", f"""smtp:
+  username: alerts
+  password: |
+    {pw251}
+  port: 587""", pw251)
+pw252 = password(16)
+case("yaml-flow-mapping-password", f"""  - name: create app user
+    community.postgresql.postgresql_user: {{name: orders_app, password: {pw252}, db: orders}}""", pw252)
+pw253 = password(16)
+case("windows-unattend-xml", f"""            <AdministratorPassword>
+                <Value>{pw253}</Value>
+                <PlainText>true</PlainText>
+            </AdministratorPassword>""", pw253)
+key254 = alnum(32)
+case("nginx-api-key-header", f"""        proxy_set_header X-Api-Key "{key254}";""", key254)
+pw255 = password(20)
+case("secret-last-applied-annotation", f"""apiVersion: v1
+data:
+  password: {b64_of(pw255)}
+kind: Secret
+metadata:
+  annotations:
+    kubectl.kubernetes.io/last-applied-configuration: |
+      {{"apiVersion":"v1","kind":"Secret","metadata":{{"annotations":{{}},"name":"reports-db","namespace":"reports"}},"stringData":{{"password":"{pw255}"}},"type":"Opaque"}}
+  name: reports-db
+  namespace: reports
+type: Opaque""", pw255, b64_of(pw255))
+pw256 = password(16)
+case("docker-inspect-cmd-array", f"""        "Cmd": [
+            "server",
+            "--db-user",
+            "ledger",
+            "--db-password",
+            "{pw256}"
+        ],""", pw256)
+tok257 = alnum(40)
+case("pod-args-separate-items", f"""    args:
+    - --listen=:8080
+    - --api-token
+    - {tok257}
+    - --log-level=info""", tok257)
+tok258 = alnum(40)
+case("systemd-execstart-token", f"""ExecStart=/usr/local/bin/node_exporter --web.listen-address=:9100 --collector.textfile.directory=/var/lib/node_exporter
+ExecStart=/usr/local/bin/cloudflared tunnel run --token {tok258}""", tok258)
+pw259 = password(16)
+case("ps-password-space", f"""app       9912  0.1  0.4 /usr/bin/java -jar /opt/reports/reports.jar --spring.datasource.username=reports --password {pw259}""", pw259)
+tok260 = alnum(32)
+case("kubectl-describe-args", f"""    Args:
+      --upstream=http://127.0.0.1:8080
+      --cookie-secret={tok260}
+      --email-domain=acme.example""", tok260)
+
 LEAKS_ACCEPT3: tuple[Leak, ...] = tuple(CASES)
 
 _MARKER = re.compile(r"\[REDACTED:[^\]\s]*\]")
