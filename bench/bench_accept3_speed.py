@@ -93,6 +93,13 @@ INPUTS: dict[str, Callable[[int, int], bytes]] = {
     "yaml Secret docs (many small)": lambda size, s: _repeat_units(
         lambda i: f"---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: s{i}\ndata:\n  p{i}: YWJj{i % 10}\n",
         size, s),
+    "kubectl List of Secret items": lambda size, s: ("apiVersion: v1\nitems:\n" + _repeat_units(
+        lambda i: (f"- apiVersion: v1\n  data:\n    password: YWJj{i % 10}\n  kind: Secret\n"
+                   f"  metadata:\n    name: s{i}\n"), size, s).decode()).encode()[:size],
+    "echoed '$ vault kv get -field=password s{i}' + value": lambda size, s: _repeat_units(
+        lambda i: f"$ vault kv get -field=password secret/s{i}\nv{i}\n", size, s),
+    "'+ echo $DB_PASSWORD{i}' + value": lambda size, s: _repeat_units(
+        lambda i: f"+ echo $DB_PASSWORD{i}\nx{i}\n", size, s),
     "json Secret docs one per line": lambda size, s: _repeat_units(
         lambda i: f'{{"kind":"Secret","metadata":{{"name":"s{i}"}},"data":{{"k{i}":"YWJj"}}}}\n', size, s),
     "docker auths one per line": lambda size, s: _repeat_units(
