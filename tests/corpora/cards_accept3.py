@@ -114,6 +114,16 @@ _hx = hexs(64)
 _card("webhook-secret-flag", ["opsctl", "hooks", "create", "--url", "https://ci.acme.example/hook", "--secret", _hx], _hx)
 _pw = password(16)
 _card("password-stdin-lookalike-but-real", ["opsctl", "user", "create", "jdoe", "--initial-password", _pw], _pw)
+_pw = alnum(5) + "&<" + alnum(5) + ">" + alnum(4)
+_card("password-with-slack-escapes", ["opsctl", "db", "connect", f"--password={_pw}"], _pw[:5], _pw[7:12])
+_a, _b = alnum(6), alnum(7)
+_card("zero-width-inside-secret", ["opsctl", "login", f"--password={_a}\u200b{_b}"], _a, _b)
+_a, _b = alnum(6), alnum(7)
+_card("url-password-with-at", ["psql", f"postgres://orders:{_a}@{_b}@pg-orders:5432/orders"], _a, _b)
+_body = pem_body(300).replace("\n", "\r\n")
+_card("pem-key-crlf-argument", ["opsctl", "tls", "upload", "--key",
+                                "-----BEGIN PRIVATE KEY-----\r\n" + _body + "\r\n-----END PRIVATE KEY-----"],
+      *_body.split("\r\n")[1:-1:2])
 
 _ZW = "\u200b"
 INVISIBLE_CARDS: list[CardCase] = [
