@@ -9,7 +9,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tests.corpora.accept3_values import alnum, b64, b64url, hexs, human_password, jwt, password, pem_body, uuid4
+from tests.corpora.accept3_values import (
+    alnum,
+    b64,
+    b64url,
+    hexs,
+    human_password,
+    jwt,
+    password,
+    pem_body,
+    reseed,
+    uuid4,
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +32,7 @@ class CardCase:
 
 
 SECRET_CARDS: list[CardCase] = []
+reseed()
 
 
 def _card(name: str, argv: list[str], *secrets: str) -> None:
