@@ -103,6 +103,10 @@ def test_an_echoed_ordinary_variable_keeps_its_output(command: str) -> None:
          '      ~ password                 = "[REDACTED:password]" -> "[REDACTED:password]"'),
         (f'  ~ db_password = "{PW}" -> "{NEW}"', '  ~ db_password = "[REDACTED:password]" -> "[REDACTED:password]"'),
         (f'      ~ api_token = "{PW}" -> "{NEW}"', '      ~ api_token = "[REDACTED:token]" -> "[REDACTED:token]"'),
+        # the old value no secret (a placeholder, null): the new one judged on its own
+        (f'  ~ password = "changeme" -> "{NEW}"', '  ~ password = "changeme" -> "[REDACTED:password]"'),
+        (f'      ~ password                 = null -> "{NEW}"',
+         '      ~ password                 = null -> "[REDACTED:password]"'),
         # the new value unknown until applied: nothing more to hide
         (f'  ~ password = "{PW}" -> (known after apply)',
          '  ~ password = "[REDACTED:password]" -> (known after apply)'),
@@ -123,6 +127,12 @@ def test_a_plans_changed_secret_hides_the_new_value_too(line: str, expected: str
 )
 def test_a_plans_ordinary_change_stays(line: str) -> None:
     assert shown(line + "\n") == line + "\n"
+
+
+def test_a_remembered_rejection_does_not_hide_a_later_change_from_view() -> None:
+    """The same old value rejected on an earlier line with a blank after it is not remembered: a change may follow."""
+    text = f'  ~ password = "changeme" # x\n  ~ password = "changeme" -> "{NEW}"\n'
+    assert shown(text) == '  ~ password = "changeme" # x\n  ~ password = "changeme" -> "[REDACTED:password]"\n'
 
 
 @pytest.mark.parametrize(

@@ -35,7 +35,17 @@ from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Le
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import echo_hint
-from bot.sanitize.judge import NAME, changed_to, extended_end, judge, plain_line_value, quoted_span, reads_line
+from bot.sanitize.judge import (
+    CHANGE_CHECKS,
+    NAME,
+    changed_kind,
+    changed_to,
+    extended_end,
+    judge,
+    plain_line_value,
+    quoted_span,
+    reads_line,
+)
 from bot.sanitize.reports import Reports
 from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
 
@@ -426,14 +436,25 @@ def run_pass(
                 last, count = change[1], count + 1
             pos = max(last, candidate_start + 1)
             continue
+        if (change := changed_to(data, detector, end)) is not None:  # a plan's ``"changeme" -> "new"``: the new
+            new_kind = changed_kind(match, index, data[change[0] : change[1]])  # value judged on its own; never
+            if new_kind is not None:  # remembered (the same candidate without the change is no secret)
+                spent += ACCEPT_UNITS
+                pieces += (data[last : change[0]], marker(new_kind, data[change[0] : change[1]]))
+                if edits is not None:
+                    edits.append((change[0], change[1], pieces[-1]))
+                last, count = change[1], count + 1
+                pos = change[1]
+                continue
         # No assignment can start inside its name: the search moves on from there.
         resume = max(1, match.start(NAME[index]) - candidate_start) if detector.check == "assignment" else 1
         # The key holds the candidate's span (plus a byte each side): a verdict is remembered only when what it
         # read lies inside it. A short finder's hit may be parsed as another, longer branch (a two-column line's
         # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that
         # rejection hid "password = \"hunter2-Prod!\"" later in the same process.
-        if context_free and key is not None and match.end() <= candidate_end:
-            _remember(rejected, key, resume)
+        if context_free and key is not None and match.end() <= candidate_end and not (
+                detector.check in CHANGE_CHECKS and data[candidate_end : candidate_end + 1] in b" \t"):
+            _remember(rejected, key, resume)  # (one a plan's "->" may follow is not: ``changed_to``)
         pos = candidate_start + resume
     if not count:
         return data, 0

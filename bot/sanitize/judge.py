@@ -287,22 +287,31 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
 # A plan's change of a value (``terraform plan``'s ``~ password = "old" -> "new"``): the new value after the old one's
 # closing quote, within its line and bounded as a quoted value is.
 _CHANGED_TO = re.compile(rb'[ \t]{1,4}->[ \t]{1,4}"([^"\n]{1,%d})' % VALUE_BOUND)
-_CHANGE_CHECKS = frozenset({"assignment", "aligned"})
+CHANGE_CHECKS = frozenset({"assignment", "aligned"})
 
 
 def changed_to(data: bytes, detector: Detector, end: int) -> tuple[int, int] | None:
-    """The span of the new value when an accepted quoted value ending at ``end`` (its closing quote there) is a
-    plan's change (``"old" -> "new"``), else None: the old value's verdict is the new one's (the same attribute),
-    and hiding the old one alone showed the new password (found by review). One bounded match per accepted value."""
-    if detector.check not in _CHANGE_CHECKS or data[end : end + 1] != b'"':
+    """The span of the new value when a quoted value ending at ``end`` (its closing quote there), or a ``null``, is a
+    plan's change (``"old" -> "new"``, ``null -> "new"``), else None. An accepted old value's verdict is the new
+    one's (the same attribute): hiding the old one alone showed the new password (found by review); a rejected one's
+    new value is judged on its own (``changed_kind``). One bounded match per candidate of these checks."""
+    if detector.check not in CHANGE_CHECKS or data[end : end + 1] != b'"' and data[end - 4 : end] != b"null":
         return None
-    change = _CHANGED_TO.match(data, end + 1)
+    change = _CHANGED_TO.match(data, end + (data[end : end + 1] == b'"'))
     if change is None:
         return None
     stop = change.end(1)
     if stop - change.start(1) == VALUE_BOUND:
         stop = _line_stop(data, stop, b'"')
     return change.start(1), stop
+
+
+def changed_kind(match: re.Match[bytes], index: int, new_value: bytes) -> str | None:
+    """The kind of a plan's new value whose old value was no secret (``"changeme" -> "PW"``, ``null -> "PW"``):
+    judged as the quoted value of an aligned attribute under the same name is."""
+    name = match.group(NAME[index]).decode("utf-8", "replace")
+    return shapes.accept_assignment(name, "=", new_value.decode("utf-8", "replace"), True, False, quoted=True,
+                                    following='"', spaced=False)
 
 
 def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, int]:

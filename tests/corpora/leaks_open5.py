@@ -87,4 +87,8 @@ p1, p2, p3 = pw(16), rs(20), pw(14)
 case("midline-aligned-separator", f"2026-12-01T10:00:00Z loaded config: user      = admin   password      = {p1}\n", p1)
 case("midline-aligned-cells", f"config dump: user  admin   password      {p2}\n[db] host  db.internal   api_token      {p3}   port  5432\n", p2, p3)
 
+# A plan's change whose old value is no secret: the new one is judged on its own
+n1, n2 = pw(), pw()
+case("plan-change-from-placeholder", f"      ~ password                 = \"changeme\" -> \"{n1}\"\n      ~ db_password = null -> \"{n2}\"\n", n1, n2)
+
 OPEN5_LEAKS: tuple[Leak, ...] = tuple(CASES)
