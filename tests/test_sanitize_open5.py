@@ -130,7 +130,7 @@ def test_a_plans_ordinary_change_stays(line: str) -> None:
 
 
 def test_a_remembered_rejection_does_not_hide_a_later_change_from_view() -> None:
-    """The same old value rejected on an earlier line with a blank after it is not remembered: a change may follow."""
+    """The same old value rejected and remembered on an earlier line is judged again where a change follows it."""
     text = f'  ~ password = "changeme" # x\n  ~ password = "changeme" -> "{NEW}"\n'
     assert shown(text) == '  ~ password = "changeme" # x\n  ~ password = "changeme" -> "[REDACTED:password]"\n'
 

@@ -36,7 +36,6 @@ from bot.sanitize.characters import whole_characters
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import echo_hint
 from bot.sanitize.judge import (
-    CHANGE_CHECKS,
     NAME,
     changed_kind,
     changed_to,
@@ -353,7 +352,8 @@ def run_pass(
             key = (data[candidate_start - 1 : candidate_end + 1] if candidate_start > 0 and candidate_end < length
                    else memo_key(data, candidate_start, candidate_end, length))  # memo_key: inline where it can be
             resume = rejected.get(key)
-            if resume is not None:
+            # (not when a plan's "->" follows: the remembered old value says nothing of the new one, ``changed_to``)
+            if resume is not None and (key[-1] != 32 or data[candidate_end + 1 : candidate_end + 3] != b"->"):
                 pos = candidate_start + resume
                 continue
         if reports is not None and (hint := _reported(data, candidate_start, candidate_end)):
@@ -452,9 +452,8 @@ def run_pass(
         # read lies inside it. A short finder's hit may be parsed as another, longer branch (a two-column line's
         # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that
         # rejection hid "password = \"hunter2-Prod!\"" later in the same process.
-        if context_free and key is not None and match.end() <= candidate_end and not (
-                detector.check in CHANGE_CHECKS and data[candidate_end : candidate_end + 1] in b" \t"):
-            _remember(rejected, key, resume)  # (one a plan's "->" may follow is not: ``changed_to``)
+        if context_free and key is not None and match.end() <= candidate_end:
+            _remember(rejected, key, resume)
         pos = candidate_start + resume
     if not count:
         return data, 0
