@@ -23,9 +23,11 @@ def _marker(kind: str, secret: bytes) -> bytes:
     return f"[REDACTED:{kind}]".encode()
 
 
-_KEYS = ("kind", "apiVersion", "data", "stringData", "metadata", "name", "k", '"kind"', '"data"', "type", "items")
+_KEYS = ("kind", "apiVersion", "data", "stringData", "metadata", "name", "k", '"kind"', '"data"', "type", "items",
+         "'k'")
 _VALUES = ("", "Secret", "'Secret'", '"Secret"', "Secret,", "ConfigMap", "v1", "YWJj", '"YWJj",', "|", "|-", "{",
-           "}", "{{ .Values.x }}", '"{{ x }}"', "a b", "5432,", "'b'", '""', "x # c", "a\r", '"a" ,', "}x", ">-")
+           "}", "{{ .Values.x }}", '"{{ x }}"', "a b", "5432,", "'b'", '""', "x # c", "a\r", '"a" ,', "}x", ">-",
+           "&d", "# b64", "!!map", "{a: YWJj}", '{"a": "YWJj"},', "{}", "&d {a: YWJj} # c")
 
 
 def _line(rng: random.Random) -> str:

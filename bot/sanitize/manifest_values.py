@@ -20,12 +20,13 @@ from itertools import chain, repeat
 import re2
 
 KIND = "k8s_secret"
-VALUE = re.compile(rb'^(?P<lead>[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}"?[ \t]*:[ \t]*)(?P<value>.*)$')
+# A key may be quoted either way (``'tls.key': ...`` in a hand-written manifest).
+VALUE = re.compile(rb'^(?P<lead>[ \t]*(?:-[ \t]+)?["\']?[A-Za-z0-9_.\-/]{1,253}["\']?[ \t]*:[ \t]*)(?P<value>.*)$')
 # Values the reading below leaves alone: no value, a block scalar's indicator, a JSON object's brace.
 _NOT_VALUES = (b"", b"|", b"|-", b">", b">-", b"{", b"}")
 # Possessive repeats (``*+``): what each takes is never given back, since what follows it cannot start with what
 # it takes (a key's characters are no quote, blank or colon): the same matches, a third less time.
-_LEAD = rb'[ \t]*(?:-[ \t]+)?"?[A-Za-z0-9_.\-/]{1,253}+"?[ \t]*+:[ \t]*+'
+_LEAD = rb'[ \t]*(?:-[ \t]+)?["\']?[A-Za-z0-9_.\-/]{1,253}+["\']?[ \t]*+:[ \t]*+'
 # The forms the substitutions take, each exactly what ``_replace_line`` makes of it: an unquoted value with no
 # blank, comma or YAML indicator in it, then a JSON comma and blanks; a quoted one whose inside holds no quote of
 # its kind and does not start with "{" (a chart's template, ``{{ .Values.x }}``, is left alone there).

@@ -72,12 +72,25 @@ def _columns(header: bytes, rule: bytes) -> list[tuple[int, int, bytes]] | None:
         return None
     rule = rule.rstrip(b"\r")
     joints = [i for i, byte in enumerate(rule) if byte in _JOINTS]
+    bars = joints
     if any(header[i : i + 1] != b"|" for i in joints):
-        return None
-    bounds = [-1, *joints] if rule[:1] not in (b"+", b"|") else joints
+        # psql aligns by display width: a name with a character of several bytes (``név``) moves the header's "|"
+        # off the rule's "+" in bytes. The names are then read between the header's own "|", as many as the rule's.
+        bars = [i for i, byte in enumerate(header) if byte == 124]  # 124: "|"
+        if len(bars) != len(joints):
+            return None
+    bounds, names = _bounds(rule, joints), _bounds(rule, bars)
+    return [(left + 1, right, header[name_left + 1 : name_right].strip().lower())
+            for (left, right), (name_left, name_right) in zip(pairwise(bounds), pairwise(names), strict=True)]
+
+
+def _bounds(rule: bytes, joints: list[int]) -> list[int]:
+    """The offsets that bound a header's or a row's columns, given where its "|" stand under the rule's joints:
+    -1 before a first column without a border, ``_ROW_END`` after a last one."""
+    bounds = [-1, *joints] if rule[:1] not in (b"+", b"|") else list(joints)
     if rule[-1:] not in (b"+", b"|"):
         bounds.append(_ROW_END)  # the last column runs to the row's end
-    return [(left + 1, right, header[left + 1 : right].strip().lower()) for left, right in pairwise(bounds)]
+    return bounds
 
 
 def _cells(row: bytes, columns: list[tuple[int, int, bytes]]) -> list[tuple[int, int]] | None:

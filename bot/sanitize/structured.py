@@ -44,6 +44,11 @@ _OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*
 # cost a fifth of cleaning source code that mentions "Secret" ("X-Api-Secret") on a few lines. A superset (any
 # blank after the colon): never skips a text the pass would change.
 _SECRET_SIGN = re.compile(rb'"Secret"|kind"?[ \t]*:\s*["\']?Secret')
+# What may follow a data key on its line (``_visit``): node properties (an anchor, a tag), then nothing or "{" (a
+# block follows), or a one-line flow mapping with something in it, then a comment. Possessive throughout: a line
+# of any length is read once (``data: {`` then a megabyte and no "}" is refused without trying each split).
+_DATA_OPENING = re.compile(
+    rb'(?:[&!][^ \t{}]*+[ \t]*+)*+(?:\{?|(?P<flow>\{[ \t]*+[^{}\s][^{}\n]*+\},?))[ \t]*+(?:#.*)?')
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # The walk's budget (see the module docstring), in units of about 0.4 us of Python, each charge what its work
 # was measured to cost: a line read outside a data block costs LINE_UNITS (a "---" SEPARATOR_UNITS), one that
@@ -229,7 +234,11 @@ def redact_secret_manifests(
                     lines[number], found = _redact_open_compact(lines[number], marker)
                     count += found
                 collecting = _visit(stack, close, line, indent)
-                if collecting is not None:
+                if collecting is not None and collecting[1] < 0:  # a flow mapping's values, on this line
+                    collecting[0].pending.append(number)
+                    units -= value_units
+                    collecting = None
+                elif collecting is not None:
                     units -= BLOCK_UNITS
         if number >= last_line:
             number = total
@@ -317,8 +326,13 @@ def _visit(
         mapping.is_secret = mapping.is_secret or _SECRET_KIND.match(value) is not None
     elif key == b"apiVersion":
         mapping.is_object = True
-    elif key in (b"data", b"stringData") and value in (b"", b"{"):
-        return mapping, key_indent
+    elif key in (b"data", b"stringData"):
+        # After the key: an anchor or a tag (``data: &d``), a comment (``data:  # base64``), then a block's
+        # lines; or the whole mapping in flow style on this line (``data: {tls.key: ..., tls.crt: ...}``, or
+        # indented JSON's ``"data": {"k": "v"},``), whose values are this line's (-1: no block follows)
+        opening = _DATA_OPENING.fullmatch(value)
+        if opening is not None:
+            return mapping, -1 if opening.group("flow") else key_indent
     return None
 
 

@@ -1,0 +1,83 @@
+"""What a fresh-context review of issue #11's fifth round found (``revsan``): a Secret's data opened by a line holding
+more than its key (a comment, an anchor, the whole mapping in flow style), a data key quoted in single quotes, and a
+psql header whose names hold a character of several bytes. Each case leaked before its fix; the look-alikes stay."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import sanitize_output
+
+TOKEN = "c3VwZXItc2VjcmV0LXZhbHVl"  # base64, no shape any other detector knows
+PW = "Xk9mQ2vL7pRt4wZ8"
+
+
+def shown(text: str) -> str:
+    return sanitize_output(text.encode()).text
+
+
+@pytest.mark.parametrize(
+    "opening",
+    ["data: # base64-encoded", "data:   #", "data: &values", "data: !!map", "data: &values # c", "stringData: # plain"],
+)
+def test_a_secrets_data_opened_with_a_comment_an_anchor_or_a_tag_is_hidden(opening: str) -> None:
+    text = f"apiVersion: v1\n{opening}\n  tls.key: {TOKEN}\n  ca.crt: YWJj\nkind: Secret\nmetadata:\n  name: web\n"
+    out = shown(text)
+    assert TOKEN not in out and "ca.crt: [REDACTED:k8s_secret]" in out
+    assert out.startswith(f"apiVersion: v1\n{opening}\n") and "name: web" in out
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (f"data: {{tls.key: {TOKEN}, ca.crt: YWJj}}", "data: [REDACTED:k8s_secret]"),
+        (f"stringData: {{url: {TOKEN}}}  # hand-written", "stringData: [REDACTED:k8s_secret]"),
+    ],
+)
+def test_a_secrets_data_in_flow_style_on_its_line_is_hidden(line: str, expected: str) -> None:
+    out = shown(f"apiVersion: v1\nkind: Secret\n{line}\nmetadata:\n  name: web\n")
+    assert TOKEN not in out and expected in out.splitlines()
+
+
+def test_indented_jsons_data_object_on_one_line_is_hidden() -> None:
+    text = f'{{\n  "apiVersion": "v1",\n  "data": {{"tls.key": "{TOKEN}"}},\n  "kind": "Secret"\n}}\n'
+    out = shown(text)
+    assert TOKEN not in out and '  "data": [REDACTED:k8s_secret],' in out.splitlines()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "apiVersion: v1\nkind: ConfigMap\ndata: {mode: fast, level: debug}\n",  # not a Secret
+        "apiVersion: v1\nkind: Secret\ndata: {}\nmetadata:\n  name: empty\n",  # nothing in it
+        "apiVersion: v1\nkind: ConfigMap\ndata: # settings\n  mode: fast\n",
+    ],
+)
+def test_data_that_is_no_secrets_stays(text: str) -> None:
+    assert shown(text) == text
+
+
+def test_a_secrets_key_in_single_quotes_is_hidden() -> None:
+    text = f"apiVersion: v1\nkind: Secret\nstringData:\n  'db.password': {TOKEN}\n  \"b\": {TOKEN}x\n"
+    out = shown(text)
+    assert TOKEN not in out and "  'db.password': [REDACTED:k8s_secret]" in out
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        # psql pads by display width: "név" is 3 columns but 4 bytes, so the header's "|" stand a byte right of
+        # the rule's "+"
+        f" id | név | password         \n----+-----+------------------\n  1 | a   | {PW}\n",
+        f"+----+-------+------------------+\n| id | größe | password         |\n+----+-------+------------------+\n"
+        f"|  1 | 3     | {PW} |\n+----+-------+------------------+\n",
+    ],
+)
+def test_a_psql_header_holding_a_wide_character_still_names_its_secret_column(table: str) -> None:
+    out = shown(table)
+    assert PW not in out and "[REDACTED:" in out
+
+
+def test_a_psql_header_with_a_wide_character_and_no_secret_column_stays() -> None:
+    table = " id | név | token_count \n----+-----+-------------\n  1 | a   |          12\n"
+    assert shown(table) == table
