@@ -147,8 +147,9 @@ def test_a_remembered_rejection_does_not_hide_a_later_change_from_view() -> None
         "+-------+------------------+\n| name  |     password     |\n+-------+------------------+\n"
         "| alice | {s} |\n| élan  | {s} |\n+-------+------------------+\n",
         " name  | password\n-------+------------------\n café  | {s}\n",
-        # a Markdown table's rule
+        # a Markdown table's rule, and "=" for "-" (``airflow connections get``)
         "| user | password |\n|------|----------|\n| ci   | {s} |\n",
+        "id | conn_id | password         | port\n===+=========+==================+=====\n7  | dwh     | {s} | 5432\n",
     ],
 )
 def test_a_psql_tables_lower_case_secret_column_is_hidden(table: str) -> None:

@@ -47,8 +47,9 @@ PSQL_HEADER_HINT = (
 MAX_PSQL_NAME = max(map(len, PSQL_SECRET_COLUMNS))
 _HINT_SPAN = re.compile(rb"[ \t]*\|?[ \t]*([A-Za-z_]{1,%d})[ \t]*\|?\r?" % MAX_PSQL_NAME)
 # psql's rule under the header: dashes joined by "+" (border 1), or opened and closed by "+" too (border 2); and a
-# Markdown table's, joined by "|" (``|------|:--------:|``), which tools print the same way.
-_RULE = re.compile(rb"[+|]?:?-+:?(?:[+|]:?-+:?)*[+|]?\r?")
+# Markdown table's, joined by "|" (``|------|:--------:|``), and "=" for "-" (``===+=====``: ``airflow connections
+# get``'s tables), which tools print the same way.
+_RULE = re.compile(rb"[+|]?:?[-=]+:?(?:[+|]:?[-=]+:?)*[+|]?\r?")
 _JOINTS = frozenset(b"+|")
 # Past any row's end (``tables.MAX_ROW_BYTES`` ends a table before): where the last column of border 1 ends.
 _ROW_END = 1 << 30

@@ -1378,7 +1378,6 @@ OPEN_CASES: frozenset[str] = frozenset({
     "rails-database-yml",  # password: <%= ENV.fetch("DB_PASSWORD") { "..." } %>
     "wpa-supplicant",  # psk="..."
     "redis-cli-config-get-requirepass",  # 1) "requirepass" / 2) "..."
-    "airflow-connections-get",  # a psql-style table's password column (`airflow connections get`)
     "ruby-inspect",  # :password=>"..."
     "windows-unattend-xml",  # <AdministratorPassword><Value>...</Value>
     "nginx-api-key-header",  # proxy_set_header X-Api-Key "...";
