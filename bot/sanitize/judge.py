@@ -216,6 +216,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
             verdict = shapes.accept_assignment(name, separator, shown, True, False, quoted=quoted,
                                                following=following, spaced=spaced)
         return verdict, False
+    if not env_name and not shapes.reads_position(name, quoted):
+        return verdict, False  # the call below differs in the context alone, which this name's verdict never reads
     # Looks around the candidate stay bounded (a search to the line's start or end could cross a megabyte-long
     # line for every candidate on it, which is quadratic).
     lookback = max(0, name_start - _LOOK_AROUND)

@@ -211,11 +211,22 @@ def is_path(value: str) -> bool:
     return _PATH.fullmatch(value) is not None
 
 
+# ``generated``'s character tests on an ASCII value: str.isalpha, and str.isdigit or a symbol other than "-_./"
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_ASCII_DIGIT_OR_SYMBOL = re.compile(r"[^A-Za-z\-_./]")
+
+
 def generated(value: str) -> bool:
     """Looks machine-generated (a key, a token, a strong password) rather than a word or an identifier."""
     bare = value.strip("\"'")
     if len(bare) < 8 or trivial(bare) or " " in bare or _PROTOCOL_VERSION.fullmatch(bare):
         return False
+    if bare.isascii():  # the same questions asked in C (a value on every line of dense text is judged here)
+        has_alpha = _ASCII_LETTER.search(bare) is not None
+        if has_alpha and _ASCII_DIGIT_OR_SYMBOL.search(bare) is not None:
+            return True
+        mixed = bare != bare.lower() and bare != bare.upper()  # an upper-case letter and a lower-case one
+        return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
     has_alpha = any(c.isalpha() for c in bare)
     # "/" joins words as "-" does (a secret's name: orders/payment-gateway); base64 with "/" has digits or mixed case
     if has_alpha and any(c.isdigit() or not c.isalnum() and c not in "-_./" for c in bare):
@@ -337,6 +348,17 @@ def settings_reference(value: bytes) -> bool:
         and (reference.group("dot") is not None or reference.group("root").lower() in _CODE_ROOTS_BYTES)
         and _TWO_DIGIT_RUNS_BYTES.search(value) is None
     )
+
+
+def reads_position(name: str, quoted: bool) -> bool:
+    """Whether ``accept_assignment``'s verdict on a ``name`` (and a ``quoted`` value or not) may change with its
+    ``at_line_start`` and ``sentence`` alone: only a password-like name's ``structured`` rule reads them, and a
+    quoted name with a quoted value is structured in either context and never a sentence. Any other name's
+    verdict is its value's (a Docker config's ``"auth":"..."`` on every line: a second call with the
+    mid-line context was a quarter of its judgement). Kept beside ``accept_assignment``: a rule that reads either
+    argument for another name must be written here too (``tests/test_sanitize_shapes_position.py`` asks both)."""
+    found = name_kind(name)
+    return found is not None and found[1] and not (quoted and name.startswith(("\"", "'")))
 
 
 def accept_assignment(
