@@ -21,10 +21,33 @@ _FLAG_WITH_SECRET = re.compile(
     r"|private-?key|access-?key|signing-?key|encryption-?key|auth|credentials?|client-?secret)$"
 )
 _FLAG_EQUALS = re.compile(r"^(--?[\w-]+)=(.+)$", re.DOTALL)
-# Short flags that take a password in a few common clients (sshpass -p, redis-cli -a).
-_PROGRAM_PASSWORD_FLAGS = {"sshpass": frozenset({"-p"}), "redis-cli": frozenset({"-a", "--pass"})}
-# Container clients take a password as "-p" only after "login" ("docker run -p 8080:80" publishes a port).
-_LOGIN_PASSWORD_PROGRAMS = frozenset({"docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras"})
+# Short flags that take a password, per client: the same letter means something else in most other programs
+# (ssh -p and docker run -p a port, grep -w a word match, ps -w wide output, tar -P absolute names), so a flag is
+# read as a password's only for the programs listed here.
+_LDAP_BIND = frozenset({"-w"})  # OpenLDAP's clients: -w is the bind password (-W prompts for it)
+_MONGO_PASSWORD = frozenset({"-p"})  # the MongoDB tools: -p is --password (the port is --port only)
+_MSSQL_PASSWORD = frozenset({"-P"})  # SQL Server's clients: -P is the password (-p prints statistics)
+_PROGRAM_PASSWORD_FLAGS = {
+    "sshpass": frozenset({"-p"}), "redis-cli": frozenset({"-a", "--pass"}), "cqlsh": frozenset({"-p"}),
+    "sqlcmd": _MSSQL_PASSWORD, "bcp": _MSSQL_PASSWORD, "osql": _MSSQL_PASSWORD,
+    "zip": frozenset({"-P"}), "unzip": frozenset({"-P"}),
+    **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapmodrdn", "ldapcompare",
+                     "ldapwhoami", "ldapexop"), _LDAP_BIND),
+    "ldappasswd": frozenset({"-w", "-a", "-s"}),  # the bind password, the old one and the new one
+    **dict.fromkeys(("mongo", "mongosh", "mongodump", "mongorestore", "mongoexport", "mongoimport", "mongostat",
+                     "mongotop", "mongofiles"), _MONGO_PASSWORD),
+}
+# Flags that take a password only after a word of the command line: a container or cloud client's "login -p"
+# ("docker run -p 8080:80" publishes a port, "az vm open-port -p" ... is no login), gh's "secret set --body"
+# ("gh pr create --body TEXT" is a description).
+_LOGIN_PASSWORD = ("login", frozenset({"-p"}))
+_PASSWORD_FLAGS_AFTER_WORD = {
+    **dict.fromkeys(("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "az", "oc", "cf"),
+                    _LOGIN_PASSWORD),
+    "gh": ("secret", frozenset({"-b", "--body"})),
+}
+# htpasswd's batch mode (-b, alone or among other letters: -bB, -nb) takes the password as its last argument.
+_HTPASSWD_BATCH = re.compile(r"-[A-Za-z]*b[A-Za-z]*")
 # A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
 _SETTING_NAME = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*$")
 # A bare positional word naming a password before its value (opsctl kv put password VALUE); "passwd" is left out,
@@ -57,18 +80,26 @@ def _shown_items(
     redactor = build_redactor(secret_values, patterns)
     shown: list[str] = []
     previous = ""
+    batch_password = -1  # the index of htpasswd -b's password (the last argument)
     for index, item in enumerate(argv):
         if index == 0 or previous == "--":
             # a command passed through after "--" (opsctl run -- mysql -pPW) is judged as its own program
             program = os.path.basename(item)
             mysql = program.startswith(("mysql", "mariadb"))
             program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
-        if item == "login" and program in _LOGIN_PASSWORD_PROGRAMS:
-            program_flags = program_flags | {"-p"}
+            if program == "htpasswd" and any(_HTPASSWD_BATCH.fullmatch(a) for a in argv[index + 1:]):
+                batch_password = len(argv) - 1
+        word, flags_after_word = _PASSWORD_FLAGS_AFTER_WORD.get(program, ("", frozenset()))
+        if item == word:
+            program_flags = program_flags | flags_after_word
         text = strip_controls(item) if strip else item
         flag_equals = _FLAG_EQUALS.match(text)
         if (_FLAG_WITH_SECRET.match(previous) or previous in program_flags) and not item.startswith("-"):
             shown.append(_marker("flag_value", item, fingerprints))
+        elif index == batch_password and index > 0 and not item.startswith("-"):
+            shown.append(_marker("password", item, fingerprints))
+        elif flag_equals and flag_equals[1] in program_flags:
+            shown.append(f"{flag_equals[1]}={_marker('flag_value', flag_equals[2], fingerprints)}")
         elif _setting_value(previous, item):
             shown.append(_marker("setting_value", item, fingerprints))
         elif previous in _USER_FLAGS and ":" in text:
