@@ -170,13 +170,18 @@ def _code_expression(
         value = _CODE_VALUE.match(data, head.end())
     if value is None:
         return False
-    if shapes.settings_reference(value.group(1)):
+    if shapes.settings_reference(value[1]):
         return True  # what code_reference says of it in every context, without decoding it or the general parse
-    shown = value.group(1).decode("utf-8", "replace")
+    return _general_expression(data, head, value, hinted)
+
+
+def _general_expression(data: bytes, head: re.Match[bytes], value: re.Match[bytes], hinted: bool) -> bool:
+    """``_code_expression`` of a value that is no settings reference (``shapes.settings_reference`` said False)."""
+    shown = value[1].decode("utf-8", "replace")
     if not hinted and shapes.EXPRESSION_HINT.search(shown) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
-    colon = head.group(0).endswith(b":")
+    colon = head[0].endswith(b":")
     if not shapes.code_reference(shown, following, colon):
         return False
     if following in _LINE_READING_TEXT and reads_line(data, value.start(1), value.end()) \
@@ -265,11 +270,11 @@ def run_pass(
         budget = FREE_UNITS + start // BYTES_PER_UNIT
         if spent + 1 > budget:
             return False  # over budget: reported, so that the loop cuts the run there
-        head = scanned_head = _ASSIGNMENT_HEAD.match(data, start)
+        head = scanned_head = head_match(data, start)
         if head is None:
             return False
-        name = head.group(1)
-        harmless = _HARMLESS_NAMES.get(name)
+        name = head[1]  # (``m[i]``, not ``m.group(i)``: half the cost, read several times on every line of code)
+        harmless = harmless_names(name)
         cost = 1  # what the loop charges a remembered verdict
         if harmless is None:  # judged here, charged as the loop charges it (it will not judge it again)
             if spent + 1 + HEAD_UNITS + NAME_UNITS > budget:
@@ -280,15 +285,19 @@ def run_pass(
         if harmless:
             spent += cost
             return True
-        if _quoted(head.group(0)):
+        whole = head[0]
+        if 34 in whole or 39 in whole:  # ``_quoted``, inline (asked on every line of source code)
             return False
         for hit in leftmost.hits:  # the other automata's are current (this one is searched last, ``Leftmost``)
             if hit[0] == start:
                 return False  # shared: the loop parses it in full (password=x is an environment line too)
-        value = _CODE_VALUE.match(data, head.end())
-        if value is None or _plain_word(value.group(1)):
-            # No value, or one without ``_hinted``'s hint (then no remembered expression either: only hinted values
-            # are): as _code_expression decides (the loop need not ask again)
+        value = value_match(data, head.end())
+        if value is None:
+            not_expression_at = start  # no value: as _code_expression decides (the loop need not ask again)
+            return False
+        shown = value[1]
+        if _plain_word(shown):
+            # One without ``_hinted``'s hint (then no remembered expression either: only hinted values are)
             not_expression_at = start
             return False
         # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
@@ -296,27 +305,35 @@ def run_pass(
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
         # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
         # it need not be looked for again), unless a key line's whole value is judged.
-        if key and key in _CODE_EXPRESSIONS and not (
+        if key and key in code_expressions and not (
             (key[-1] in _LINE_READING_LAST or value_end == data_length) and reads_line(data, value.start(1), value_end)
             and _opens_its_line(data, head.start(1))
         ):
             spent += 1
             return True
-        if not _hinted(value.group(1)):
+        # A settings reference is hinted (each of its separators holds a hint character), and an expression
+        # whatever follows it: asked first, it spares the hint's search and _code_expression's round.
+        settings = shapes.settings_reference(shown)
+        if not settings and not _hinted(shown):
             not_expression_at = start
             return False
         cost = 1 + HEAD_UNITS + EXPRESSION_UNITS
         if spent + cost > budget:
             return False
-        if not _code_expression(data, head, value, hinted=True):
+        if not settings and not _general_expression(data, head, value, hinted=True):
             not_expression_at = start  # the loop need not ask again
             return False
         if key:  # (a key line's "expression" is what code_reference said of the key's bytes too, as anywhere)
-            if len(_CODE_EXPRESSIONS) >= _MEMO_ENTRIES:
-                _CODE_EXPRESSIONS.clear()
-            _CODE_EXPRESSIONS.add(key)
+            if len(code_expressions) >= _MEMO_ENTRIES:
+                code_expressions.clear()
+            code_expressions.add(key)
         spent += cost
         return True
+
+    # Looked up once per pass, not at every candidate (each is a global then an attribute): the tables are cleared
+    # in place, never replaced, so these stay theirs.
+    head_match, value_match = _ASSIGNMENT_HEAD.match, _CODE_VALUE.match
+    harmless_names, code_expressions = _HARMLESS_NAMES.get, _CODE_EXPRESSIONS
 
     rejected, branch_of = pass_.rejected, pass_.branch_of
 
@@ -368,7 +385,7 @@ def run_pass(
         head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
                 if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)
         if head is not None:
-            name = head.group(1)
+            name = head[1]
             harmless = _HARMLESS_NAMES.get(name)
             if harmless is None:  # a name not seen yet: splitting it into words costs about a judgement
                 spent += NAME_UNITS
@@ -378,7 +395,7 @@ def run_pass(
                 if key is not None:
                     _remember(rejected, key, 1)
                 continue
-            if (not _quoted(head.group(0)) and not_expression_at != candidate_start
+            if (not _quoted(head[0]) and not_expression_at != candidate_start
                     and _code_expression(data, head)):
                 spent += EXPRESSION_UNITS
                 resume = max(1, head.start(1) - candidate_start)  # as a rejected assignment: at its name
@@ -388,8 +405,8 @@ def run_pass(
                 pos = candidate_start + resume
                 continue
         spent += JUDGEMENT_UNITS
-        if head is not None and assignment_parse is not None and len(head.group(1)) > _WORD_REACH \
-                and not _within_reach(head.group(1)):  # (a name within the reach's length is: asked first)
+        if head is not None and assignment_parse is not None and len(head[1]) > _WORD_REACH \
+                and not _within_reach(head[1]):  # (a name within the reach's length is: asked first)
             pos = candidate_start + 1  # the parse below would fail (``match is None``), at length (``_within_reach``)
             continue
         if head is not None and assignment_parse:

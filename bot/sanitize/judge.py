@@ -96,7 +96,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "line_value":
-        separator = "=" if b"=" in match.group(SEPARATOR[index]) else ":"  # its group holds blanks around it
+        separator = "=" if b"=" in match[SEPARATOR[index]] else ":"  # its group holds blanks around it
         # The verdict reads the value to its line's end: the candidate's bytes alone when the line ends there
         # (run_pass remembers it only when the whole match lies in the memo key: ``password: a;`` alone).
         return _judge_line_value(name, separator, shown), text[value_end : value_end + 1] in (b"", b"\n")
@@ -152,7 +152,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
                                         following=following), False
     if shown.endswith(":") and b"\n" in text[name_end:value_start]:
         return None, True  # "credentials:" opening a YAML mapping, its first key on the next line
-    separator = "=" if match.group(SEPARATOR[index]).endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
+    separator = "=" if match[SEPARATOR[index]].endswith(b"=") else ":"  # make's ?= and :=, Go's := are "="
     # (A node reference starts with "*", "&" or "!": asked first, a value on every line of dense text reaches here)
     if separator == ":" and not quoted and shown[:1] in _NODE_REFERENCE_FIRST and shapes.yaml_node_reference(shown):
         return None, True  # a YAML alias (``password: *pw``) or a node's properties alone (``password: !!null``)

@@ -345,7 +345,7 @@ def settings_reference(value: bytes) -> bool:
     reference = _ROOTED_REFERENCE.fullmatch(value)
     return (
         reference is not None
-        and (reference.group("dot") is not None or reference.group("root").lower() in _CODE_ROOTS_BYTES)
+        and (reference["dot"] is not None or reference["root"].lower() in _CODE_ROOTS_BYTES)
         and _TWO_DIGIT_RUNS_BYTES.search(value) is None
     )
 
@@ -392,10 +392,12 @@ def accept_assignment(
     value is exactly the one that must not be shown (words with blanks, ``API_TOKEN=not a token``, still need
     a generated one)."""
     found = name_kind(name)
-    if found is None or trivial(value) or value.strip("\"'").lower() in _ALGORITHM_VALUES:
+    if found is None or trivial(value):
+        return None
+    bare = value.strip("\"'")
+    if bare.lower() in _ALGORITHM_VALUES:
         return None
     kind, password_like = found
-    bare = value.strip("\"'")
     if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
