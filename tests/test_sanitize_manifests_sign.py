@@ -46,6 +46,9 @@ def test_the_literal_check_before_the_secret_sign_search_says_what_the_search_sa
 
     texts = [b'kind: Secret', b'"kind": "Secret"', b'x "Secret" y', b"kind:\n  Secret", b"kinds: Secrets", b"Secret",
              b"X-Fmfceo-Secret", b"kind", b"", b'"Secret', b"KIND: Secret", b"kind\t:\t'Secret'"]
+    # "kind" where the sign is not, before and after where it is (each "kind" is matched where it stands)
+    texts += [b"kindkind: Secret", b"xkind: ConfigMap\nkinder: 1\nkind: Secret", b"kind kind\"  :  \"Secret",
+              b"a_kind = 1\n" * 50 + b'kind"\t:\n "Secret', b"kind: Secre", b"kind:" + b" " * 9 + b"Secret"]
     texts += [path.read_bytes() for path in sorted((Path(__file__).parent / "corpora" / "benign").glob("*.txt"))]
     for text in texts:
         assert _secret_signed(text) is (_SECRET_SIGN.search(text) is not None), text[:60]
