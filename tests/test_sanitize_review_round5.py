@@ -81,3 +81,33 @@ def test_a_psql_header_holding_a_wide_character_still_names_its_secret_column(ta
 def test_a_psql_header_with_a_wide_character_and_no_secret_column_stays() -> None:
     table = " id | név | token_count \n----+-----+-------------\n  1 | a   |          12\n"
     assert shown(table) == table
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("alice@web-1:~$ echo $DB_PASSWORD", "echoed_secret_variable"),
+        ("root@db-0:/# printenv PGPASSWORD", "echoed_secret_command"),
+        ("[ec2-user@ip-10-0-0-1 ~]$ terraform output -raw admin_password", "echoed_secret_field"),
+        ("(venv) dev@laptop:~/app$ echo $API_TOKEN", "echoed_secret_variable"),
+        ('dev@laptop ~ $ echo "${VAULT_TOKEN}"', "echoed_secret_variable"),
+    ],
+)
+def test_an_echoed_command_after_a_shells_own_prompt_withholds_its_value(command: str, kind: str) -> None:
+    # A pasted terminal session shows the whole prompt, not a bare "$ "; the next prompt ends what is withheld.
+    text = f"{command}\n{PW}\n\nalice@web-1:~$ ls\nREADME.md\n"
+    assert shown(text) == f"{command}\n[REDACTED:{kind}]\n\nalice@web-1:~$ ls\nREADME.md\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"alice@web-1:~$ echo $HOME\n{PW}\n",
+        f"alice@web-1:~$ ls -la\n{PW}\n",
+        f"alice@example.com: signed in\n{PW}\n",
+        "$2y$10$abcdefghijklmnopqrstuv\n",  # (not a prompt: a bcrypt hash stays a token's to judge)
+    ],
+)
+def test_a_prompt_without_a_secret_command_keeps_what_follows(text: str) -> None:
+    out = shown(text)
+    assert out == text or "$2y$" in text and "echoed" not in out

@@ -34,7 +34,7 @@ from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.detectors import lead_start
-from bot.sanitize.echoed import echo_hint
+from bot.sanitize.echoed import PROMPT_FIRST, echo_hint
 from bot.sanitize.judge import (
     NAME,
     changed_kind,
@@ -226,8 +226,10 @@ def _reported(data: bytes, start: int, end: int) -> int:
     an echoed command opens its line with "$", "#" or "+"; a header's hint holds a column's name and blanks, not a
     token's length of characters."""
     first = data[start]
-    if first in b"$#+":
-        return -1 if (start == 0 or data[start - 1] == 10) and echo_hint(data, start) else 0  # 10: "\n"
+    if first in PROMPT_FIRST and (start == 0 or data[start - 1] == 10) and echo_hint(data, start, end):  # 10: "\n"
+        return -1
+    if first in b"$#+":  # (no hint: a token, ``$2y$10$...``)
+        return 0
     # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
     # blank (the first column); a token may start with one blank, and is longer than a column's name.
     if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":

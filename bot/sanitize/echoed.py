@@ -45,8 +45,15 @@ _PROGRAM_HINT = (
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
     r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD + ")"
 )
-ECHO_HINT = r"(?P<v>(?m:^)(?:\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
-_ECHO_HEAD = re.compile(rb"(?:\$|#|\+{1,3}) ")
+# A shell's own prompt before its sign, as a pasted terminal session shows it: ``user@host:~/dir$ ``,
+# ``root@host:/# ``, ``[user@host dir]$ ``, after a virtual environment's ``(venv) ``. Always a user "@" a host
+# (``echo_hint`` looks for the "@" first); unbounded runs, no counters (one DFA state each).
+# ("\x24" is "$": the parser's rewrite reads a bare "$" as the end of the text, even in a class.)
+_PROMPT = r"(?:\([^()\n]*\) )?\[?[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+(?:[: ][^\n\x24#\]]*)?\]? ?[\x24#]"
+ECHO_HINT = r"(?P<v>(?m:^)(?:" + _PROMPT + r"|\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
+_ECHO_HEAD = re.compile(("(?:" + _PROMPT + r"|\$|#|\+{1,3}) ").encode())
+# The bytes an echoed command line may start with: a prompt sign, or a prompt's user, "[" or "(".
+PROMPT_FIRST = frozenset(b"$#+[(_.-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 # What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -68,10 +75,13 @@ _VERDICTS: dict[bytes, str | None] = {}
 _VERDICT_ENTRIES = 1024
 
 
-def echo_hint(data: bytes, start: int) -> bool:
-    """Whether a candidate of the token pass at ``start`` is an ``ECHO_HINT`` match: a prompt sign opening its line
-    and a blank (no token starts so)."""
-    return (start == 0 or data[start - 1] == 10) and _ECHO_HEAD.match(data, start) is not None  # 10: "\n"
+def echo_hint(data: bytes, start: int, end: int) -> bool:
+    """Whether a candidate of the token pass at ``data[start:end]`` is an ``ECHO_HINT`` match: a prompt sign, or a
+    shell's prompt (which holds "@": asked first, a token opening its line costs a ``find``), opening its line and
+    a blank."""
+    if start > 0 and data[start - 1] != 10:  # 10: "\n"
+        return False
+    return (data[start] in b"$#+" or data.find(b"@", start, end) >= 0) and _ECHO_HEAD.match(data, start) is not None
 
 
 # The shell's echoing builtins, and a variable's reference in their words (``$DB_PASSWORD``, ``${DB_PASSWORD}``,
