@@ -111,3 +111,13 @@ def test_an_echoed_command_after_a_shells_own_prompt_withholds_its_value(command
 def test_a_prompt_without_a_secret_command_keeps_what_follows(text: str) -> None:
     out = shown(text)
     assert out == text or "$2y$" in text and "echoed" not in out
+
+
+def test_mysqls_password_hash_column_is_hidden() -> None:
+    # select user, authentication_string from mysql.user: the hash an attacker cracks offline, as psql's rolpassword
+    hashed = "*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9"
+    rule = "+------+-------------------------------------------+\n"
+    table = (f"{rule}| user | authentication_string                     |\n{rule}| root | {hashed} |\n{rule}"
+             "1 row in set (0.00 sec)\n")
+    out = shown(table)
+    assert hashed not in out and "| user | authentication_string" in out

@@ -32,7 +32,7 @@ PSQL_SECRET_COLUMNS = frozenset({
     "refresh_token", "api_token", "api_key", "apikey", "secret_key", "private_key", "client_secret",
     "secret_access_key", "secret_value", "bootstrap_token", "session_token", "signing_key", "signing_secret",
     "rolpassword", "password_hash", "password_digest", "encrypted_password", "hashed_password", "password_plain",
-    "plain_password",
+    "plain_password", "authentication_string",
 })  # fmt: skip
 _SECRET_BYTES = frozenset(name.encode() for name in PSQL_SECRET_COLUMNS)
 _PASSWORD_WORDS = (b"pass",)
