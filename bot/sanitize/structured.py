@@ -7,7 +7,7 @@ comes *before* ``kind: Secret``: the decision is taken when the object closes.
 One pass over the lines, with a stack of open mappings keyed by indentation; YAML (``key: value``, list items
 ``- key: value``) and indented JSON (``"key": value,``, closing braces) share it. Each line is read once and
 pushed on at most one pending list, so the pass is linear. A single-line JSON object is handled by a bounded
-pattern on lines that mention ``"Secret"``.
+pattern on lines that mention ``"Secret"`` (``manifest_compact.py``).
 
 Python reads only the lines that can change something (``_next_line``: a line indented less than the innermost
 open mapping, ``---``, a ``kind``/``apiVersion``/``data``/``stringData`` key, a one-line JSON Secret); one ``re``
@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from itertools import chain, repeat
 
+from bot.sanitize.manifest_compact import BASE64, redact_compact, redact_compact_orphans, redact_open_compact
 from bot.sanitize.manifest_values import KIND, VALUE, replace_values
 
 # (Matched at a line's indentation, ``match(line, indent)``: no "^", which would hold only at the line's start.)
@@ -35,10 +35,6 @@ from bot.sanitize.manifest_values import KIND, VALUE, replace_values
 # follows it cannot start with what it takes (a blank, a key's character): the same matches, up to half the time.
 _KEY = re.compile(rb'(?P<item>-[ \t]++)?"?(?P<key>[A-Za-z0-9_.\-/]{1,253}+)"?[ \t]*+:(?:[ \t]++|$)(?P<value>.*)$')
 _SECRET_KIND = re.compile(rb'^["\']?Secret["\']?,?[ \t]*(?:#.*)?$')
-_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
-_COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
-# The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
-_OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\Z')
 # What an uncut text must hold for a value to be redacted here (a one-line object's "Secret", or a key "kind"
 # whose value is Secret, as _KEY and _SECRET_KIND read it): one search instead of the pass over every line, which
 # cost a fifth of cleaning source code that mentions "Secret" ("X-Api-Secret") on a few lines. A superset (any
@@ -50,7 +46,6 @@ _KIND_SECRET = re.compile(rb'kind"?[ \t]*:\s*["\']?Secret')  # its second altern
 # of any length is read once (``data: {`` then a megabyte and no "}" is refused without trying each split).
 _DATA_OPENING = re.compile(
     rb'(?:[&!][^ \t{}]*+[ \t]*+)*+(?:\{?|(?P<flow>\{[ \t]*+[^{}\s][^{}\n]*+\},?))[ \t]*+(?:#.*)?')
-_COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # The walk's budget (see the module docstring), in units of about 0.4 us of Python, each charge what its work
 # was measured to cost: a line read outside a data block costs LINE_UNITS (a "---" SEPARATOR_UNITS), one that
 # opens a data block BLOCK_UNITS more (the block's end is searched for and its lines taken; 2-3 us with the line,
@@ -69,9 +64,6 @@ CARD_VALUE_UNITS = 3
 COMPACT_VALUE_UNITS = 3
 COMPACT_LINE_UNITS = 8
 DENSE_KIND = "dense_candidates"
-# What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
-# like this may be one.
-_BASE64 = re.compile(rb'"?(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{4}|[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)"?')
 
 
 class _Mapping:
@@ -233,14 +225,14 @@ def redact_secret_manifests(
             else:
                 collecting = None
                 if b'"Secret"' in stripped and b"{" in stripped and b"}" in stripped:
-                    lines[number], found = _redact_compact(line, marker, constant)
+                    lines[number], found = redact_compact(line, marker, constant)
                     count += found
                     units -= COMPACT_LINE_UNITS + found * (VALUE_UNITS if constant is not None else COMPACT_VALUE_UNITS)
                 if cut_start and number == first_line and b"}" in stripped:
-                    lines[number], found = _redact_compact_orphans(lines[number], marker)
+                    lines[number], found = redact_compact_orphans(lines[number], marker)
                     count += found
                 if cut_end and number == last_line and b"{" in stripped:
-                    lines[number], found = _redact_open_compact(lines[number], marker)
+                    lines[number], found = redact_open_compact(lines[number], marker)
                     count += found
                 collecting = _visit(stack, close, line, indent)
                 if collecting is not None and collecting[1] < 0:  # a flow mapping's values, on this line
@@ -345,36 +337,6 @@ def _visit(
     return None
 
 
-def _redact_compact(
-    line: bytes, marker: Callable[[str, bytes], bytes], constant: bytes | None = None
-) -> tuple[bytes, int]:
-    """A one-line JSON Secret (``kubectl get secret -o json | jq -c``): every value of its data objects.
-    ``constant``: what ``marker`` returns for every value, when it does not depend on it; the values are then
-    replaced without a Python call each (a split keeps each pair's key, the joining is C)."""
-    count = 0
-
-    def body(match: re.Match[bytes]) -> bytes:
-        nonlocal count
-
-        def value(inner: re.Match[bytes]) -> bytes:
-            nonlocal count
-            count += 1
-            return inner.group("key") + b'"' + marker(KIND, inner.group("value")) + b'"'
-
-        whole, body_text = match.group(0), match.group("body")
-        start = match.start("body") - match.start()
-        if constant is None:
-            replaced = _COMPACT_VALUE.sub(value, body_text)
-        else:  # the parts: what lies between pairs, then each pair's key and value
-            parts = _COMPACT_VALUE.split(body_text)
-            count += len(parts) // 3
-            quoted = b'"' + constant + b'"'
-            replaced = b"".join(chain.from_iterable(zip(parts[0::3], parts[1::3], repeat(quoted)))) + parts[-1]
-        return whole[:start] + replaced + whole[start + len(body_text) :]
-
-    return _COMPACT_DATA.sub(body, line), count
-
-
 def _base64_values(lines: list[bytes], numbers: list[int]) -> bool:
     """Whether every one of these ``key: value`` lines has a base64 value (and one of them a telling one:
     padded or 16 characters long, so ``name: test`` alone does not count)."""
@@ -384,51 +346,8 @@ def _base64_values(lines: list[bytes], numbers: list[int]) -> bool:
         if match is None:
             return False
         values.append(match.group("value").strip().rstrip(b","))
-    return bool(values) and all(_BASE64.fullmatch(v) for v in values) and any(
+    return bool(values) and all(BASE64.fullmatch(v) for v in values) and any(
         v.rstrip(b'"').endswith(b"=") or len(v) >= 16 for v in values)
-
-
-def _redact_pairs(text: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
-    count = 0
-
-    def value(inner: re.Match[bytes]) -> bytes:
-        nonlocal count
-        count += 1
-        return inner.group("key") + b'"' + marker(KIND, inner.group("value")) + b'"'
-
-    return _COMPACT_VALUE.sub(value, text), count
-
-
-def _redact_compact_orphans(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
-    """The first line of a tail that starts inside a one-line JSON object's data (its ``"data":{`` cut off):
-    the pairs before the first ``}``, when the object turns out to be a Secret or its kind is not there and
-    they are all base64 (fail closed)."""
-    close = line.find(b"}")
-    if b"{" in line[:close]:
-        return line, 0
-    head = line[:close]
-    kind = _COMPACT_KIND.search(line, close)
-    if kind is not None and kind.group("kind") != b"Secret":
-        return line, 0
-    values = [m.group("value") for m in _COMPACT_VALUE.finditer(head)]
-    if kind is None and not (values and all(_BASE64.fullmatch(v) for v in values)):
-        return line, 0
-    redacted, count = _redact_pairs(head, marker)
-    return redacted + line[close:], count
-
-
-def _redact_open_compact(line: bytes, marker: Callable[[str, bytes], bytes]) -> tuple[bytes, int]:
-    """The last line of a head cut inside a one-line JSON object's data (its ``}`` and maybe its kind are past
-    the cut): the open data object's values, unless the object says it is not a Secret."""
-    match = _OPEN_COMPACT_DATA.search(line)
-    if match is None:
-        return line, 0
-    start = line.rfind(b'"apiVersion"', 0, match.start())
-    kind = _COMPACT_KIND.search(line, max(0, start), match.start()) if start >= 0 else None
-    if start < 0 or kind is not None and kind.group("kind") != b"Secret":
-        return line, 0
-    redacted, count = _redact_pairs(line[match.start("body") :], marker)
-    return line[: match.start("body")] + redacted, count
 
 
 def _starts_inside(data: bytes) -> bool:
