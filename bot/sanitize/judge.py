@@ -118,6 +118,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         verdict = shapes.accept_assignment(name, "=", shown, True, code=code, environment=not code)
         if verdict is not None:
             return verdict, True
+        if shown[:1] == "<" and shapes.angle_placeholder(shown):
+            return None, True  # JWT_SECRET=<generate with: openssl rand -hex 32>: its first word is the placeholder's
         first = _FIRST_WORD.match(shown)
         if first is not None and first.end() < len(shown) and not (code and shapes.code_reference(shown)):
             following = shown[first.end() : first.end() + 1]

@@ -174,7 +174,9 @@ def _path_ends(expression: str) -> tuple[list[str], bool]:
             continue
         if name.lower() in ("data", "stringdata"):
             through_data = True
-        continues = (text.startswith(".", rest) and _NAME.match(text, rest + 1) is not None
+        # JMESPath's multiselect (SecretList[].{Name:Name,Changed:LastChangedDate}) goes on into the names it picks
+        continues = (text.startswith(".", rest) and (_NAME.match(text, rest + 1) is not None
+                                                     or text[rest + 1 : rest + 2] in ("{", "["))
                      or text[rest : rest + 2] in ("['", '["'))
         if not continues:
             ends.append(name)

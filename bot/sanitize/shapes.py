@@ -200,6 +200,15 @@ def trivial(value: str) -> bool:
     return bare.count(first) == len(bare)  # one character repeated
 
 
+_ANGLE_PLACEHOLDER = re.compile(r"<[^<>\n]{1,200}>")
+
+
+def angle_placeholder(value: str) -> bool:
+    """Whether the whole value is one ``<...>`` placeholder that documentation writes for the operator to fill
+    (``<generate with: openssl rand -hex 32>``, ``<your api key>``): words in angle brackets, no value."""
+    return _ANGLE_PLACEHOLDER.fullmatch(value.strip()) is not None
+
+
 def variable_reference(value: str) -> bool:
     """Whether a command's argument (``curl -u "$USER:$PASS"``, ``mysql -p"$DB_PASS"``) is a variable's reference
     alone (``_VARIABLE_REFERENCE``), quotes aside: the script was printed before the shell expanded it."""
@@ -361,6 +370,43 @@ def reads_position(name: str, quoted: bool) -> bool:
     return found is not None and found[1] and not (quoted and name.startswith(("\"", "'")))
 
 
+# Values that name where a secret is, in the syntax of the tool that reads it (the value is no secret itself):
+# nginx's upstream directives (``proxy_pass http://orders_api;``: "pass" is the verb, not a password; a URL, a
+# unix socket, a variable, or host:port, ended by the directive's ";"), systemd's ``LoadCredential=ID:PATH``
+# (``SetCredential=ID:VALUE`` holds the value and is not one of them), a ``@file`` argument (vault, curl, httpie:
+# the value is read from the file; a lower-case relative or absolute path with a "/" or an extension, so
+# ``password=@Xk9!q`` or ``password=@abc`` stay passwords that start with "@"), a secret store's path
+# (``secret=secret/data/smtp:password``: a lower-case mount/path/name with two "/" or more), Vault's audit HMAC
+# (``"client_token":"hmac-sha256:<hex>"``: Vault writes the keyed hash, never the token), and an example's elided
+# value (``sk_test_...``: a vendor prefix and "...", no character of a key).
+_NGINX_PASS_DIRECTIVES = frozenset({"proxy_pass", "fastcgi_pass", "uwsgi_pass", "scgi_pass", "grpc_pass",
+                                    "memcached_pass"})
+_NGINX_UPSTREAM = re.compile(r"(?:[a-z][a-z0-9+.-]*://[^\s;'\"]+|unix:/[^\s;'\"]+|\$\w+|[\w.-]+(?::\d{1,5})?);")
+_SYSTEMD_LOAD_CREDENTIAL = frozenset({"loadcredential", "loadcredentialencrypted"})
+_CREDENTIAL_ID_AND_PATH = re.compile(r"[\w.@-]{1,255}(?::(?:/[\w.@+-]+)+/?)?")
+_AT_FILE = re.compile(r"@(?:~|\.{1,2})?/?[a-z0-9_-][a-z0-9_.-]*(?:/[a-z0-9_.-]+)*")
+_STORE_PATH = re.compile(r"[a-z][a-z0-9_-]*(?:/[a-z0-9_.-]+){2,}(?::[a-z0-9_.-]+)?")
+_AUDIT_HMAC = re.compile(r"hmac-sha(?:256|512):[0-9a-f]{64,128}")
+_ELIDED_EXAMPLE = re.compile(r"[A-Za-z]+(?:[_-][A-Za-z]+)*[_-](?:\.\.\.|\u2026)")
+
+
+def names_a_location(name: str, value: str) -> bool:
+    """Whether ``value`` beside ``name`` only says where a secret is read from (or is a tool's hash or an
+    example's elision) in the forms listed above, so no detector needs to hide it."""
+    lowered = name.strip("\"'").lower()
+    if lowered in _NGINX_PASS_DIRECTIVES:
+        upstream = _NGINX_UPSTREAM.fullmatch(value)
+        return upstream is not None and not generated(value.split(":", 1)[0].rstrip(";"))
+    if lowered in _SYSTEMD_LOAD_CREDENTIAL:
+        return _CREDENTIAL_ID_AND_PATH.fullmatch(value) is not None
+    first = value[:1]
+    if first == "@":
+        return _AT_FILE.fullmatch(value) is not None and ("/" in value or _FILE_NAME.search("/" + value[1:]) is not None)
+    if first == "h":
+        return _AUDIT_HMAC.fullmatch(value) is not None
+    return _ELIDED_EXAMPLE.fullmatch(value) is not None or (first.islower() and _STORE_PATH.fullmatch(value) is not None)
+
+
 def accept_assignment(
     name: str,
     separator: str,
@@ -398,10 +444,13 @@ def accept_assignment(
     if bare.lower() in _ALGORITHM_VALUES:
         return None
     kind, password_like = found
+    if names_a_location(name, bare):
+        return None
     if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
-    if bare[:1] in _PATH_FIRST and _PATH.fullmatch(bare) and (
+    path = bare[:-1] if separator == ":" and bare.endswith(";") else bare  # nginx ends a directive with ";"
+    if bare[:1] in _PATH_FIRST and _PATH.fullmatch(path) and (
             password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):

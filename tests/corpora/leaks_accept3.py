@@ -1408,22 +1408,9 @@ ACCEPT3_OPEN: tuple[Leak, ...] = tuple(leak for leak in CASES if leak.family in 
 # Ordinary snippets (a line, or the lines a verdict depends on) that come out changed: kept out of
 # tests/corpora/accept3/benign/ while open.
 BENIGN_OPEN: tuple[str, ...] = (
-    # a list of secrets' names and dates: withheld whole because the echoed --query names SecretList
-    "$ aws secretsmanager list-secrets --query 'SecretList[].{Name:Name,Rotation:RotationEnabled,Changed:LastChangedDate}' --output table\n-------------------------------------------------------------------------\n|                              ListSecrets                              |\n+----------------------------------+-------------------+----------------+\n|             Changed              |       Name        |   Rotation     |\n+----------------------------------+-------------------+----------------+\n|  2026-11-29T10:22:31.118000+00:00|  prod/orders/db   |  True          |\n|  2026-10-02T08:11:00.004000+00:00|  prod/partner/api |  False         |\n+----------------------------------+-------------------+----------------+\n",
-    # a Vault audit entry's HMAC of the client token (Vault writes HMACs, never the token)
-    '{"time":"2026-12-02T01:12:00.118Z","type":"response","auth":{"client_token":"hmac-sha256:7d1c5f6a0e2b9c8d3f4a1e0b7c6d5e2f9a8b1c4d7e0f3a6b9c2d5e8f1a4b7c0d","accessor":"hmac-sha256:2f9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e0d9c8b7a6f5e4d3c2b1a0f9e","display_name":"kubernetes-orders-orders-api","policies":["default","orders-read"],"token_ttl":2764800},"request":{"id":"5e4d3c2b-1a09-4876-b5a4-93827160f5e4","operation":"read","path":"secret/data/orders/db"},"response":{"data":{"data":{"password":"hmac-sha256:c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7f6e5d4c3b2","username":"hmac-sha256:0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b"}}}}\n',
-    # an Ansible lookup's path, nginx directives (proxy_pass, a key file's path), systemd's LoadCredential=name:path
-    "smtp_password: \"{{ lookup('community.hashi_vault.hashi_vault', 'secret=secret/data/smtp:password') }}\"\n",
-    "    ssl_certificate_key /etc/nginx/tls/shop.key;\n",
-    "        proxy_pass http://orders_api;\n",
-    "        proxy_pass http://127.0.0.1:9100;\n",
-    "        proxy_pass http://grafana.monitoring.svc:3000/;\n",
-    "LoadCredential=db-password:/etc/orders/credentials/db-password\n",
-    # vault's @file argument (the value is read from the file)
-    "vault kv put secret/orders/db password=@secrets/db_password.txt\n",
-    # placeholders in an .env.example (arguable: hiding them costs little)
-    "STRIPE_SECRET_KEY=sk_test_...\n",
-    "JWT_SECRET=<generate with: openssl rand -hex 32>\n",
+    # all fixed by cardfix3 and moved to tests/corpora/accept3/benign/accept3_fixed.txt (an aws list-secrets table,
+    # a Vault audit entry's HMACs, an Ansible lookup, nginx's proxy_pass and key path, systemd's LoadCredential,
+    # vault's @file, .env.example placeholders; look-alikes in tests/test_sanitize_accept3_benign.py)
 )
 
 # Card cases (tests/corpora/cards_accept3.py) whose card or result message shows the secret.
