@@ -401,10 +401,13 @@ def names_a_location(name: str, value: str) -> bool:
         return _CREDENTIAL_ID_AND_PATH.fullmatch(value) is not None
     first = value[:1]
     if first == "@":
-        return _AT_FILE.fullmatch(value) is not None and ("/" in value or _FILE_NAME.search("/" + value[1:]) is not None)
+        at_file = _AT_FILE.fullmatch(value) is not None
+        return at_file and ("/" in value or _FILE_NAME.search("/" + value[1:]) is not None)
     if first == "h":
         return _AUDIT_HMAC.fullmatch(value) is not None
-    return _ELIDED_EXAMPLE.fullmatch(value) is not None or (first.islower() and _STORE_PATH.fullmatch(value) is not None)
+    if _ELIDED_EXAMPLE.fullmatch(value) is not None:
+        return True
+    return first.islower() and _STORE_PATH.fullmatch(value) is not None
 
 
 def accept_assignment(
