@@ -66,3 +66,11 @@ def test_a_listing_of_secrets_names_is_no_request_for_their_values() -> None:
                  "aws ssm get-parameters --names x --query Parameters[].{Name:Name,Password:Value}",
                  "aws secretsmanager list-secrets --query SecretList[].[Name,SecretString]"):
         assert judge_argv(argv.split()) is not None, argv
+
+
+def test_a_key_written_inline_after_ssl_certificate_key_stays_hidden() -> None:
+    """The ";"-ended path is a file's name; a PEM block (or nginx's ``data:`` value) in the same place is the key."""
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7" + PW
+    for line in (f'    ssl_certificate_key "-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----";\n',
+                 f"    ssl_certificate_key data:-----BEGIN PRIVATE KEY-----{body}-----END PRIVATE KEY-----;\n"):
+        assert PW[:6] not in _clean(line) and body[:12] not in _clean(line)
