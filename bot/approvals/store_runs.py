@@ -69,22 +69,24 @@ class RunTransitions(StoreBase):
         """Stop waiting for hand-overs (unless another runner parked since)."""
         await self._unpark(keys=[self.keys.parked(shard)], args=[runner_id])
 
-    async def hand_back(self, call_id: str, reason: str) -> str:
+    async def hand_back(self, call_id: str, reason: str, runner_id: str = "") -> str:
         """Give back a handed-over call its runner has not taken: ``"ok"`` (approved again, with a run entry, or
         handed to another parked runner), ``"taken"`` (the runner took it: it may have started, so the heartbeat
-        rules apply), or the state it is in when it is not running any more."""
+        rules apply), or the state it is in when it is not running any more. With ``runner_id``, that runner gives
+        back one it took but did not start (``return_handover``)."""
         reply = await self._handback(
             keys=[self.keys.call(call_id), self.keys.heartbeat(call_id)],
-            args=[*self._common(self.keys.shard_of_call(call_id), self._clock()), call_id, reason],
+            args=[*self._common(self.keys.shard_of_call(call_id), self._clock()), call_id, reason, runner_id],
         )
         return _text(reply[0]) if _text(reply[0]) != "invalid" else _text(reply[1])
 
     async def return_handover(self, shard: int, runner_id: str, element: Any) -> str:
-        """Give back a hand-over this runner popped but will not start (it is stopping, or has no room): onto its
-        list again, then ``hand_back`` (between the two a crash leaves it on the list, where the sweeper finds it)."""
-        await self.redis.lpush(self.keys.handover(shard, runner_id), element)
+        """Give back a hand-over this runner popped but will not start (it is stopping, or has no room): one
+        script, not a push onto its list again (this runner's own wait for hand-overs would pop it at once, and
+        again, while the heartbeat the hand-over set ran out and the sweeper ended the call). A crash before the
+        script leaves it running for this runner: the heartbeat rules apply, as to a claim."""
         return await self.hand_back(_text(element).partition(" ")[0], "given back unstarted by the runner it was "
-                                                                          "handed over to")
+                                                                          "handed over to", runner_id)
 
     async def due_hand_backs(self, shard: int) -> list[str]:
         """Handed-over calls whose runner had its time to take them (the sweeper asks ``hand_back`` for each)."""

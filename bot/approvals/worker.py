@@ -253,23 +253,40 @@ class RunnerWorker:
                           self.runner_id, call_id, record.state.value, record.runner)
                 return
             limit = self._app_limits.get(record.app) or self._app_limits.get("*")
-            if limit is not None and limit.locked():
-                # claimed for us while another call took the application's last slot: wait for one, well within
-                # the heartbeat the hand-over set (stale_after); give it back unstarted if none frees
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(limit.acquire(), self.stale_after / 2)
-                    limit.release()
-            if self._stopping or (limit is not None and limit.locked()) \
-                    or await self.store.durable.waits_for_replicas():
-                await self._retry(lambda: self.store.return_handover(shard, self.runner_id, element))
-                return
-            async with limit if limit is not None else contextlib.nullcontext():
+            held = limit is None or await self._slot_for_handover(record.id, limit)
+            try:
+                if not held or self._stopping or await self.store.durable.waits_for_replicas():
+                    await self._retry(lambda: self.store.return_handover(shard, self.runner_id, element))
+                    return
                 await self._execute(record, "")
+            finally:
+                if held and limit is not None:
+                    limit.release()
         except Exception:
             log.exception("runner %s: hand-over of %s failed", self.runner_id, call_id)
         finally:
-            self._inflight.pop(f"handover:{call_id}", None)
+            if self._inflight.get(f"handover:{call_id}") is asyncio.current_task():  # not a later hand-over's
+                del self._inflight[f"handover:{call_id}"]
             self._freed.set()
+
+    async def _slot_for_handover(self, call_id: str, limit: asyncio.Semaphore) -> bool:
+        """Take a slot of the hand-over's application: at once when one is free. Else (claimed for us while another
+        call took the last slot) wait up to ``stale_after / 2``, with the heartbeat the hand-over set refreshed
+        before the wait and asked after it: the call may have been stopped or ended meanwhile. False (no slot
+        held) when none freed or the call is not ours to start any more; the caller gives it back."""
+        if not limit.locked():
+            await limit.acquire()
+            return True
+        if await self._retry(lambda: self.store.beat(call_id, self.runner_id, self.stale_after)) != "running":
+            return False
+        try:
+            await asyncio.wait_for(limit.acquire(), self.stale_after / 2)
+        except TimeoutError:
+            return False
+        if await self._retry(lambda: self.store.beat(call_id, self.runner_id, self.stale_after)) != "running":
+            limit.release()
+            return False
+        return True
 
     async def _stop_handovers(self, loops: list[asyncio.Task[None]]) -> None:
         """Unpark, then let each blocked pop end by its timeout (what it pops is given back, not run)."""
