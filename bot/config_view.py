@@ -195,11 +195,21 @@ def runner_config_from(validated: Mapping[str, Any]) -> RunnerConfig:
     return config
 
 
+#: The directory this ``bot`` package was imported from, and the child's start: ``-P`` (not ``-m``) keeps the working
+#: directory off the child's sys.path (``python -m`` puts it first: a ``bot`` package a tool wrote into a runner's
+#: working directory would run with the runner's credentials, or another checkout's would validate the file), and
+#: the child looks where this process found ``bot`` first when that is no entry of its own path (a runner started
+#: as ``python -m bot.cli`` in a source tree), so it validates with this very code.
+_PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_CHECK = ("import sys; root = sys.argv.pop(1); sys.path[:0] = [] if root in sys.path else [root]; "
+          "from bot.config_check import main; sys.exit(main(sys.argv[1:]))")
+
+
 def load_runner_config(path: str | os.PathLike[str] | None = None) -> RunnerConfig:
     """Load and validate the file at ``path`` (or $FISK_CHATOPS_CONFIG) as every role does, in a child
     process, and read the runner's part of the result; ConfigError (the validation's own message) when the
     file is refused."""
-    command = [sys.executable, "-m", "bot.config_check", *([os.fspath(path)] if path else [])]
+    command = [sys.executable, "-P", "-c", _CHECK, _PACKAGE_ROOT, *([os.fspath(path)] if path else [])]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=CHECK_TIMEOUT_SECONDS,
                               stdin=subprocess.DEVNULL, check=False)
