@@ -35,6 +35,7 @@ from bench.support import build_tool, median_ms  # noqa: E402
 from bot.runner import run_argv  # noqa: E402
 from bot.sanitize import sanitize_output  # noqa: E402
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Leftmost  # noqa: E402
+from tests.corpora.benign_mixes import FRESH_CHECK, MIXES  # noqa: E402
 from tests.corpora.code_grep import code_grep_line  # noqa: E402
 from tests.corpora.leaks import LEAKS  # noqa: E402
 from tests.corpora.leaks_accept import ACCEPT_OPEN, survives  # noqa: E402
@@ -365,6 +366,15 @@ def bench_corpora() -> None:
         capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], check=True).stdout.strip()
     print(f"   {len(DENSE_OPEN_FILES)} benign files as one 46 KiB output, fresh process (DENSE_OPEN_FILES): "
           f"{dense} dense_candidates markers (0 wanted)")
+    cut = 0
+    for flavor, size, seed, paragraphs in MIXES:  # each in a fresh process, as a runner's first call sees it
+        shown = subprocess.run(
+            [sys.executable, "-c", FRESH_CHECK, flavor, str(size), str(seed), str(int(paragraphs))],
+            capture_output=True, text=True, cwd=Path(__file__).resolve().parents[1], check=True).stdout
+        cut += shown != "0 True"
+    print(f"   {len(MIXES)} long ordinary outputs of the benign corpus (kubectl describe, terraform plan, docker "
+          f"inspect, the dense files; 48 KiB-1 MiB, files or paragraphs in shuffled orders: "
+          f"tests/corpora/benign_mixes.py), each in a fresh process: {cut} changed (0 wanted)")
 
 
 async def bench_runner(calls: int) -> None:

@@ -33,6 +33,14 @@ from collections.abc import Callable
 from bot.sanitize import shapes
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.characters import whole_characters
+from bot.sanitize.cheap_rejection import (
+    BARE_VALUE,
+    PARSED_CHECKS,
+    READ_ON,
+    refuse_head,
+    refuse_parsed,
+    unrefusable_password_word,
+)
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import PROMPT_FIRST, echo_hint
 from bot.sanitize.judge import (
@@ -44,6 +52,7 @@ from bot.sanitize.judge import (
     plain_line_value,
     quoted_span,
     reads_line,
+    reads_name_first,
 )
 from bot.sanitize.reports import Reports
 from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
@@ -57,8 +66,8 @@ Marker = Callable[[str, bytes], bytes]
 # longer (2.8 us against 0.3: a quoted value that never closes, ``token="`` then 257 "x", on one line).
 _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85}+)[\"']?[ \t]{0,4}[:=]")
 # An assignment's unquoted value on its separator's line, as the assignment detector reads it
-# (context_patterns._BARE_VALUE).
-_CODE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
+# (context_patterns._BARE_VALUE; the pattern ``cheap_rejection`` reads too, so that one match serves both).
+_CODE_VALUE = BARE_VALUE
 # shapes.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says False
 # (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
 _EXPRESSION_HINT = re.compile(shapes.EXPRESSION_HINT.pattern.encode())
@@ -72,7 +81,12 @@ BYTES_PER_UNIT = 32
 HEAD_UNITS = 1
 NAME_UNITS = 2
 JUDGEMENT_UNITS = 6
+PARSE_UNITS = 3  # the anchored parse alone, the first half of a judgement (about 3 us of the 6-8)
 EXPRESSION_UNITS = 2  # an assignment whose value is an expression of code, dismissed without the full parse
+SCREEN_UNITS = 1  # a password's plain word screened in the scan and left to the full judgement (``dismiss``)
+LOOKUP_UNITS = 1  # a parsed candidate's name looked up before the judgement, which then follows (``run_pass``)
+CHEAP_UNITS = 2  # an assignment's value read and refused alone (``cheap_rejection``), asked before a judgement
+READ_ON_UNITS = 3  # a cheap refusal that read on to the line's end or a glued tail, as judge reads it
 ACCEPT_UNITS = 4
 REPORT_UNITS = 2  # a hint the token pass reports (``reports.py``), beyond the unit every candidate costs
 DENSE_SPAN = 4096
@@ -82,9 +96,17 @@ _MEMO_KEY_BYTES = MEMO_KEY_BYTES
 _MEMO_ENTRIES = MEMO_ENTRIES
 # Assignment names already judged by shapes.name_kind: True when the name holds no secret.
 _HARMLESS_NAMES: dict[bytes, bool] = {}
+# The same names: True when the name is a password's (``shapes.name_kind``'s second part), for ``dismiss``'s screen.
+_PASSWORD_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _CODE_EXPRESSIONS: set[bytes] = set()
+# The longest unquoted value ``refuse_in_scan`` reads: the shapes it refuses are short, and reading a long one
+# (``aaa..._token=aaa..._token=...``, 256 name characters) cost more than the loop's refusal.
+_CHEAP_VALUE_BYTES = 96
+# Assignments (head, value, the byte after it) refused by their value alone (``cheap_rejection``) in the scan; only
+# keys of up to ``_MEMO_KEY_BYTES`` bytes.
+_REFUSED_HEADS: set[bytes] = set()
 # A key whose last byte is one of these may be a value whose verdict reads its whole line on a key line
 # (``judge.reads_line``: a delimiter, or a line's end after a bracket), so a remembered verdict is taken for it
 # only where the name does not open its line. Other keys (``fetch_token(scope=`` then a quote, on every line of
@@ -204,12 +226,15 @@ def _opens_its_line(data: bytes, name_start: int) -> bool:
 
 
 def _judge_name(name: bytes) -> bool:
-    """Whether an assignment's name holds no secret (``shapes.name_kind``), remembered in ``_HARMLESS_NAMES``."""
-    harmless = shapes.name_kind(name.decode("utf-8", "replace")) is None
+    """Whether an assignment's name holds no secret (``shapes.name_kind``), remembered in ``_HARMLESS_NAMES`` (and
+    whether it is a password's in ``_PASSWORD_NAMES``)."""
+    kind = shapes.name_kind(name.decode("utf-8", "replace"))
     if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
         _HARMLESS_NAMES.clear()
-    _HARMLESS_NAMES[name] = harmless
-    return harmless
+        _PASSWORD_NAMES.clear()
+    _HARMLESS_NAMES[name] = kind is None
+    _PASSWORD_NAMES[name] = kind is not None and kind[1]
+    return kind is None
 
 
 def _dense_end(data: bytes, start: int) -> int:
@@ -257,7 +282,13 @@ def run_pass(
     # What ``dismiss`` read at the last start it did not dismiss, for the loop not to read it again: the head, and
     # the start whose value it found to be no expression of code.
     scanned_head: re.Match[bytes] | None = None
-    not_expression_at = -1
+    scanned_value: re.Match[bytes] | None = None  # ``_CODE_VALUE`` at ``scanned_head``'s end, when it was read
+    not_expression_at = not_refused_at = reach_at = -1
+    in_reach = True  # ``_within_reach`` of the name at ``reach_at``, asked by ``refuse_in_scan``
+    # How far the assignment automaton's scan has dismissed candidates (``dismiss``): it runs ahead of the loop,
+    # charging the budget for text the loop has not reached yet, so the loop's allowance counts the bytes read up to
+    # there too (the Python work stays within ``FREE_UNITS`` plus a unit per ``BYTES_PER_UNIT`` bytes read).
+    reach = 0
 
     def dismiss(start: int) -> bool:
         """An assignment the loop below would only dismiss, dismissed in the scan while the budget lasts: a name
@@ -268,11 +299,13 @@ def run_pass(
         dismissed line of source code). Another detector's candidate at the same start is still reported by its
         own automaton, and wins there as it does in the one alternation (the loop too judges the assignment only
         where no other automaton hits)."""
-        nonlocal spent, scanned_head, not_expression_at
+        nonlocal spent, scanned_head, scanned_value, not_expression_at, not_refused_at, reach
+        reach = start  # (each scan moves forward: its dismissals come in order)
         budget = FREE_UNITS + start // BYTES_PER_UNIT
         if spent + 1 > budget:
             return False  # over budget: reported, so that the loop cuts the run there
         head = scanned_head = head_match(data, start)
+        scanned_value = None
         if head is None:
             return False
         name = head[1]  # (``m[i]``, not ``m.group(i)``: half the cost, read several times on every line of code)
@@ -293,18 +326,30 @@ def run_pass(
         for hit in leftmost.hits:  # the other automata's are current (this one is searched last, ``Leftmost``)
             if hit[0] == start:
                 return False  # shared: the loop parses it in full (password=x is an environment line too)
-        value = value_match(data, head.end())
+        value = scanned_value = value_match(data, head.end())
         if value is None:
             not_expression_at = start  # no value: as _code_expression decides (the loop need not ask again)
-            return False
+            return refuse_in_scan(start, head, None, b"", budget)
         shown = value[1]
-        if _plain_word(shown):
-            # One without ``_hinted``'s hint (then no remembered expression either: only hinted values are)
-            not_expression_at = start
-            return False
         # What the verdict reads: the head, the value and the one byte after it (``_code_expression``).
         value_end = value.end()
+        if _plain_word(shown):
+            # No ``_hinted``'s hint (then no remembered expression either: only hinted values are): as
+            # _code_expression decides (the loop need not ask again)
+            not_expression_at = start
+            if _PASSWORD_NAMES.get(name) and unrefusable_password_word(shown, data[value_end : value_end + 1]):
+                # A password's plain word with no words after it (a password, or ``pass: x{i}`` on every line):
+                # nothing cheap refuses it (``cheap_rejection.refuse_head``'s screen), so the loop judges it in
+                # full; this screen is charged its unit
+                spent += SCREEN_UNITS
+                not_refused_at = start
+                return False
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
+        if key and key in _REFUSED_HEADS:  # a remembered refusal (``refuse_in_scan``)
+            spent += 1
+            return True
+        if not_expression_at == start:
+            return refuse_in_scan(start, head, value, key, budget)
         # A remembered verdict (``grep`` prints the same call on many lines; the same bytes hold the same hint, so
         # it need not be looked for again), unless a key line's whole value is judged.
         if key and key in code_expressions and not (
@@ -318,13 +363,13 @@ def run_pass(
         settings = shapes.settings_reference(shown)
         if not settings and not _hinted(shown):
             not_expression_at = start
-            return False
+            return refuse_in_scan(start, head, value, key, budget)
         cost = 1 + HEAD_UNITS + EXPRESSION_UNITS
         if spent + cost > budget:
             return False
         if not settings and not _general_expression(data, head, value, hinted=True):
             not_expression_at = start  # the loop need not ask again
-            return False
+            return refuse_in_scan(start, head, value, key, budget)
         if key:  # (a key line's "expression" is what code_reference said of the key's bytes too, as anywhere)
             if len(code_expressions) >= _MEMO_ENTRIES:
                 code_expressions.clear()
@@ -337,6 +382,35 @@ def run_pass(
     head_match, value_match = _ASSIGNMENT_HEAD.match, _CODE_VALUE.match
     harmless_names, code_expressions = _HARMLESS_NAMES.get, _CODE_EXPRESSIONS
 
+    def refuse_in_scan(
+        start: int, head: re.Match[bytes], value: re.Match[bytes] | None, key: bytes, budget: int
+    ) -> bool:
+        """An assignment whose value alone says no (``cheap_rejection``), dismissed in the scan as a code expression
+        is, charged what the loop would charge for it (the hit, the head, ``CHEAP_UNITS``); remembered under the
+        bytes the verdict read (the head, the value and the byte after it: ``key``) where it read no more."""
+        nonlocal spent, not_refused_at, reach_at, in_reach
+        cost = 1 + HEAD_UNITS + CHEAP_UNITS
+        if spent + cost > budget:
+            return False  # reported, so that the loop cuts the run there
+        if value is not None and value.end() - value.start(1) > _CHEAP_VALUE_BYTES:
+            not_refused_at = start
+            return False  # a long value: the shapes refused cheaply are short, and reading a long one costs more
+        reach_at, in_reach = start, _within_reach(head.group(1))
+        if not in_reach:
+            not_refused_at = start
+            return False  # a name the parse refuses at length: the loop refuses it without judging
+        verdict = refuse_head(data, head, value.end() if value is not None else -1, value)
+        if verdict is None:
+            spent += CHEAP_UNITS  # the loop will not ask again
+            not_refused_at = start
+            return False
+        spent += cost if verdict != READ_ON else cost + READ_ON_UNITS
+        if verdict == 1 and key:
+            if len(_REFUSED_HEADS) >= _MEMO_ENTRIES:
+                _REFUSED_HEADS.clear()
+            _REFUSED_HEADS.add(key)
+        return True
+
     rejected, branch_of = pass_.rejected, pass_.branch_of
 
     def charge(start: int) -> bool:
@@ -346,7 +420,7 @@ def run_pass(
         one and not ambiguous, so a recurring one (``Bearer x`` on every line) costs one RE2 call and this, not a
         round of the loop."""
         nonlocal spent
-        if spent + 1 > FREE_UNITS + start // BYTES_PER_UNIT:
+        if spent + 1 > FREE_UNITS + (start if start > reach else reach) // BYTES_PER_UNIT:
             return False
         spent += 1
         return True
@@ -358,7 +432,7 @@ def run_pass(
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
         candidate_start, candidate_end = span
         spent += 1
-        if spent > FREE_UNITS + candidate_start // BYTES_PER_UNIT:
+        if spent > FREE_UNITS + (candidate_start if candidate_start > reach else reach) // BYTES_PER_UNIT:
             candidate_start, end = whole_characters(data, candidate_start, _dense_end(data, candidate_start), last)
             pieces += (data[last:candidate_start], marker(DENSE_KIND, data[candidate_start:end]))
             if edits is not None:
@@ -406,11 +480,23 @@ def run_pass(
                     _remember(rejected, key, resume)  # (on a key line the verdict read on: never remembered)
                 pos = candidate_start + resume
                 continue
-        spent += JUDGEMENT_UNITS
-        if head is not None and assignment_parse is not None and len(head[1]) > _WORD_REACH \
-                and not _within_reach(head[1]):  # (a name within the reach's length is: asked first)
-            pos = candidate_start + 1  # the parse below would fail (``match is None``), at length (``_within_reach``)
-            continue
+            if not (in_reach if reach_at == candidate_start else _within_reach(head.group(1))):
+                spent += JUDGEMENT_UNITS
+                pos = candidate_start + 1  # the parse would fail (``match is None``), at length (``_within_reach``)
+                continue
+            value = scanned_value if head is scanned_head else _CODE_VALUE.match(data, head.end())
+            short = value is None or value.end() - value.start(1) <= _CHEAP_VALUE_BYTES
+            if not_refused_at != candidate_start and short:  # (not asked in the scan: a quoted name, a shared start)
+                spent += CHEAP_UNITS
+                verdict = refuse_head(data, head, candidate_end, value)
+                if verdict is not None:  # refused by what its value alone says, as the judgement would
+                    if verdict == READ_ON:
+                        spent += READ_ON_UNITS
+                    elif verdict and key is not None:
+                        _remember(rejected, key, 1)
+                    pos = candidate_start + 1  # where a rejected assignment resumes: its name's start
+                    continue
+        spent += PARSE_UNITS
         if head is not None and assignment_parse:
             match = assignment_parse(data, candidate_start)
         else:
@@ -424,7 +510,31 @@ def run_pass(
         start, end = quoted_span(data, match, index)
         if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
             end = start + len(data[start:end].rstrip())
-        kind, context_free = judge(detector, match, index, data[start:end])  # judged on the bounded value
+        refused: int | None = None
+        if head is None and reads_name_first(detector.check):  # (a head was offered to ``refuse_head`` already)
+            # What the judgement would refuse first, asked before it: a name that holds no secret (judge's first
+            # question, for the checks that read a name), then an assignment's, an aligned column's or a line's
+            # plain value that says no (``cheap_rejection.refuse_parsed``)
+            name = match.group(NAME[index])
+            harmless = _HARMLESS_NAMES.get(name)
+            if harmless is None:
+                spent += NAME_UNITS
+                harmless = _judge_name(name)
+            if harmless:
+                refused = True  # as judge: (None, True)
+            else:
+                spent += LOOKUP_UNITS
+                if detector.check in PARSED_CHECKS and end - start <= _CHEAP_VALUE_BYTES and not (
+                        _PASSWORD_NAMES.get(name) and unrefusable_password_word(data[start:end], data[end : end + 1])):
+                    spent += CHEAP_UNITS
+                    refused = refuse_parsed(data, detector.check, match, index, candidate_end)
+        if refused is not None:
+            kind, context_free = None, refused == 1
+            if refused == READ_ON:
+                spent += READ_ON_UNITS
+        else:
+            spent += JUDGEMENT_UNITS - PARSE_UNITS
+            kind, context_free = judge(detector, match, index, data[start:end])  # judged on the bounded value
         if kind is None and detector.check == "quoted_pair" and assignment_parse is not None:
             # quoted_pair won the tie at this start and rejected: where both start at one byte (the text's start,
             # '"password": "x"' opening an output) quoted_pair leaves plain JSON to the assignment, which cannot
@@ -436,7 +546,8 @@ def run_pass(
                 index = branch_of[match.lastgroup]  # type: ignore[index]
                 detector = pass_.detectors[index]
                 start, end = quoted_span(data, match, index)
-                kind, _ = judge(detector, match, index, data[start:end])
+                if refuse_parsed(data, "assignment", match, index, candidate_end) is None:  # (JSON's ``true``)
+                    kind, _ = judge(detector, match, index, data[start:end])
         if kind is not None:
             spent += ACCEPT_UNITS
             end = extended_end(data, match, index, detector, start, end)  # only now: one scan, then consumed

@@ -18,8 +18,7 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 _LOOK_AROUND = 128
 # The most blanks before "=" as code and ini files write them (more: an aligned column, see ``judge``)
 _CODE_BLANKS = 4
-# How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
-_ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_ENVIRONMENT_NAME = shapes.ENVIRONMENT_NAME
 # A diff's "+" and a quote's ">" too, opening the line only (``_YAML_KEY_LINE``): "-> password: x" is prose
 _LINE_START = re.compile(rb"(?:\+|(?:>[ \t]?){1,4})?[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
@@ -75,6 +74,13 @@ _VALUE_CHECKS = frozenset(
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
 _BRANCHES = 256
 NAME, VALUE, SEPARATOR, QUOTE = (tuple(f"b{i}_{part}" for i in range(_BRANCHES)) for part in ("name", "v", "sep", "q"))
+
+
+def reads_name_first(check: str) -> bool:
+    """Whether ``judge`` asks first of a candidate of this check whether its name holds a secret, and refuses it,
+    context-free, when it does not (every check but the value checks and the reported hints): the loop may ask
+    that itself, from the names it has judged (``candidates._HARMLESS_NAMES``)."""
+    return bool(check) and check not in _VALUE_CHECKS and check != "reported"
 
 
 def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
@@ -198,17 +204,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         # that opens a bracket is read as an expression of code on the whole line (``shapes.line_expression``).
         # Mid-line the delimiter ends the value, as before, but the rejection is not remembered: a memo key holds
         # the value and one byte after it, which a key line holding the same bytes would share.
-        plain = plain_line_value(text, value_start)
-        if plain is None and separator == "=":  # mid-line NAME=value glued on past it (``_glued_end``): an argv's
-            # ``--api_token=Wq4vN8,mR2kT7xL9``; a first run too short to judge alone (``-e DB_PASSWORD=ab;cdefghij``)
-            # only in an argv's word, and never a list of numbers (``pass=3,4``)
-            # short as the finder's _GLUED_SHORT_RUN reads it, not any trivial run: a long trivial first run
-            # (``null;Xk9...``, ``aaaa)Xk9...``) was read with its glued tail on 3f59870 wherever the name stood
-            short = len(shown) <= 2 or len(shown) <= 6 and shown.isascii() and shown.isdigit()
-            if not short or _argv_assignment(text, name_start, name_end):
-                plain = _glued_word(text, name_start, value_start, value_end)
-                if short and plain is not None and _NUMBER_LIST.fullmatch(plain):
-                    plain = None
+        plain = read_on(text, separator, (name_start, name_end), (value_start, value_end))
         return (None if plain is None else _judge_line_value(name, separator, plain)), False
     if verdict is None or separator == "=" and not env_name:
         return verdict, True
@@ -234,6 +230,51 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     return shapes.accept_assignment(name, separator, shown, at_line_start, sentence, quoted=quoted,
                                     following=following, spaced=spaced,
                                     environment=env_name and at_line_start and not sentence), False
+
+
+def read_on(text: bytes, separator: str, name_span: tuple[int, int], value_span: tuple[int, int]) -> str | None:
+    """The text an unquoted assignment's verdict reads on to when a delimiter glues its refused first run
+    (``value_span``) to more (``reads_line``), None when it reads no further (refused then): a YAML or ini line's
+    plain value to the line's end (a key opens the line), or mid-line after "=" the value with its glued tail
+    (``_glued_end``). Shared by ``judge`` and ``cheap_rejection``."""
+    name_start, name_end = name_span
+    value_start, value_end = value_span
+    plain = plain_line_value(text, value_start)
+    if plain is None and separator == "=":  # mid-line NAME=value glued on past it (``_glued_end``): an argv's
+        # ``--api_token=Wq4vN8,mR2kT7xL9``; a first run too short to judge alone (``-e DB_PASSWORD=ab;cdefghij``)
+        # only in an argv's word, and never a list of numbers (``pass=3,4``)
+        # short as the finder's _GLUED_SHORT_RUN reads it, not any trivial run: a long trivial first run
+        # (``null;Xk9...``, ``aaaa)Xk9...``) was read with its glued tail on 3f59870 wherever the name stood
+        shown = text[value_start:value_end].decode("utf-8", "replace")
+        short = len(shown) <= 2 or len(shown) <= 6 and shown.isascii() and shown.isdigit()
+        if not short or _argv_assignment(text, name_start, name_end):
+            plain = _glued_word(text, name_start, value_start, value_end)
+            if short and plain is not None and _NUMBER_LIST.fullmatch(plain):
+                plain = None
+    return plain
+
+
+def line_value_refused(separator: str, value: str) -> bool:
+    """Whether ``_judge_line_value`` refuses a line's plain value before judging it at all: a YAML alias or a
+    node's properties alone, or a trivial value (once a trailing "," or ";" is dropped: ``"token": [],``)."""
+    return _line_value_reading(separator, value) is None
+
+
+def _line_value_reading(separator: str, value: str) -> tuple[str, bool] | None:
+    """What ``_judge_line_value`` judges of a line's plain value: the text (its first word when words follow it)
+    and whether words follow it, None when it is refused before (``line_value_refused``)."""
+    plain = _without_comment(value)
+    properties = _NODE_PROPERTIES.match(plain)
+    if properties is not None:  # an anchor or a tag is the node's, not its value's (``password: &pw hunter2``)
+        plain = plain[properties.end() :]
+    if separator == ":" and shapes.yaml_node_reference(plain):
+        return None  # an alias, or an anchor with no value on its line (``credentials: &creds``)
+    first, _, rest = plain.partition(" ")
+    sentence = rest.lstrip()[:1].isalpha()
+    judged = first if sentence else plain
+    if shapes.trivial(judged.rstrip(",;")):
+        return None
+    return judged, sentence
 
 
 def _judge_value(detector: Detector, check: str, shown: str) -> str | None:
@@ -264,17 +305,10 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     first word counts), and a value that is trivial once a trailing "," or ";" is dropped stays (code's
     ``password = pw;``, ``"pass": 10,``). An expression of code is read on the whole value
     (``shapes.line_expression``), so a generated password that opens a bracket early is still a literal."""
-    plain = _without_comment(value)
-    properties = _NODE_PROPERTIES.match(plain)
-    if properties is not None:  # an anchor or a tag is the node's, not its value's (``password: &pw hunter2``)
-        plain = plain[properties.end() :]
-    if separator == ":" and shapes.yaml_node_reference(plain):
-        return None  # an alias, or an anchor with no value on its line (``credentials: &creds``)
-    first, _, rest = plain.partition(" ")
-    sentence = rest.lstrip()[:1].isalpha()
-    judged = first if sentence else plain
-    if shapes.trivial(judged.rstrip(",;")):
+    reading = _line_value_reading(separator, value)
+    if reading is None:
         return None
+    judged, sentence = reading
     if shapes.EXPRESSION_HINT.search(judged) and shapes.line_expression(judged, separator == ":"):
         return None
     environment = not sentence and _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None

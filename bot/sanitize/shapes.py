@@ -69,6 +69,8 @@ _ALGORITHM_VALUES = _word_set(
     "sha256 sha512 sha384 sha1 md5 hmac-sha256 hmac-sha512 hs256 hs384 hs512 rs256 rs384 rs512 es256 es384 es512 "
     "ps256 eddsa ed25519 aes-256-gcm aes-128-gcm aes256-gcm aes256 chacha20-poly1305 xchacha20-poly1305"
 )
+# How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
+ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 _PATH_FIRST = frozenset("~./")  # how every _PATH match starts (asked first: a value on every line is judged)
@@ -97,6 +99,9 @@ _PLACEHOLDER_WORDS = _word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
     "pwd passwd passphrase creds credentials apikey api_key api-key omitted data+omitted"
 )
+# The values ``rejected_value`` refuses by their lower-case spelling alone (a plain word outside it is no trivial
+# value, unless it is a number or one character repeated: ``cheap_rejection``'s quick screen).
+REFUSED_WORDS = _TRIVIAL_VALUES | _PLACEHOLDER_WORDS | _ALGORITHM_VALUES
 # Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
 # literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
 # Possessive (``*+``): what may follow an identifier here (a separator, a bracket, "<", "!", the end) never starts
@@ -207,6 +212,12 @@ def angle_placeholder(value: str) -> bool:
     """Whether the whole value is one ``<...>`` placeholder that documentation writes for the operator to fill
     (``<generate with: openssl rand -hex 32>``, ``<your api key>``): words in angle brackets, no value."""
     return _ANGLE_PLACEHOLDER.fullmatch(value.strip()) is not None
+
+
+def rejected_value(value: str) -> bool:
+    """A value ``accept_assignment`` refuses before anything else, under any name and in any context: a trivial
+    one, or an algorithm a setting names. Asked alone by ``cheap_rejection`` (no parse, no judgement)."""
+    return trivial(value) or value.strip("\"'").lower() in _ALGORITHM_VALUES
 
 
 def variable_reference(value: str) -> bool:
@@ -467,6 +478,41 @@ def accept_assignment(
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
         return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
     return kind if generated(value) else None
+
+
+def environment_secret(name: str, kind: str) -> bool:
+    """Whether ``accept_assignment`` may take any one-word value of ``name`` (a secret's name of ``kind``) where
+    judge passes ``environment``: an environment variable's name ending in its secret's word (``JWT_SECRET``)."""
+    return kind != "auth" and ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None and _ends_in_secret_word(name)
+
+
+def refused_everywhere(name: str, value: str, *, spaced_literal: bool, sentence: bool = False) -> bool:
+    """Whether ``accept_assignment(name, separator, value, ...)`` refuses ``value`` (without its quotes) whatever
+    the position on its line, the words after it and ``following``, with ``code`` True and ``environment`` at most
+    what ``judge.judge`` passes (an environment variable's name, ``ENVIRONMENT_NAME``): what judge asks of an
+    assignment, so that ``cheap_rejection`` may refuse it without the full judgement. ``spaced_literal``: the value
+    is quoted after a spaced "=" (``quoted``, ``spaced``, separator "="); ``sentence``: the value is unquoted after
+    a ":" and words follow it on its line, so that judge's last word is ``accept_assignment(..., sentence=True)``
+    (no structured acceptance then, and no environment variable's). Only refusals that come before every
+    acceptance in ``accept_assignment``, so that True here is its None in each of those contexts; False says
+    nothing."""
+    found = name_kind(name)
+    if found is None or rejected_value(value):
+        return True
+    kind, password_like = found
+    bare = value.strip("\"'")
+    if "/" in bare and _PATH.fullmatch(bare) \
+            and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
+        return True
+    if password_like and not sentence:
+        return False  # taken in a structured context (NAME=value, a line's first key)
+    if not password_like and "-" in bare and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
+        return True
+    if not sentence and " " not in bare and environment_secret(name, kind):
+        return False  # an environment variable's secret, whatever it looks like
+    if spaced_literal and len(bare) >= 8 and not any(c.isspace() for c in bare):
+        return False  # a quoted literal after " = " is taken
+    return not generated(value)
 
 
 # A YAML alias (``*pw``), or a node's properties with no content after them on its line: an anchor (``&creds``:
