@@ -73,7 +73,7 @@ def refuse_head(
     same name (the whole run of name characters, in its quotes) and separator, then the value read here. A
     refused assignment resumes one byte on (at its name) either way."""
     start, after = head.start(), head.end()
-    if start == 0 or data[after : after + 1] == b"=":
+    if start == 0 or data[after : after + 1] == b"=" or _arrow_ahead(data, after):
         return None  # "^" may open the name; ":=" (Go, make) or "==": the parse's separator is not the head's
     name_start, name_end = start + 1, head.end(1)
     if data[name_start] == 39:  # "'": the parse's '...' name takes both quotes (else it fails: refused all the same)
@@ -96,7 +96,7 @@ def refuse_head(
             kind = shapes.name_kind(name)
             if kind is None or kind[1]:
                 return None
-            if following not in _DELIMITERS:
+            if following not in _DELIMITERS and not _changes(data, value.end()):
                 if shapes.environment_secret(name, kind[0]) or len(word) >= 8 and shapes.generated(word.decode()):
                     return None
                 return value.end() <= candidate_end
@@ -133,7 +133,11 @@ def refuse_parsed(data: bytes, check: str, match: re.Match[bytes], index: int, c
     plain value (``line_value``: ``judge.line_value_refused``), from its name, separator and value as the parse
     gives them: the judgement is spared, not the parse. (Its name holds a secret: the loop asked that first.)"""
     value_start, value_end = match.span(VALUE[index])
+    if _arrow_ahead(data, match.end(SEPARATOR[index])):
+        return None  # a plan's change may follow: judge reads its new value (``judge.changed_to``)
     if check == "line_value":  # judge's verdict on it, remembered where the line ends with the candidate
+        if b"->" in data[value_start:value_end]:
+            return None  # a plan's change on the line: judge's own reading
         separator = "=" if b"=" in match.group(SEPARATOR[index]) else ":"  # its group holds blanks around it
         start, end = quoted_span(data, match, index)  # what the loop hands judge
         if not line_value_refused(separator, data[start:end].decode("utf-8", "replace")):
@@ -147,6 +151,19 @@ def refuse_parsed(data: bytes, check: str, match: re.Match[bytes], index: int, c
     if quoted and (value_end - value_start < 2 or data[value_end - 1] != data[value_start]):
         return None  # an unclosed quote
     return _refused(data, name_span, separator_start, (value_start, value_end), quoted, candidate_end)
+
+
+def _arrow_ahead(data: bytes, after: int) -> bool:
+    """Whether "->" stands on the line within the parse's bound after ``after`` (a plan's ``"old" -> "new"``):
+    asked first, since every refusal, whatever decides it, would skip judge's reading of the new value."""
+    arrow = data.find(b"->", after, after + 300)
+    return arrow >= 0 and data.find(b"\n", after, arrow) < 0
+
+
+def _changes(data: bytes, end: int) -> bool:
+    """Whether a plan's change arrow follows the value ending at ``end`` (``"changeme" -> "new"``, ``null -> "x"``):
+    the judgement reads the new value then (``judge.changed_to``), so nothing is refused cheaply there."""
+    return data[end : end + 8].lstrip(b" \t")[:2] == b"->"
 
 
 def _structural(data: bytes, name_start: int, separator_at: int, candidate_end: int) -> int | None:
@@ -170,6 +187,8 @@ def _refused(
         return structural
     memo_end = value_span[1]  # the parse's match ends with the value (and its closing quote)
     value_start, value_end = (value_span[0] + 1, memo_end - 1) if quoted else value_span
+    if _changes(data, memo_end):
+        return None  # a plan's "old" -> "new": judge reads the new value too (``judge.changed_to``)
     colon = data[separator_at] == _COLON
     shown = data[value_start:value_end].decode("utf-8", "replace")
     if colon and not quoted and data[value_start] in _NODE_FIRST and shapes.yaml_node_reference(shown):
