@@ -106,13 +106,18 @@ def test_the_open_cases_still_leak() -> None:
 
 
 def test_each_hidden_secret_stays_hidden_through_exec(tmp_path: Path, fixtures_dir: Path) -> None:
-    """Every case this check found hidden, printed by a real tool and run by ``fisk-chatops exec`` (one output under
-    the default cap): no secret shown, and the output is the sanitizer's own in a fresh process."""
-    data = "\n".join(leak.text for leak in ACCEPT3_LEAKS).encode()
-    assert len(data) < 60 << 10
-    output = str(exec_printing(tmp_path, fixtures_dir, data)["output"])
-    assert output == _fresh_clean(data)
-    assert [leak.family for leak in ACCEPT3_LEAKS if leaked(leak, output)] == []
+    """Every case this check found hidden, printed by a real tool and run by ``fisk-chatops exec`` (two outputs, each
+    under the default cap): no secret shown, and the output is the sanitizer's own in a fresh process."""
+    half = len(ACCEPT3_LEAKS) // 2  # two calls: all of them together outgrew the default cap (64 KiB)
+    for part in (ACCEPT3_LEAKS[:half], ACCEPT3_LEAKS[half:]):
+        text = "\n".join(leak.text for leak in part)
+        data = text.encode()
+        assert len(data) < 60 << 10
+        output = str(exec_printing(tmp_path, fixtures_dir, data)["output"])
+        assert output == _fresh_clean(data)
+        # judged against the whole output's text: another case's visible id may share six digits with a
+        # secret (a Telegram bot's id 0741852963 and the voicemail PIN 307418522)
+        assert [leak.family for leak in part if any(shown_part(s, text, output) for s in leak.secrets)] == []
 
 
 def test_the_open_cases_through_exec_give_what_the_sanitizer_gives(tmp_path: Path, fixtures_dir: Path) -> None:

@@ -59,6 +59,7 @@ from bot.sanitize.context_patterns import (
     MIDLINE_ALIGNMENT,
     _characters_as_utf8,
 )
+from bot.sanitize.context_services import SERVICE_FORMATS
 from bot.sanitize.context_tools import TOOL_FORMATS
 from bot.sanitize.detectors import TOKENS, Detector
 
@@ -103,6 +104,7 @@ CONTEXT: tuple[Detector, ...] = (
         search=_ALIGNED_NBSP_FINDER_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
     ),
     *TOOL_FORMATS,
+    *SERVICE_FORMATS,
     Detector(
         "env_value",
         # A container's environment in a manifest: "- name: DB_PASSWORD" then "value: ..." (YAML or JSON).

@@ -21,13 +21,16 @@ _USER_MARKER = r"(?:\[REDACTED:[a-z_]{1,40}(?:#[0-9a-f]{6})?\])?"
 # The SQL around a password: [WITH] [ENCRYPTED] PASSWORD after WITH or after USER|ROLE name (not the word in prose:
 # "the password 'expired' message"), and MySQL's IDENTIFIED [WITH plugin] BY.
 _SQL_PASSWORD_HEAD = (
-    r"(?i:\b(?:(?:with|(?:user|role)[ \t]{1,4}[^\s;]{1,128})(?:[ \t]{1,4}encrypted)?[ \t]{1,4}password"
+    r"(?i:\b(?:(?:with|(?:user|role)[ \t]{1,4}[^\s;]{1,128})"
+    # PostgreSQL's role options before PASSWORD (ALTER ROLE x WITH LOGIN PASSWORD 'pw')
+    r"(?:[ \t]{1,4}(?:no)?(?:login|superuser|createdb|createrole|inherit|replication|bypassrls)){0,6}"
+    r"(?:[ \t]{1,4}encrypted)?[ \t]{1,4}password"
     r"|identified(?:[ \t]{1,4}with[ \t]{1,4}[a-z0-9_]{1,64})?[ \t]{1,4}by))[ \t]{1,4}"
 )
 
 _CLIENT_PASSWORD_HEAD = (
     r"(?:(?:\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles)\b"
-    r"[^\n]{0,256}?\s-p|\b(?:sqlcmd|bcp)\b[^\n]{0,256}?\s-P"
+    r"[^\n]{0,256}?\s-p|\b(?:sqlcmd|bcp)\b[^\n]{0,256}?\s-P|\bcqlsh\b[^\n]{0,256}?\s-p"
     r"|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn|exop)\b[^\n]{0,256}?\s-w"
     r"|\bopenssl\b[^\n]{0,256}?\s-k"
     # htpasswd -b[c] FILE USER PW, htpasswd -nb USER PW: the password is the last word
@@ -85,8 +88,13 @@ TOOL_FORMATS: tuple[Detector, ...] = (
     ),
     _token(
         "authorization",
-        r"(?i:\b(?:proxy-)?authorization[\"']?\s{0,4}[:=]\s{0,4}[\"'`]?"
-        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|ssws|apikey)\s{1,4})?)(?P<v>[^\s\"',;]{1,256})",
+        # also after a "\n" escape (python's http.client debug: send: b'...\r\nAuthorization: Basic ...\r\n'), and
+        # as a web server's configuration sets it, a blank and a quoted scheme (proxy_set_header Authorization
+        # "Basic ..."); the value never holds a backslash (an escape's, after it)
+        r"(?i:(?:\b|\\n)(?:proxy-)?authorization(?:[\"']?\s{0,4}[:=]\s{0,4}[\"'`]?"
+        r"(?:(?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|ssws|apikey)\s{1,4})?"
+        r"|[ \t]{1,4}[\"'](?:bearer|basic|token|digest|negotiate|aws4-hmac-sha256|ssws|apikey)\s{1,4}))"
+        r"(?P<v>[^\s\"',;\\]{1,256})",
         check="not_placeholder",
     ),
     Detector(

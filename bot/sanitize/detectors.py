@@ -96,6 +96,11 @@ def _token(kind: str, pattern: str, check: str = "") -> Detector:
 
 TOKENS: tuple[Detector, ...] = (
     _token("slack_webhook", r"(?P<v>https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_+-]{8,256})"),
+    # A Discord webhook's token (the id before it is public): apart, searched only in text holding its path
+    Detector("discord_webhook",
+             r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{16,20}/(?P<v>[A-Za-z0-9_-]{60,256})",
+             search=r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{16,20}/[A-Za-z0-9_-]{60}",
+             own_automaton=True, literals=(b"/api/webhooks/",)),
     _token("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
     _token("slack_token", _ANY + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
     _token("anthropic_key", _ANY + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
@@ -170,7 +175,8 @@ TOKENS: tuple[Detector, ...] = (
     # 300-1200 characters, longer than the assignments' quoted value bound (256), so no assignment finds it.
     _token(
         "aws_session_token",
-        r"(?i:sessiontoken|session_token|security_token|securitytoken)[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?"
+        # (also botocore's debug log of a request's headers: 'X-Amz-Security-Token': b'IQoJ...', a bytes literal)
+        r"(?i:sessiontoken|session_token|security[_-]token|securitytoken)[\"']?[ \t]{0,4}[:=][ \t]{0,4}(?:b?[\"'])?"
         r"(?P<v>[A-Za-z0-9+/=]{100,1000})",
     ),
     # A connection string's password after ";" (ODBC, ADO.NET, JDBC for SQL Server): its value runs to the next

@@ -15,6 +15,9 @@ from bot.sanitize.detectors import VALUE_BOUND, Detector
 # Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
 _BARE_CONTINUATION = re.compile(rb"[^\s\"',;&}\])]*")
 _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
+# The rest of a JSON string after an escaped quote (``"abc\"def"``): escapes honoured, to the real closing quote or
+# the line's end (the alternatives share no first byte: one way to read each byte, linear).
+_JSON_STRING_REST = re.compile(rb'(?:[^"\\\n]|\\[^\n])*')
 _LOOK_AROUND = 128
 # The most blanks before "=" as code and ini files write them (more: an aligned column, see ``judge``)
 _CODE_BLANKS = 4
@@ -468,12 +471,25 @@ def _line_stop(data: bytes, end: int, *quotes: bytes) -> int:
     return min(found) if found else line_end
 
 
+def _escaped(data: bytes, floor: int, end: int) -> bool:
+    """Whether the quote at ``end`` is escaped: an odd run of backslashes before it (looking back no further than
+    ``floor``, the value's opening quote)."""
+    run = end
+    while run > floor and data[run - 1] == 0x5C:
+        run -= 1
+    return (end - run) % 2 == 1
+
+
 def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Detector, start: int, end: int) -> int:
     """Past the pattern's bound: an accepted value runs on to its real end (one forward scan, never repeated,
     since the next search starts after it)."""
     value_start = match.start(VALUE[index])
     quote = data[value_start : value_start + 1]
     if quote in (b'"', b"'"):
+        if quote == b'"' and data[end : end + 1] == quote and _escaped(data, value_start, end):
+            # the pattern's closing quote is an escaped one (``"password":"abc\"def"``): the value runs on to the
+            # string's real end (one forward scan, consumed: the next search starts after it)
+            return _JSON_STRING_REST.match(data, end + 1).end()  # type: ignore[union-attr]
         if end - start < VALUE_BOUND or data[end : end + 1] == quote:
             return end
         return _line_stop(data, end, quote)

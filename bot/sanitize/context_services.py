@@ -1,0 +1,136 @@
+"""The second pass's detectors for a service's own spelling of a secret in its configuration, its wire protocol or
+its client's output: an nginx/Apache header set in clear, HAProxy's ``stats auth``, wpa_supplicant's ``psk``,
+redis-cli's ``CONFIG GET requirepass`` reply, LDIF's base64 ``userPassword::``, FTP's ``PASS`` and SMTP's
+``AUTH PLAIN`` in a trace, PowerShell's ``ConvertTo-SecureString "PW"``, Ruby's ``:password=>"PW"``, Spring
+actuator's ``"x.password":{"value":"PW"}``, a percent-encoded query parameter inside another URL's parameter, and
+``heroku config``'s ``NAME:`` then an aligned column. ``context_detectors.CONTEXT`` places them after
+``context_tools.TOOL_FORMATS``; every repetition is bounded for the reason given in ``detectors.py`` (the one
+unbounded run is explained where it is), and the rarer ones are apart, searched only in text holding their
+literal.
+"""
+
+from __future__ import annotations
+
+from bot.sanitize.context_patterns import _BARE_VALUE, _FINDER_NAME, _NAME, _QUOTED_VALUE, ALIGNED_BLANK
+from bot.sanitize.detectors import Detector
+
+_QUOTED_OR_WORD = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"';][^\s\"';]{0,255}"
+
+# A header set in a web server's configuration: nginx's proxy_set_header / add_header / grpc_set_header /
+# more_set_headers, Apache's RequestHeader set; the header's name must name a secret (X-Api-Key, X-Auth-Token).
+_SET_HEADER_HEAD = (
+    r"\b(?:proxy_set_header|grpc_set_header|add_header|more_set_(?:input_)?headers|(?i:requestheader)"
+    r"[ \t]{1,4}(?i:set|append|add))[ \t]{1,8}[\"']?"
+)
+# heroku config's "NAME:" then blanks to the column its longest name sets (five or more; fewer are the assignment's)
+_COLON_ALIGNED_HEAD = rf"(?:^|\n)[ \t]{{0,16}}(?P<name>{_NAME})(?P<sep>:){ALIGNED_BLANK}{{5,}}"
+# One character of a percent-encoded value, never an encoded "&" ("%26") nor an encoded "%" ("%25": "%2526" is
+# a twice-encoded "&"): where the parameter ends.
+_ENCODED_CHARACTER = r"(?:[A-Za-z0-9._~+-]|%(?:2[0-47-9A-Fa-f]|[013-9A-Fa-f][0-9A-Fa-f]))"
+
+SERVICE_FORMATS: tuple[Detector, ...] = (
+    Detector(
+        # proxy_set_header X-Api-Key "PW"; (a variable, ``$http_x_api_key``, is no secret)
+        "header",
+        _SET_HEADER_HEAD + rf"(?P<name>{_NAME})[\"']?[ \t]{{1,8}}(?P<v>{_QUOTED_OR_WORD})",
+        check="not_reference",
+        finder=_SET_HEADER_HEAD + rf"{_FINDER_NAME}[\"']?[ \t]{{1,8}}[^\s;]",
+        own_automaton=True,
+        literals=(b"eader",),
+    ),
+    Detector(
+        # HAProxy: stats auth USER:PW
+        "password",
+        r"\bstats[ \t]{1,8}auth[ \t]{1,8}[^\s:]{1,64}:(?P<v>[^\s]{1,256})",
+        finder=r"\bstats[ \t]{1,8}auth[ \t]{1,8}[^\s:]{1,64}:[^\s]",
+        own_automaton=True,
+        literals=(b"stats",),
+    ),
+    Detector(
+        # wpa_supplicant.conf's psk="passphrase" or psk=<64 hex> (wpa_passphrase prints both, the first as #psk=)
+        "password",
+        r"(?m:^)[ \t]{0,16}#?psk=(?P<v>\"[^\"\n]{1,256}\"|[0-9A-Fa-f]{64})",
+        own_automaton=True,
+        literals=(b"psk=",),
+    ),
+    Detector(
+        # redis-cli's reply to CONFIG GET requirepass (or masterauth): 1) "requirepass" / 2) "PW"
+        "password",
+        r"(?m:^)1\) \"(?:requirepass|masterauth)\"\r?\n2\) (?P<v>\"[^\"\n]{1,256}\")",
+        own_automaton=True,
+        literals=(b'2) "',),
+    ),
+    Detector(
+        # LDIF's base64 value of a password attribute (ldapsearch, slapcat): userPassword:: e1NTSEF9...
+        "password",
+        r"(?m:^)(?i:userPassword|unicodePwd)::[ \t]{0,4}(?P<v>[A-Za-z0-9+/=]{4,256})",
+        search=r"(?m:^)(?i:userPassword|unicodePwd)::[ \t]{0,4}[A-Za-z0-9+/=]{4}",
+        own_automaton=True,
+        literals=(b"::",),
+    ),
+    Detector(
+        # FTP's PASS command in a packet trace (tcpdump's "FTP: PASS PW") or a client's debug ("---> PASS PW")
+        "password",
+        r"(?:FTP: |(?m:^)-{1,3}> ?)PASS (?P<v>[^\s]{1,256})",
+        search=r"(?:FTP: |(?m:^)-{1,3}> ?)PASS [^\s]",
+        own_automaton=True,
+        literals=(b"PASS ",),
+    ),
+    Detector(
+        # SMTP's (or IMAP's) AUTH PLAIN with its base64 credentials on the line ("\0user\0password"); the server's
+        # "250-AUTH PLAIN LOGIN" lists mechanisms (too short, and not base64's end)
+        "password",
+        r"\bAUTH[ \t]{1,4}PLAIN[ \t]{1,4}(?P<v>[A-Za-z0-9+/]{12,256}={0,2})(?:[\s\"']|\\r|$)",
+        own_automaton=True,
+        literals=(b"AUTH PLAIN",),
+    ),
+    Detector(
+        # PowerShell: ConvertTo-SecureString "PW" -AsPlainText (a variable, "$pw", is no secret)
+        "password",
+        r"(?i:ConvertTo-SecureString)[ \t]{1,4}(?:-String[ \t]{1,4})?(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}')",
+        check="not_reference",
+        own_automaton=True,
+        literals=(b"ecureString",),
+    ),
+    Detector(
+        # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
+        "password",
+        rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
+        check="not_placeholder",
+        finder=rf":{_FINDER_NAME}[ \t]{{0,4}}=>[ \t]{{0,4}}\"[^\"\n]",
+        own_automaton=True,
+        literals=(b"=>",),
+    ),
+    Detector(
+        # Spring Boot actuator's /env: "spring.datasource.password":{"value":"PW"}
+        "password",
+        rf"\"(?P<name>{_NAME})\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
+        r"(?P<v>\"[^\"\n]{1,256}\")",
+        check="not_placeholder",
+        finder=rf"\"{_FINDER_NAME}\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
+        r"\"[^\"\n]",
+        own_automaton=True,
+        literals=(b'"value"',),
+    ),
+    Detector(
+        # A query parameter percent-encoded inside another parameter (a login's ?next=...%26access_token%3D<t>%26,
+        # or twice: %2526access_token%253D): only a generated-looking value
+        "token",
+        rf"%(?:25)?(?:26|3[Ff])(?P<name>{_NAME})%(?:25)?3[Dd](?P<v>{_ENCODED_CHARACTER}{{8,256}})",
+        check="generated",
+        finder=rf"%(?:25)?(?:26|3[Ff]){_FINDER_NAME}%(?:25)?3[Dd]{_ENCODED_CHARACTER}{{8}}",
+        own_automaton=True,
+        literals=(b"%",),
+    ),
+    Detector(
+        # heroku config: "SECRET_KEY_BASE:     <value>", the value in the column its longest name sets. The run of
+        # blanks is unbounded (as ``context_patterns.ALIGNED_BLANK``'s): it starts only after a name opening its
+        # line, so each line holds one such thread; apart, searched only in text holding ":" and five blanks.
+        "assignment",
+        _COLON_ALIGNED_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
+        check="aligned",
+        finder=_COLON_ALIGNED_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s\"',;&}\])]",
+        own_automaton=True,
+        literals=(b":     ",),
+    ),
+)
