@@ -66,6 +66,8 @@ LOOK_ALIKES = (
     "Name:                orders-api\nTokens:              <none>\nMountable secrets:   <none>\n",
     "    Type:                    Secret (a volume populated by a Secret)\n"
     "    SecretName:              orders-db-credentials\n    TokenExpirationSeconds:  3607\n",
+    "      DB_PASSWORD:             <set to the key 'password' in secret 'orders-db'>  Optional: false\n"
+    "      TOKEN_TTL_SECONDS:       3600\ntoken:     952 bytes\n",
     "ALTER ROLE orders_app WITH LOGIN;\nCREATE ROLE readonly WITH NOLOGIN;\n",
     "  512  cqlsh -u cassandra 10.0.7.4 9042\n",
     "See https://discord.com/api/webhooks for docs\n",

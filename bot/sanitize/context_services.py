@@ -11,7 +11,14 @@ literal.
 
 from __future__ import annotations
 
-from bot.sanitize.context_patterns import _BARE_VALUE, _FINDER_NAME, _NAME, _QUOTED_VALUE, ALIGNED_BLANK
+from bot.sanitize.context_patterns import (
+    _BARE_VALUE,
+    _FINDER_NAME,
+    _NAME,
+    _QUOTED_VALUE,
+    ALIGNED_BLANK,
+    _candidate_start,
+)
 from bot.sanitize.detectors import Detector
 
 _QUOTED_OR_WORD = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"';][^\s\"';]{0,255}"
@@ -24,6 +31,7 @@ _SET_HEADER_HEAD = (
 )
 # heroku config's "NAME:" then blanks to the column its longest name sets (five or more; fewer are the assignment's)
 _COLON_ALIGNED_HEAD = rf"(?:^|\n)[ \t]{{0,16}}(?P<name>{_NAME})(?P<sep>:){ALIGNED_BLANK}{{5,}}"
+_COLUMN_START = _candidate_start(r"[^\s\"',;&}\])<]")
 # One character of a percent-encoded value, never an encoded "&" ("%26") nor an encoded "%" ("%25": "%2526" is
 # a twice-encoded "&"): where the parameter ends.
 _ENCODED_CHARACTER = r"(?:[A-Za-z0-9._~+-]|%(?:2[0-47-9A-Fa-f]|[013-9A-Fa-f][0-9A-Fa-f]))"
@@ -129,7 +137,9 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         "assignment",
         _COLON_ALIGNED_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="aligned",
-        finder=_COLON_ALIGNED_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s\"',;&}\])]",
+        # the finder skips what the judgement refuses anyway and kubectl describe prints in such columns: a short
+        # number ("3600", "952 bytes"), "<set to the key 'password' in secret ...>", "<none>"
+        finder=_COLON_ALIGNED_HEAD.replace(_NAME, _FINDER_NAME) + rf"(?:{_COLUMN_START})",
         own_automaton=True,
         literals=(b":     ",),
     ),
