@@ -121,7 +121,18 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "password" + "\u00a0" * 40 + "= a{i}\n", "  password" + " " * 100 + '= "a{i}"\n',
             # An aligned name mid-line with a separator and without (each value different), and columns padded with
             # five spaces and more but no secret's name (what the mid-line automata, gated by five spaces, scan).
-            "x  password      = a{i}\n", "x  password      a{i}\n", "web-{i}     Running     5d     10.0.0.1\n")
+            "x  password      = a{i}\n", "x  password      a{i}\n", "web-{i}     Running     5d     10.0.0.1\n",
+            # accept3's leaks closed by leaks6 (context_services.py and others), each different on every line: a
+            # header set in nginx, HAProxy, wpa_supplicant, redis-cli's reply, LDIF, FTP, SMTP, PowerShell, Ruby, Spring
+            # actuator, a parameter encoded in a parameter, heroku config, Authorization after "\r\n", a JSON value's
+            # escaped quote (closed, and on one line never closed), SQL role options, a Discord webhook.
+            'proxy_set_header X-Api-Key "a{i}";\n', "stats auth u:p{i}\n", 'psk="a{i}"\n',
+            '1) "requirepass"\n2) "a{i}"\n', "userPassword:: QUFB{i}\n", "FTP: PASS a{i}\n",
+            "AUTH PLAIN QUFBQUFBQUFBQUFB{i}\n", 'ConvertTo-SecureString "a{i}"\n', ':password=>"a{i}", ',
+            '"x.password":{"value":"a{i}"},', "%26access_token%3DAb3dEf5gH{i}%26", "SECRET_KEY_BASE:     a{i}\n",
+            "\\r\\nAuthorization: Basic QUFB{i}", '{"password":"a\\"b{i}"}\n', '{"password":"ab\\"c{i}',
+            "ALTER ROLE r WITH LOGIN PASSWORD 'a{i}';\n",
+            "https://discord.com/api/webhooks/123456789012345678/" + "Ab3d" * 17 + "{i}\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))
