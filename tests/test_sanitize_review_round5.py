@@ -4,6 +4,9 @@ psql header whose names hold a character of several bytes. Each case leaked befo
 
 from __future__ import annotations
 
+import base64
+import random
+
 import pytest
 
 from bot.sanitize import sanitize_output
@@ -121,3 +124,32 @@ def test_mysqls_password_hash_column_is_hidden() -> None:
              "1 row in set (0.00 sec)\n")
     out = shown(table)
     assert hashed not in out and "| user | authentication_string" in out
+
+
+def _base64_passwords_opening_with_a_slash(count: int) -> list[str]:
+    """``openssl rand -base64`` passwords that start with "/" (one in 64), with two capitals, two lower-case letters
+    and two digits in a part (what the path rule reads as base64: most of them)."""
+    rng, found = random.Random(11), []
+    while len(found) < count:
+        value = "/" + base64.b64encode(rng.randbytes(rng.choice([12, 16, 24]))).decode()[1:]
+        if any(sum(map(str.isupper, p)) > 1 and sum(map(str.islower, p)) > 1 and sum(map(str.isdigit, p)) > 1
+               or "+" in p or "=" in p for p in value.split("/")):
+            found.append(value)
+    return found
+
+
+@pytest.mark.parametrize("form", ["password: {}", "DB_PASSWORD={}", 'client_secret: "{}"', "PWD={}"])
+def test_a_base64_password_that_starts_with_a_slash_is_no_path(form: str) -> None:
+    values = _base64_passwords_opening_with_a_slash(100)
+    shown_values = [value for value in values if value in shown(form.format(value))]
+    assert not shown_values
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["PWD=/home/deploy", "PWD=/home/Deploy/App", "PWD=/Users/JohnSmith2/Projects",
+     "PWD=/var/lib/docker/overlay2/3f2a1b9c8d7e6f5a4b3c2d1e0f9a8b7c/merged", "PWD=/srv/releases/20240101T1200Z",
+     "password_file: /run/secrets/db_password", "sudo: alice : TTY=pts/0 ; PWD=/home/alice/k8s ; USER=root"],
+)
+def test_paths_under_a_passwords_name_stay(line: str) -> None:
+    assert shown(line) == line

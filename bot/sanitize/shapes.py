@@ -464,8 +464,7 @@ def accept_assignment(
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))
     path = bare[:-1] if separator == ":" and bare.endswith(";") else bare  # nginx ends a directive with ";"
-    if bare[:1] in _PATH_FIRST and _PATH.fullmatch(path) and (
-            password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
+    if bare[:1] in _PATH_FIRST and _path_value(path, bare, password_like):
         return None  # a path (PWD=/home/deploy, password_file: /run/secrets/db, client_key: /etc/ssl/c.key)
     if password_like and structured and not (separator == ":" and sentence):
         return kind
@@ -478,6 +477,24 @@ def accept_assignment(
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
         return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
     return kind if generated(value) else None
+
+
+# A path's part that is no word but base64 (``openssl rand -base64`` starts one password in 64 with "/"): upper and
+# lower case and digits, two of each at least, in eight characters or more; or "+" or "=" among them.
+_BASE64_PART = re.compile(r"(?=(?:[^A-Z]*[A-Z]){2})(?=(?:[^a-z]*[a-z]){2})(?=(?:[^0-9]*[0-9]){2})[A-Za-z0-9]{8,}+"
+                          r"|[A-Za-z0-9]*[+=][A-Za-z0-9+=]*")
+
+
+def _path_value(path: str, bare: str, password_like: bool) -> bool:
+    """Whether an assignment's value ``bare`` (``path``: as a path would be read) is a file system path, not a
+    secret: a path's shape, and under a password's name no part that is base64 (``/3mW5Zh76sGOm/Io`` is a
+    password, ``/home/deploy`` and ``/var/lib/docker/overlay2/3f2a...`` are paths); under another name, a file's
+    name with an extension or no capital letter (a key in base64 has capitals)."""
+    if _PATH.fullmatch(path) is None:
+        return False
+    if password_like:
+        return not any(_BASE64_PART.fullmatch(part) for part in path.split("/"))
+    return _FILE_NAME.search(bare) is not None or not any(c.isupper() for c in bare)
 
 
 def environment_secret(name: str, kind: str) -> bool:
@@ -501,8 +518,7 @@ def refused_everywhere(name: str, value: str, *, spaced_literal: bool, sentence:
         return True
     kind, password_like = found
     bare = value.strip("\"'")
-    if "/" in bare and _PATH.fullmatch(bare) \
-            and (password_like or _FILE_NAME.search(bare) or not any(c.isupper() for c in bare)):
+    if "/" in bare and _path_value(bare, bare, password_like):
         return True
     if password_like and not sentence:
         return False  # taken in a structured context (NAME=value, a line's first key)
