@@ -40,6 +40,8 @@ SECRETS: dict[str, tuple[str, str]] = {
     "cqlsh -p": ("  512  cqlsh -u cassandra -p x9aIn9b+LgaADsoH 10.0.7.4\n", "x9aIn9b"),
     "ConvertTo-SecureString": ('$pw = ConvertTo-SecureString "8Vb_8mP^#wDq1aY6" -AsPlainText -Force\n', "8mP^#wDq"),
     "FTP PASS": ("18: FTP: PASS TruVTB1#9c6H\n", "TruVTB1"),
+    "wp-config salt": ("define( 'AUTH_KEY',         'D,Y:%e.R)*Y$oI{j{O1fWDP@S[+>FIC&Jyt~9q6UAG15>>m4' );\n",
+                       "O1fWDP@S"),
     "LDIF userPassword::": ("userPassword:: e1NTSEF9Szlqd2pXZkVFM3RIUTVIcmYwWWtpZEZlRzJvTzBVblM=\n", "e1NTSEF9Szlq"),
 }
 
@@ -71,6 +73,8 @@ LOOK_ALIKES = (
     "ALTER ROLE orders_app WITH LOGIN;\nCREATE ROLE readonly WITH NOLOGIN;\n",
     "  512  cqlsh -u cassandra 10.0.7.4 9042\n",
     "See https://discord.com/api/webhooks for docs\n",
+    "define( 'AUTH_KEY',         'put your unique phrase here' );\ndefine( 'WP_DEBUG', false );\n",
+    "define( 'NONCE_KEY',        getenv('WP_NONCE_KEY') );\n",
 )
 
 

@@ -101,6 +101,16 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"ecureString",),
     ),
     Detector(
+        # PHP's define( 'AUTH_KEY',         '...' ) as wp-config.php aligns its salts (quoted_pair: four blanks)
+        "password",
+        rf"\bdefine\([ \t]{{0,4}}['\"](?P<name>{_NAME})['\"][ \t]{{0,4}},[ \t]{{0,64}}"
+        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\")",
+        check="generated",  # a salt is; the sample's 'put your unique phrase here' is not
+        finder=rf"\bdefine\([ \t]{{0,4}}['\"]{_FINDER_NAME}['\"][ \t]{{0,4}},[ \t]{{0,64}}['\"][^'\"\n]",
+        own_automaton=True,
+        literals=(b"define(",),
+    ),
+    Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
         "password",
         rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",

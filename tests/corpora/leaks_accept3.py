@@ -1368,12 +1368,11 @@ def leaked(leak: Leak, output: str) -> list[str]:
 
 # Cases whose secret sanitize_output (and fisk-chatops exec, one case per call) still shows, wholly or partly.
 # Found at 02:57 on main a694b17 (each case alone through `fisk-chatops exec` gave the same output as directly);
-# 19 closed by leaks6 (context_services.py and the cases in tests/test_sanitize_leaks6.py).
+# 20 closed by leaks6 (context_services.py and the cases in tests/test_sanitize_leaks6.py).
 OPEN_CASES: frozenset[str] = frozenset({
     # a value under a name no detector reads as secret, or a generic key beside the name that says so
     "az-keyvault-secret-show",  # "value": "..." after "name": "orders-db-password"
     "env-dump-unusual-names",  # DB_PW=..., APP_KEYS=k1==,k2==,... (Strapi)
-    "wp-config",  # define( 'AUTH_KEY', '...' ) (WordPress salts; DB_PASSWORD is hidden)
     "rails-database-yml",  # password: <%= ENV.fetch("DB_PASSWORD") { "..." } %>
     "windows-unattend-xml",  # <AdministratorPassword><Value>...</Value>
     # a tool's own syntax
