@@ -29,6 +29,7 @@ from bot.sanitize.context_patterns import (
     _DOUBLE_QUOTED_START,
     _ENV_HEAD,
     _ENV_LINE_HEAD,
+    _ENV_LINE_SEARCH_HEAD,
     _ENV_LINE_VALUE,
     _ENV_STRING_HEAD,
     _ENV_STRING_SINGLE_HEAD,
@@ -176,7 +177,7 @@ CONTEXT: tuple[Detector, ...] = (
         check="env_line",
         # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
         finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
-        search=_ENV_LINE_HEAD + r"[^\s\"'][^\n]{2}",
+        search=_ENV_LINE_SEARCH_HEAD + r"[^\s\"'][^\n]{2}",
     ),
     # A name aligned in a column mid-line (``_MIDLINE_ALIGNED_HEAD``), judged as at a line's start (check "aligned":
     # after it, words make a sentence). Apart, searched only in text holding five spaces in a row; before the

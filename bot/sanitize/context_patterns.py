@@ -92,6 +92,11 @@ _ENV_LINE_HEAD = (
     r"[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
     rf"(?P<name>{_NAME})="
 )
+# The same head with the name's runs unbounded, for the unanchored scan only (the anchored finder bounds them at
+# each hit): two counts to 40 from every line's start, kept alive beside the other detectors' threads, made RE2
+# build DFA states without end on base64 in lines (a CA certificate bundle, ``base64`` of a file), whose runs of
+# name characters start at every line: its budget spent and rebuilt all along, 1-2 MB/s however often it was seen.
+_ENV_LINE_SEARCH_HEAD = _ENV_LINE_HEAD.replace("{0,40}", "*").replace("{0,39}", "*")
 # "NAME=value" as one quoted string: docker inspect's "Env": ["DB_PASSWORD=ab;cd"], a compose list item
 # - "DB_PASSWORD=ab;cd", systemd's Environment="DB_PASSWORD=x y": the value runs to the closing quote.
 _ENV_STRING_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])\"(?P<name>{_NAME})="

@@ -300,7 +300,9 @@ TOOL_FORMATS: tuple[Detector, ...] = (
         # htpasswd and shadow lines: user:$apr1$..., user:$2y$..., user:{SHA}...
         r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?P<v>\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8,300}"
         r"|\{S?SHA\}[A-Za-z0-9+/=]{20,100})",
-        search=r"(?m:^)[A-Za-z0-9_.@-]{1,64}:(?:\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8}"
+        # The user unbounded in the scan, as .pgpass's first field below (the count to 64 from every line's start
+        # multiplied the DFA states of the pass's other line-start counters on base64 in lines); the finder bounds it.
+        search=r"(?m:^)[A-Za-z0-9_.@-]+:(?:\$(?:apr1|2[abxy]|1|5|6|y|7|argon2id|argon2i|argon2d)\$[^\s:]{8}"
         r"|\{S?SHA\}[A-Za-z0-9+/=]{20})",
     ),
     Detector(
