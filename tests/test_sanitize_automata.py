@@ -401,3 +401,25 @@ def _starts_skipping(pass_: DetectorPass, data: bytes, skip: frozenset[int]) -> 
         starts.append(start)
         pos = start + 1
     return starts
+
+
+def test_line_start_scans_count_no_run_of_name_characters_and_long_names_read_as_before() -> None:
+    """Base64 in lines (a CA bundle, b64speed #11): each line is a fresh run of name characters from a line's start,
+    and the environment line's ``{0,40}`` around its word and an htpasswd user's ``{1,64}``, counted in the scan
+    beside the pass's other threads, spent the automaton's DFA budget all along the text (1-2 MB/s). The scans take
+    those runs unbounded; the finder still bounds them, so a name too long is no candidate, as before."""
+    import re
+
+    counted_run = re.compile(r"\[A-Za-z0-9_\.@?-\]\{\d*,?\d+\}")
+    for detector in CONTEXT:
+        if detector.kind in ("env_line", "password_hash"):
+            assert detector.search and not counted_run.search(detector.search), detector.kind
+            assert counted_run.search(detector.pattern), detector.kind  # the bound is the parser's and finder's
+    htpasswd, env = "admin:$apr1$abcdefgh$0123456789abcdefghijkl\n", "DB_PASSWORD=Xk9#mQ2vL7pRw\n"
+    assert "0123456789abcdefghijkl" not in redact(htpasswd)[0]
+    assert "Xk9#mQ2vL7pRw" not in redact(env)[0]
+    together = CONTEXT_PASS.finders[0]
+    for text in ("u" * 70 + htpasswd, "A" * 45 + env, "x\n" + "u" * 70 + htpasswd + env, env + "A" * 45 + env):
+        data = text.encode()
+        alone = together.finder._regexp.Match(UNANCHORED, data, 0, len(data))[0]
+        assert together.first(data, 0, len(data)) == alone, text
