@@ -97,7 +97,8 @@ def refuse_head(
             if kind is None or kind[1]:
                 return None
             if following not in _DELIMITERS and not _changes(data, value.end()):
-                if shapes.environment_secret(name, kind[0]) or len(word) >= 8 and shapes.generated(word.decode()):
+                if (shapes.environment_secret(name, kind[0]) or len(word) >= 8 and shapes.generated(word.decode())
+                        or kind[0] == "auth" and shapes.basic_credentials(word.decode())):
                     return None
                 return value.end() <= candidate_end
         value_span, quoted = value.span(1), False

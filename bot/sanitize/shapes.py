@@ -14,6 +14,8 @@ context detector's candidate is kept only when both its name and its value say "
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import re
 
@@ -476,7 +478,25 @@ def accept_assignment(
         return kind
     if not code and any(generated(word) for word in bare.split() if "=" not in word):
         return kind  # an environment entry's literal with a generated word in it (API_TOKEN=tok 8d7c6b5a4f3e)
+    if kind == "auth" and basic_credentials(bare):
+        return kind  # docker's "auth": base64 of user:password, however weak the password (dXNlcjpwYXNz)
     return kind if generated(value) else None
+
+
+_BASE64_VALUE = re.compile(r"(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+
+
+def basic_credentials(value: str) -> bool:
+    """Whether ``value`` is base64 of ``user:password`` (printable, a ``:`` with text on both sides): what an
+    ``auth`` holds in a Docker config or an HTTP Basic header, a secret whether or not it looks generated."""
+    if len(value) > 1024 or not _BASE64_VALUE.fullmatch(value):
+        return False
+    try:
+        text = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, colon, password = text.partition(":")
+    return bool(colon and user and password and text.isprintable())
 
 
 # A path's part that is no word but base64 (``openssl rand -base64`` starts one password in 64 with "/"): upper and
@@ -528,6 +548,8 @@ def refused_everywhere(name: str, value: str, *, spaced_literal: bool, sentence:
         return False  # an environment variable's secret, whatever it looks like
     if spaced_literal and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return False  # a quoted literal after " = " is taken
+    if kind == "auth" and basic_credentials(bare):
+        return False  # base64 of user:password
     return not generated(value)
 
 
