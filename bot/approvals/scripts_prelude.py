@@ -1,0 +1,159 @@
+"""The Lua prelude every transition script starts with: the shared arguments, and the helpers that keep the
+indexes, streams, audit entries and hand-overs in step with a call's state (``move``). See ``scripts.py``.
+"""
+
+from __future__ import annotations
+
+PRELUDE = r"""
+local base = ARGV[1]
+local now = ARGV[2]
+local retention = tonumber(ARGV[3])
+local minid = ARGV[4]
+local TERMINAL = {denied=true, expired=true, finished=true, timed_out=true, failed_to_start=true,
+                  interrupted=true, cancelled=true, rejected=true, refused=true}
+-- non-terminal states a front end shows on the call's card as they happen (the progress stream)
+local PROGRESS = {approved=true, auto_approved=true, running=true}
+
+local function keep(key)
+  redis.call('EXPIRE', key, retention)
+end
+
+-- the call's hash and body (records.py) as a script replies them: {flat HGETALL, body JSON or false}
+local function record(id)
+  return {redis.call('HGETALL', base .. 'call:' .. id), redis.call('GET', base .. 'body:' .. id)}
+end
+
+-- the call and its body live and expire together (EXPIRE of a missing body, an older record's, is a no-op)
+local function keep_call(id)
+  keep(base .. 'call:' .. id)
+  keep(base .. 'body:' .. id)
+end
+
+-- the shown command when it is not argv joined with spaces (then '': readers join the record's argv, which
+-- lives as long as the entry: both kept redis.retention_seconds; ~110 bytes per entry saved)
+local function distinct_command(id)
+  local command = redis.call('HGET', base .. 'call:' .. id, 'command')  -- a record of the previous layout
+  if command then return command end
+  local body = redis.call('GET', base .. 'body:' .. id)
+  if body then
+    local fixed = cjson.decode(body)
+    return fixed.c or fixed.command or ''  -- records.compact_body's name, or a body of the previous layout
+  end
+  return ''
+end
+
+local function audit(id, from, to, actor, reason)
+  -- what a timeline needs without reading the call record: thread, tool, requester, a command not in argv
+  local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'requester')
+  redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
+             'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
+             'command', distinct_command(id), 'requester', c[3] or '')
+end
+
+local function progress(id, conv, state)
+  redis.call('XADD', base .. 'progress', 'MINID', '~', minid, '*', 'call_id', id, 'conversation', conv,
+             'state', state, 'at', now)
+end
+
+local function decide(key, actor, reason)
+  redis.call('HSET', key, 'decision', cjson.encode({actor=actor, at=now, reason=reason}))
+end
+
+-- The handed-over run of call id that its runner has not taken yet: (its list, the element, the state it was
+-- claimed from), or nil once the runner popped it (then it may have started: the heartbeat rules apply).
+local function waiting_handover(key, id)
+  local handoff = redis.call('HGET', key, 'handoff')
+  if not handoff then return nil end
+  local runner, from = string.match(handoff, '^(%S+) (%S+)$')
+  if not runner then return nil end
+  local list = base .. 'handoff:' .. runner
+  for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
+    if string.sub(item, 1, #id + 1) == id .. ' ' then return list, item, from end
+  end
+  return nil
+end
+
+-- A thread's open calls are one small hash (id -> 'p' awaiting approval, 'o' otherwise not terminal), which Redis
+-- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
+local function move(key, id, from, to, actor, reason)
+  local conv = redis.call('HGET', key, 'conversation')
+  local hand = nil
+  local calls = base .. 'conv:' .. conv .. ':calls'
+  local open = base .. 'conv:' .. conv .. ':open'
+  local pending = base .. 'conv:' .. conv .. ':pending'
+  redis.call('HSET', key, 'state', to, 'updated_at', now)
+  redis.call('SREM', open, id)
+  redis.call('SREM', pending, id)
+  if to == 'awaiting_approval' then
+    redis.call('ZADD', base .. 'awaiting', redis.call('HGET', key, 'expires_at'), id)
+    redis.call('HSET', calls, id, 'p')
+  else
+    redis.call('ZREM', base .. 'awaiting', id)
+    if not TERMINAL[to] then redis.call('HSET', calls, id, 'o') end
+  end
+  if to == 'running' then
+    redis.call('ZADD', base .. 'running', now, id)
+  else
+    redis.call('ZREM', base .. 'running', id)
+  end
+  if to == 'approved' or to == 'auto_approved' then
+    local parked = redis.call('GET', base .. 'parked')
+    if parked then
+      redis.call('DEL', base .. 'parked')  -- one hand-over per park: the runner parks again when it took it
+      local runner, ttl, back = string.match(parked, '^(%S+) (%d+) ([%d.]+)$')
+      if runner then hand = {runner, ttl, back} end
+    end
+    if not hand then
+      -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
+      -- verify_ahead; the claimed record must carry the same token, and is checked against it)
+      redis.call('XADD', base .. 'run', 'MINID', '~', minid, '*', 'call_id', id,
+                 'app', redis.call('HGET', key, 'app'), 'decision', redis.call('HGET', key, 'signed_decision') or '')
+    end
+  end
+  audit(id, from, to, actor, reason)
+  if PROGRESS[to] then
+    progress(id, conv, to)
+  end
+  if TERMINAL[to] then
+    if from == 'running' then  -- the claim's nonce and a hand-over end with the call
+      redis.call('HDEL', key, 'claim', 'handoff')
+      redis.call('ZREM', base .. 'handoffs', id)
+    end
+    redis.call('HDEL', calls, id)
+    local left = redis.call('HLEN', calls) + redis.call('SCARD', open)
+    redis.call('DEL', base .. 'hb:' .. id)
+    redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
+               'conversation', conv, 'state', to, 'open', tostring(left), 'at', now)
+  end
+  keep_call(id)
+  keep(calls)
+  if hand then
+    -- A runner waits for work (bot/approvals/worker.py, _handover_loop): claimed for it here, in the approval's
+    -- own script, and handed over on its list with the record, so it starts the call when it is woken, without
+    -- a run entry or a claim round trip. Parked as "<runner> <heartbeat ttl ms> <seconds before hand-back>": a
+    -- runner that does not take it in time (it died while parked) has it taken back (HANDBACK), never run.
+    local runner, ttl, back = hand[1], hand[2], hand[3]
+    redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', runner .. ' ' .. to)
+    redis.call('SET', base .. 'hb:' .. id, runner, 'PX', ttl)
+    move(key, id, to, 'running', 'runner:' .. runner, 'claimed (handed over)')
+    redis.call('RPUSH', base .. 'handoff:' .. runner, id .. ' ' .. cjson.encode(record(id)))
+    redis.call('ZADD', base .. 'handoffs', tonumber(now) + tonumber(back), id)
+  end
+end
+
+-- A write with no meaning of its own: a repeated click (or result) that changes nothing still writes this, so the
+-- WAIT after the script has an offset to wait for, and it covers the earlier write being confirmed (replication
+-- is in order). See bot/redis_durable.py.
+local function confirm_write()
+  redis.call('SET', base .. 'confirm', now, 'PX', 60000)
+end
+
+local function expired_now(key)
+  return tonumber(redis.call('HGET', key, 'expires_at')) <= tonumber(now)
+end
+
+local function close_expired(key, id)
+  decide(key, 'sweeper', 'approval window elapsed')
+  move(key, id, 'awaiting_approval', 'expired', 'sweeper', 'approval window elapsed')
+end
+"""
