@@ -123,3 +123,22 @@ def test_a_lower_case_secret_word_between_blanks_is_no_header_hint() -> None:
     hint = re.compile(HEADER_HINT)
     assert hint.search("password  x\n") is None and hint.search("token  hvs.x  24h\n") is None
     assert hint.search("NAME  TOKEN  AGE\n") and hint.search("SID  Secret\n") and hint.search("x  API Key\n")
+
+
+def test_remembered_headers_and_hints_give_the_verdicts_read_afresh_and_stay_bounded() -> None:
+    """A header's columns and a hint's verdict are remembered by their bytes (a table printed again and again): the
+    second reading of a table must hide what the first did, a psql table's too, and the memos start over when full
+    instead of growing with every distinct header."""
+    from bot.sanitize import psql_tables, tables
+
+    psql = " name  | password\n-------+------------------\n alice | Xk9mQ2vL7pRt4wZ8\n"
+    first = [redact(KUBEADM), redact(psql)]
+    assert first[0][1] == 1 and first[1][1] == 1 and "Xk9mQ2vL7pRt4wZ8" not in first[1][0]
+    assert [redact(KUBEADM), redact(psql)] == first
+    for i in range(psql_tables.MEMO_ENTRIES + 10):
+        redact(f"TOKEN{'  ' * (1 + i % 7)}TTL{i}\nabcdef.0123456789abcdef   23h\n")
+        redact(f" name{' ' * (i % 9)}|  password\n------+---------\n a{i}   | Xk9mQ2vL7pRt4wZ8\n")
+    assert 0 < len(tables._HEADERS) <= psql_tables.MEMO_ENTRIES
+    assert 0 < len(tables._HINT_ENDS) <= psql_tables.MEMO_ENTRIES
+    assert 0 < len(psql_tables._HEADERS) <= psql_tables.MEMO_ENTRIES
+    assert [redact(KUBEADM), redact(psql)] == first

@@ -21,7 +21,7 @@ name between blanks, beside a ``|``. Linear: each hinted header is read once, ea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import pairwise
 
 # Column names whose cells are secrets as SQL names them (lower case, "_" between words); with ``tables``' own
@@ -57,6 +57,13 @@ _ROW_END = 1 << 30
 _ROW_COUNT = re.compile(rb"\(\d+ rows?\)\r?")
 
 
+# Verdicts remembered by their bytes, in bounded tables (then they start over): a table printed many times (a
+# query run in a loop, ``watch psql``) repeats its header and rule, and reading them again cost most of a row's time.
+MEMO_ENTRIES = 1024
+_MEMO_KEY_BYTES = 1024  # longer headers are read every time (their keys would hold the memory)
+_HEADERS: dict[bytes, tuple[list[tuple[int, int, bytes]], list[tuple[int, bool]]] | None] = {}
+
+
 def psql_hint_end(span: bytes) -> int:
     """Where the secret column's name ends in a hint's bytes when they are a ``PSQL_HEADER_HINT`` match (a "|",
     blanks and the name), else 0: no token is one (a token is never one of these names)."""
@@ -64,6 +71,40 @@ def psql_hint_end(span: bytes) -> int:
         return 0
     found = _HINT_SPAN.fullmatch(span)
     return found.end(1) if found is not None and found.group(1).lower() in _SECRET_BYTES else 0
+
+
+def table_rows(data: bytes, row_start: int, over_budget: Callable[[int], int]) -> Iterator[tuple[int, int]]:
+    """Each line from ``row_start`` on as (start, end without its newline) that ``over_budget`` lets be read (0;
+    else the text up to where it says is a dense span, skipped), up to the text's end: the rows of a table, for
+    ``psql_table`` and ``tables.secret_cells``, which stop reading where a line does not fit their table."""
+    length = len(data)
+    while row_start < length:
+        if dense_end := over_budget(row_start):
+            row_start = dense_end + 1
+            continue
+        row_end = data.find(b"\n", row_start)
+        row_end = length if row_end < 0 else row_end
+        yield row_start, row_end
+        row_start = row_end + 1
+
+
+def _secret_columns(header: bytes, rule: bytes) -> tuple[list[tuple[int, int, bytes]], list[tuple[int, bool]]] | None:
+    """``_columns`` of a header and its rule, and the secret ones among them (index, password-like), None when they
+    are no psql header with a secret column; remembered by their bytes (``_HEADERS``)."""
+    key = header + b"\n" + rule if len(header) + len(rule) < _MEMO_KEY_BYTES else b""
+    if key and key in _HEADERS:
+        return _HEADERS[key]
+    columns = _columns(header, rule)
+    found = None
+    if columns is not None:
+        secret = [(i, any(word in name for word in _PASSWORD_WORDS))
+                  for i, (_, _, name) in enumerate(columns) if name in _SECRET_BYTES]
+        found = (columns, secret) if secret else None
+    if key:
+        if len(_HEADERS) >= MEMO_ENTRIES:
+            _HEADERS.clear()
+        _HEADERS[key] = found
+    return found
 
 
 def _columns(header: bytes, rule: bytes) -> list[tuple[int, int, bytes]] | None:
@@ -132,31 +173,26 @@ def psql_table(
     rule_start = header_end + 1
     rule_end = data.find(b"\n", rule_start)
     rule_end = length if rule_end < 0 else rule_end
-    columns = _columns(data[line_start:header_end], data[rule_start:rule_end])
-    if columns is None:
+    table = _secret_columns(data[line_start:header_end], data[rule_start:rule_end])
+    if table is None:
         return None
-    secret = [(i, any(word in name for word in _PASSWORD_WORDS))
-              for i, (_, _, name) in enumerate(columns) if name in _SECRET_BYTES]
-    if not secret:
-        return None
+    columns, secret = table
     cells: list[tuple[int, int, bool]] = []
     # The last row's cells, taken once the next line shows it was no header: without a border (border 1) a rule
     # under a row makes that row the next table's header (two results printed one after the other).
     last: list[tuple[int, int, bool]] = []
-    last_start = row_start = rule_end + 1
+    last_start = rule_end + 1
+    ended = length  # where the table ends: the text's end, unless a line ends it first
     bordered = columns[0][0] > 0
-    while row_start < length:
-        if dense_end := over_budget(row_start):
-            row_start = dense_end + 1
-            continue
-        row_end = data.find(b"\n", row_start)
-        row_end = length if row_end < 0 else row_end
+    for row_start, row_end in table_rows(data, rule_end + 1, over_budget):
+        ended = row_start
         row = data[row_start:row_end]
-        if _RULE.fullmatch(row.strip()):
+        stripped = row.strip()
+        if _RULE.fullmatch(stripped):
             if not bordered and last:
-                last, row_start = [], last_start  # the next table's header: its own hint reads it
+                last, ended = [], last_start  # the next table's header: its own hint reads it
             break
-        if not row.strip() or len(row) > max_row or _ROW_COUNT.fullmatch(row):
+        if not stripped or len(row) > max_row or _ROW_COUNT.fullmatch(row):
             break
         spans = _cells(row, columns)
         if spans is None:
@@ -164,5 +200,5 @@ def psql_table(
         cells += last
         last = [(row_start + spans[i][0], row_start + spans[i][1], password_like) for i, password_like in secret
                 if spans[i][1] > spans[i][0]]
-        last_start, row_start = row_start, row_end + 1
-    return cells + last, row_start
+        last_start, ended = row_start, length
+    return cells + last, ended

@@ -26,7 +26,14 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import shapes
-from bot.sanitize.psql_tables import MAX_PSQL_NAME, PSQL_HEADER_HINT, psql_hint_end, psql_table
+from bot.sanitize.psql_tables import (
+    MAX_PSQL_NAME,
+    MEMO_ENTRIES,
+    PSQL_HEADER_HINT,
+    psql_hint_end,
+    psql_table,
+    table_rows,
+)
 
 # Column names whose cells are secrets, compared lower-case with single blanks (``Auth  Token`` is two columns).
 _SECRET_COLUMNS = frozenset({
@@ -96,6 +103,34 @@ def _header_style(name: bytes) -> bool:
     return name[:1].isupper() and all(word[:1].isupper() for word in name.split(b" "))
 
 
+# A header as the rows are read under it: its columns (offset, name), its secret columns (offset, password-like),
+# each column's neighbours (``_column_bounds``) and the secret columns by their position (index, password-like).
+_Header = tuple[
+    list[tuple[int, bytes]], list[tuple[int, bool]], dict[int, tuple[int, int, int]], list[tuple[int, bool]]
+]
+
+
+def _header(line: bytes) -> _Header | None:
+    """The header ``line`` is, None when it is none or names no secret's column; remembered by its bytes (a header
+    line is at most ``MAX_HEADER_BYTES``)."""
+    if line in _HEADERS:
+        return _HEADERS[line]
+    found: _Header | None = None
+    columns = _columns(line)
+    if columns is not None:
+        secret = [(offset, name.lower() in _PASSWORD_COLUMNS)
+                  for offset, name in columns if b" ".join(name.lower().split()) in _SECRET_BYTES]
+        if secret:
+            position = {offset: i for i, (offset, _) in enumerate(columns)}
+            found = (columns, secret, _column_bounds(columns),
+                     [(position[offset], password_like) for offset, password_like in secret])
+    if len(line) <= MAX_HEADER_BYTES:
+        if len(_HEADERS) >= MEMO_ENTRIES:
+            _HEADERS.clear()
+        _HEADERS[line] = found
+    return found
+
+
 def _columns(line: bytes) -> list[tuple[int, bytes]] | None:
     """The header's columns (start offset, name), None when ``line`` is no header."""
     if len(line) > MAX_HEADER_BYTES:
@@ -154,9 +189,26 @@ def _cells_starting(line: bytes, columns: list[tuple[int, bytes]]) -> int:
     return count
 
 
+# Verdicts remembered by their bytes (bounded: then they start over), as a table printed again and again (``watch``,
+# a loop, a log of its runs) repeats its header: a hint's verdict (``header_hint_end``), and a header line's columns.
+_HINT_ENDS: dict[bytes, int] = {}
+_HEADERS: dict[bytes, _Header | None] = {}
+
+
 def header_hint_end(span: bytes) -> int:
     """Where the secret's column name ends in a candidate's bytes when they are a ``HEADER_HINT`` match (blanks, the
-    name, then blanks and the next column's first letter, or the line's end), else 0: no token is such a match."""
+    name, then blanks and the next column's first letter, or the line's end), else 0: no token is such a match.
+    Remembered by the span's bytes (``_HINT_ENDS``): it is asked of every hint the token pass finds."""
+    found = _HINT_ENDS.get(span)
+    if found is None:
+        found = _hint_end(span)
+        if len(_HINT_ENDS) >= MEMO_ENTRIES:
+            _HINT_ENDS.clear()
+        _HINT_ENDS[span] = found
+    return found
+
+
+def _hint_end(span: bytes) -> int:
     if b"|" in span:
         return psql_hint_end(span)
     name = span.rstrip()
@@ -200,25 +252,15 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
                 spans += [(start, end, "table_secret") for start, end, password_like in psql_cells
                           if _secret_cell(data[start:end], password_like)]
             continue
-        columns = _columns(data[line_start:header_end])
-        if columns is None:
+        header = _header(data[line_start:header_end])
+        if header is None:
             continue
-        secret = [(offset, name.lower() in _PASSWORD_COLUMNS)
-                  for offset, name in columns if b" ".join(name.lower().split()) in _SECRET_BYTES]
-        if not secret:
-            continue
-        bounds = _column_bounds(columns)
-        position = {offset: i for i, (offset, _) in enumerate(columns)}
-        by_position = [(position[offset], password_like) for offset, password_like in secret]
-        row_start = header_end + 1
-        while row_start < length:
-            if dense_end := over_budget(row_start):
-                row_start = dense_end + 1
-                continue
-            row_end = data.find(b"\n", row_start)
-            row_end = length if row_end < 0 else row_end
+        columns, secret, bounds, by_position = header
+        ended = length  # where the table ends: the text's end, unless a line ends it first
+        for row_start, row_end in table_rows(data, header_end + 1, over_budget):
             row = data[row_start:row_end]
             if not row.strip() or len(row) > MAX_ROW_BYTES:
+                ended = row_start
                 break
             if row.lstrip(b" \t")[:1] not in _RULE_FIRST or _RULE.fullmatch(row) is None:
                 if _cells_starting(row, columns) >= 2:  # only the secret columns' cells are then read
@@ -229,12 +271,12 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
                     # another width): the secret columns' cells by their position.
                     cells = [(found[position], password_like) for position, password_like in by_position]
                 else:
+                    ended = row_start
                     break  # the table ended: this line does not fit it
                 for cell, password_like in cells:
                     if cell is not None and _secret_cell(row[cell[0] : cell[1]], password_like):
                         spans.append((row_start + cell[0], row_start + cell[1], "table_secret"))
-            row_start = row_end + 1
-        pos = max(pos, row_start)
+        pos = max(pos, ended)
     return spans
 
 
