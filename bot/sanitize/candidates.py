@@ -37,6 +37,7 @@ from bot.sanitize.cheap_rejection import (
     BARE_VALUE,
     PARSED_CHECKS,
     READ_ON,
+    arrow_ahead,
     refuse_head,
     refuse_parsed,
     unrefusable_password_word,
@@ -345,7 +346,8 @@ def run_pass(
                 not_refused_at = start
                 return False
         key = data[start : value_end + 1] if value_end - start < _MEMO_KEY_BYTES else b""
-        if key and key in _REFUSED_HEADS:  # a remembered refusal (``refuse_in_scan``)
+        if key and key in _REFUSED_HEADS and (key[-1] != 32 or not arrow_ahead(data, value_end)):
+            # a remembered refusal (``refuse_in_scan``), unless a plan's change follows (``(sensitive value) ->``)
             spent += 1
             return True
         if not_expression_at == start:
@@ -445,8 +447,10 @@ def run_pass(
             key = (data[candidate_start - 1 : candidate_end + 1] if candidate_start > 0 and candidate_end < length
                    else memo_key(data, candidate_start, candidate_end, length))  # memo_key: inline where it can be
             resume = rejected.get(key)
-            # (not when a plan's "->" follows: the remembered old value says nothing of the new one, ``changed_to``)
-            if resume is not None and (key[-1] != 32 or data[candidate_end + 1 : candidate_end + 3] != b"->"):
+            # (not when a plan's "->" follows: the remembered old value says nothing of the new one, ``changed_to``;
+            # after Terraform's "(sensitive", " value) ->" follows)
+            if resume is not None and (key[-1] != 32 or data[candidate_end + 1 : candidate_end + 3] != b"->"
+                                       and data[candidate_end + 8 : candidate_end + 10] != b"->"):
                 pos = candidate_start + resume
                 continue
         if reports is not None and (hint := _reported(data, candidate_start, candidate_end)):

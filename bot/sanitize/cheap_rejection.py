@@ -73,7 +73,7 @@ def refuse_head(
     same name (the whole run of name characters, in its quotes) and separator, then the value read here. A
     refused assignment resumes one byte on (at its name) either way."""
     start, after = head.start(), head.end()
-    if start == 0 or data[after : after + 1] == b"=" or _arrow_ahead(data, after):
+    if start == 0 or data[after : after + 1] == b"=" or arrow_ahead(data, after):
         return None  # "^" may open the name; ":=" (Go, make) or "==": the parse's separator is not the head's
     name_start, name_end = start + 1, head.end(1)
     if data[name_start] == 39:  # "'": the parse's '...' name takes both quotes (else it fails: refused all the same)
@@ -134,7 +134,7 @@ def refuse_parsed(data: bytes, check: str, match: re.Match[bytes], index: int, c
     plain value (``line_value``: ``judge.line_value_refused``), from its name, separator and value as the parse
     gives them: the judgement is spared, not the parse. (Its name holds a secret: the loop asked that first.)"""
     value_start, value_end = match.span(VALUE[index])
-    if _arrow_ahead(data, match.end(SEPARATOR[index])):
+    if arrow_ahead(data, match.end(SEPARATOR[index])):
         return None  # a plan's change may follow: judge reads its new value (``judge.changed_to``)
     if check == "line_value":  # judge's verdict on it, remembered where the line ends with the candidate
         if b"->" in data[value_start:value_end]:
@@ -154,7 +154,7 @@ def refuse_parsed(data: bytes, check: str, match: re.Match[bytes], index: int, c
     return _refused(data, name_span, separator_start, (value_start, value_end), quoted, candidate_end)
 
 
-def _arrow_ahead(data: bytes, after: int) -> bool:
+def arrow_ahead(data: bytes, after: int) -> bool:
     """Whether "->" stands on the line within the parse's bound after ``after`` (a plan's ``"old" -> "new"``):
     asked first, since every refusal, whatever decides it, would skip judge's reading of the new value."""
     arrow = data.find(b"->", after, after + 300)

@@ -57,6 +57,7 @@ from bot.sanitize.context_patterns import (
     _SHORT_RUN_THEN_DELIMITER,
     _XML_CANDIDATE,
     _XML_START,
+    MAKE_APPEND_HEAD,
     MIDLINE_ALIGNMENT,
     _characters_as_utf8,
 )
@@ -83,6 +84,9 @@ CONTEXT: tuple[Detector, ...] = (
     # newline or the text's start, then a key with a blank or ":" before its separator) except the assignment
     # (its own automaton, last), the DSN (its own automaton), and at the text's start only, the two-column
     # key_value_line and requirepass lines, which hide the same value (see ``_LINE_VALUE_HEAD``).
+    # make's "+=" and "!=" at a line's start, any value (``MAKE_APPEND_HEAD``): before the one below, which starts at
+    # the same newline when "+=" is followed by a short first run, and judges it alike.
+    _line_value_detector(MAKE_APPEND_HEAD, r"[^\s]"),
     _line_value_detector(_LINE_VALUE_HEAD, _SHORT_RUN_THEN_DELIMITER),
     # The same line under a quoted key (``_QUOTED_KEY_HEAD``); it starts where the other does, never both.
     _line_value_detector(_QUOTED_KEY_HEAD, _QUOTED_KEY_SHORT_RUN),

@@ -141,6 +141,11 @@ _LINE_VALUE_HEAD = (
     rf"{_LINE_INDENT}{_MAKE_DIRECTIVE}(?P<name>{_NAME})"
     rf"(?P<sep>{_ALIGNMENT}(?:[?:+]?=|:::?=|:)|:=?|:::?=|[?+]=|=[ \t])[ \t]{{0,4}}"
 )
+# Make's "+=" (appended) and "!=" (the output of a shell command) opening their line (make's variables do; code's
+# "+=" is indented), any value: the line-value detector above reads "+=" after a short first run only, and no
+# detector read "!=" (``DB_PASSWORD += s3cr3t``, ``API_TOKEN != Xk9...`` showed). Judged as a line's plain value
+# (``judge._judge_line_value``); after "!=" a value of several words is the command, not its output.
+MAKE_APPEND_HEAD = rf"(?:^|\n){_MAKE_DIRECTIVE}(?P<name>{_NAME})(?P<sep>[ \t]{{0,16}}[+!]=)[ \t]{{0,4}}"
 _SHORT_RUN = r"[^\s\"',;&}\])]{0,2}"
 _SHORT_RUN_THEN_DELIMITER = rf"(?:{_SHORT_RUN}|[0-9]{{3,6}})[,;&)}}\]]"
 # A name aligned in a column wider than code's blanks, opening its line (``ALIGNED_BLANK``): after indentation, a

@@ -19,6 +19,8 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 # the line's end (the alternatives share no first byte: one way to read each byte, linear).
 _JSON_STRING_REST = re.compile(rb'(?:[^"\\\n]|\\[^\n])*')
 _LOOK_AROUND = 128
+# A blank inside make's ``!=`` value (``MAKE_APPEND_HEAD``): a command with its arguments, not a literal
+_MAKE_COMMAND = re.compile(r"\s")
 # The most blanks before "=" as code and ini files write them (more: an aligned column, see ``judge``)
 _CODE_BLANKS = 4
 _ENVIRONMENT_NAME = shapes.ENVIRONMENT_NAME
@@ -105,7 +107,10 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
     if check == "line_value":
-        separator = "=" if b"=" in match[SEPARATOR[index]] else ":"  # its group holds blanks around it
+        separator_group = match[SEPARATOR[index]]
+        if b"!" in separator_group and _MAKE_COMMAND.search(_without_comment(shown)):
+            return None, True  # make's ``NAME != cat /run/secrets/x``: a shell command, its output never shown
+        separator = "=" if b"=" in separator_group else ":"  # its group holds blanks around it
         # The verdict reads the value to its line's end: the candidate's bytes alone when the line ends there
         # (run_pass remembers it only when the whole match lies in the memo key: ``password: a;`` alone).
         return _judge_line_value(name, separator, shown), text[value_end : value_end + 1] in (b"", b"\n")
@@ -332,13 +337,23 @@ CHANGE_CHECKS = frozenset({"assignment", "aligned"})
 
 
 def changed_to(data: bytes, detector: Detector, end: int) -> tuple[int, int] | None:
-    """The span of the new value when a quoted value ending at ``end`` (its closing quote there), or a ``null``, is a
-    plan's change (``"old" -> "new"``, ``null -> "new"``), else None. An accepted old value's verdict is the new
-    one's (the same attribute): hiding the old one alone showed the new password (found by review); a rejected one's
-    new value is judged on its own (``changed_kind``). One bounded match per candidate of these checks."""
-    if detector.check not in CHANGE_CHECKS or data[end : end + 1] != b'"' and data[end - 4 : end] != b"null":
+    """The span of the new value when a quoted value ending at ``end`` (its closing quote there), a ``null`` or
+    Terraform's ``(sensitive value)`` is a plan's change (``"old" -> "new"``, ``null -> "new"``, ``(sensitive value)
+    -> "new"``: a variable newly marked sensitive shows its new value), else None. An accepted old value's verdict
+    is the new one's (the same attribute): hiding the old one alone showed the new password (found by review); a
+    rejected one's new value is judged on its own (``changed_kind``). One bounded match per candidate of these
+    checks."""
+    if detector.check not in CHANGE_CHECKS:
         return None
-    change = _CHANGED_TO.match(data, end + (data[end : end + 1] == b'"'))
+    if data[end : end + 1] == b'"':
+        arrow_at = end + 1
+    elif data[end - 4 : end] == b"null":
+        arrow_at = end
+    elif data[end - 10 : end] == b"(sensitive" and data[end : end + 7] == b" value)":
+        arrow_at = end + 7  # Terraform's old value marked sensitive: its bare candidate is "(sensitive"
+    else:
+        return None
+    change = _CHANGED_TO.match(data, arrow_at)
     if change is None:
         return None
     stop = change.end(1)

@@ -15,6 +15,7 @@ from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
 from tests.corpora.leaks_open5 import OPEN5_LEAKS
+from tests.corpora.leaks_open8 import OPEN8_LEAKS
 from tests.corpora.leaks_ops import OPS_LEAKS
 from tests.corpora.leaks_vendors import VENDOR_LEAKS
 
@@ -103,4 +104,4 @@ LEAKS: tuple[Leak, ...] = (
 )
 
 LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS + ACCEPT2_LEAKS
-LEAKS += OPEN5_LEAKS
+LEAKS += OPEN5_LEAKS + OPEN8_LEAKS

@@ -1,0 +1,45 @@
+# ruff: noqa: E501  (a corpus of output lines as tools print them; splitting them would hide their shape)
+"""The leaks a fresh-context reviewer found in the fifth round of issue #11 and left open (``leaks8``), as tools
+print them: make's ``+=``/``!=`` without ``export``, Terraform's ``(sensitive value) -> "PW"``, and the others each
+case names.
+
+Every value comes from a seeded RNG at import (no real credential, nothing for a secret scanner to flag). The
+ordinary lines that look like them and must stay whole are ``tests/corpora/benign/open8_lookalikes.txt``.
+"""
+
+from __future__ import annotations
+
+import random
+import string
+
+from tests.corpora.leak_case import Leak
+
+R = random.Random(8_2026_1202)
+AL = string.ascii_letters + string.digits
+
+
+def rs(n: int, alpha: str = AL) -> str:
+    return "".join(R.choice(alpha) for _ in range(n))
+
+
+def pw(n: int = 14) -> str:
+    """A password with a few symbols inside (never first or last)."""
+    return rs(2) + rs(n - 4, AL + "!#%^*-_.") + rs(2, string.digits)
+
+
+CASES: list[Leak] = []
+
+
+def case(family: str, text: str, *secrets: str) -> None:
+    CASES.append(Leak(f"open8: {family}", text, secrets))
+
+
+# make's "+=" (appended) and "!=" (a shell command's output) opening their line, without a directive
+p1, p2, p3 = "s3cr3t", pw(), rs(32)
+case("make-append", f"# make -p\nDB_PASSWORD += {p1}\nAPI_TOKEN != {p3}\nexport SECRET_KEY += {p2}\n", p1, p2, p3)
+
+# terraform plan: a value newly marked sensitive shows its new value after "(sensitive value)"
+n1, n2 = pw(), "s3cr3t"
+case("plan-change-from-sensitive", f"  # aws_db_instance.main will be updated in-place\n  ~ resource \"aws_db_instance\" \"main\" {{\n      ~ db_password = (sensitive value)\n      ~ password                 = (sensitive value) -> \"{n1}\"\n      ~ db_password = (sensitive value) -> \"{n2}\"\n    }}\n", n1, n2)
+
+OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)

@@ -1,0 +1,62 @@
+"""The leaks the fifth round's fresh-context review found and left open (``leaks8``; corpus
+``tests/corpora/leaks_open8.py``), each pinned where the sanitizer decides it: what is hidden, what around it stays
+visible, and the look-alikes that stay whole (more in ``tests/corpora/benign/open8_lookalikes.txt``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import sanitize_output
+
+PW = "Xk9mQ2vL7pRt4wZ8"
+
+
+def shown(text: str) -> str:
+    return sanitize_output(text.encode()).text
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("DB_PASSWORD += s3cr3t", "DB_PASSWORD += [REDACTED:password]"),
+        ("DB_PASSWORD != s3cr3t", "DB_PASSWORD != [REDACTED:password]"),
+        (f"API_TOKEN != {PW}", "API_TOKEN != [REDACTED:token]"),
+        (f"export SECRET_KEY += {PW}", "export SECRET_KEY += [REDACTED:key]"),
+        ("DB_PASSWORD != s3cr3t   # from the vault", "DB_PASSWORD != [REDACTED:password]   # from the vault"),
+    ],
+)
+def test_makes_append_and_shell_assignments_hide_their_value(line: str, expected: str) -> None:
+    assert shown(line) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DB_PASSWORD != vault kv get -field=password secret/db",  # a command: its output is never printed here
+        "DB_PASSWORD != cat /run/secrets/db_password",
+        "DB_PASSWORD += $(shell cat /run/secrets/db_password)",
+        "SECRET_FILES += secrets.yaml",
+        "PASSWORD_FILE != mktemp",
+        "    total_tokens += usage.output_tokens",
+    ],
+)
+def test_makes_look_alikes_stay(line: str) -> None:
+    assert shown(line) == line
+
+
+def test_a_plans_new_value_after_a_sensitive_one_is_hidden_even_after_the_same_line_without_a_change() -> None:
+    text = ('      ~ db_password = (sensitive value)\n      ~ db_password = (sensitive value) -> "s3cr3t"\n'
+            '      ~ password                 = (sensitive value)\n'
+            f'      ~ password                 = (sensitive value) -> "{PW}"\n')
+    assert shown(text) == ('      ~ db_password = (sensitive value)\n'
+                           '      ~ db_password = (sensitive value) -> "[REDACTED:password]"\n'
+                           '      ~ password                 = (sensitive value)\n'
+                           '      ~ password                 = (sensitive value) -> "[REDACTED:password]"\n')
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["      ~ password = (sensitive value) -> (sensitive value)", '      ~ name = (sensitive value) -> "orders"'],
+)
+def test_a_sensitive_values_look_alikes_stay(line: str) -> None:
+    assert shown(line) == line
