@@ -49,6 +49,9 @@ class Outcomes:
                  renew_seconds: float = OUTCOME_RENEW_SECONDS) -> None:
         self.deps = deps
         self.hold_seconds, self.renew_seconds = hold_seconds, renew_seconds
+        self._held: dict[tuple[str, str], int] = {}  # (call, owner) -> bodies of ``kept`` holding it now
+        self._renewal: asyncio.TimerHandle | None = None  # the next renewal of every hold in ``_held``
+        self._renewing: set[asyncio.Task[None]] = set()  # renewals on their way (referenced until done)
 
     async def handle_completion(self, call_id: str, *, retry: bool = False, final: bool = True, owner: str = "",
                                 event_state: str | None = None, record: CallRecord | None = None) -> None:
@@ -129,25 +132,48 @@ class Outcomes:
     @contextlib.asynccontextmanager
     async def kept(self, call_id: str, owner: str) -> AsyncIterator[None]:
         """Renew ``owner``'s hold on the call's outcome while the body runs, so only a holder that died lets it
-        lapse (``hold_seconds`` after its last renewal)."""
-        renewing = asyncio.create_task(self._renew(call_id, owner))
+        lapse (``hold_seconds`` after its last renewal).
+
+        Every hold this poster has is renewed together, in one round trip every ``renew_seconds``, by one timer
+        (``_renew_due``): a hold is taken for every result posted, and a task of its own per hold (created,
+        cancelled, gathered) cost more CPU than the post's own Redis writes. A hold is renewed within
+        ``renew_seconds`` of being taken, as before."""
+        key = (call_id, owner)
+        self._held[key] = self._held.get(key, 0) + 1
+        if self._renewal is None:
+            self._renewal = asyncio.get_running_loop().call_later(self.renew_seconds, self._renew_due)
         try:
             yield
         finally:
-            renewing.cancel()
-            await asyncio.gather(renewing, return_exceptions=True)
+            left = self._held.pop(key, 0) - 1
+            if left > 0:
+                self._held[key] = left
+            if not self._held and self._renewal is not None:  # nothing to renew: no timer left behind
+                self._renewal.cancel()
+                self._renewal = None
 
-    async def _renew(self, call_id: str, owner: str) -> None:
-        while True:
-            await asyncio.sleep(self.renew_seconds)
-            try:
-                if not await self.deps.state.renew_outcome(call_id, owner, self.hold_seconds):
-                    # lapsed (this process could not reach Redis for a whole hold) and maybe taken: the taker
-                    # looks in the thread before posting; nothing renews a hold that is someone else's
-                    log.warning("poster: the hold on posting %s's outcome lapsed while %s posted it", call_id, owner)
-                    return
-            except (RedisError, OSError) as exc:  # a Redis blip: keep trying while the hold lasts
-                log.warning("poster: could not renew the hold on posting %s's outcome: %s", call_id, exc)
+    def _renew_due(self) -> None:
+        """The timer of ``kept``: renew every hold held now (in a task), and come back while any is held."""
+        self._renewal = None
+        if not self._held:
+            return
+        task = asyncio.get_running_loop().create_task(self._renew(list(self._held)))
+        self._renewing.add(task)
+        task.add_done_callback(self._renewing.discard)
+        self._renewal = asyncio.get_running_loop().call_later(self.renew_seconds, self._renew_due)
+
+    async def _renew(self, holds: list[tuple[str, str]]) -> None:
+        try:
+            renewed = await self.deps.state.renew_outcomes(holds, self.hold_seconds)
+        except (RedisError, OSError) as exc:  # a Redis blip: tried again next period while the holds last
+            log.warning("poster: could not renew the holds on posting %d outcomes: %s", len(holds), exc)
+            return
+        for (call_id, owner), still_ours in zip(holds, renewed, strict=True):
+            if not still_ours and (call_id, owner) in self._held:
+                # lapsed (this process could not reach Redis for a whole hold) and maybe taken: the taker looks
+                # in the thread before posting; nothing renews a hold that is someone else's
+                log.warning("poster: the hold on posting %s's outcome lapsed while %s posted it", call_id, owner)
+                del self._held[(call_id, owner)]
 
     async def hold(self, call_id: str, owner: str) -> bool:
         """Take the hold on posting the call's outcome for ``owner``, waiting while another poster has it; True

@@ -161,6 +161,13 @@ class SlackState:
         ``owner``'s any more (it lapsed and another poster took it)."""
         return bool(await self.redis.eval(_RENEW, 1, f"{self.prefix}:outcome:{call_id}", owner, ttl))
 
+    async def renew_outcomes(self, holds: Sequence[tuple[str, str]], ttl: int) -> list[bool]:
+        """``renew_outcome`` of every ``(call id, owner)`` hold, in one round trip."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for call_id, owner in holds:
+                pipe.eval(_RENEW, 1, f"{self.prefix}:outcome:{call_id}", owner, ttl)
+            return [bool(renewed) for renewed in await pipe.execute()]
+
     async def give_outcome_back(self, conversation: str, call_id: str, owner: str, *, posted: bool) -> None:
         """Release the hold of ``take_outcome`` (if ``owner`` still has it); ``posted``: the result is in the
         thread, nothing of the call is left for a reply to wait for."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState, Proposal
 from bot.approvals.store import CallStore
@@ -93,6 +95,37 @@ def test_size_problems_are_named() -> None:
     assert "3000" in (size_problem([section("x" * 3001)]) or "")
     assert "2000" in (size_problem([{"type": "section", "fields": [{"type": "mrkdwn", "text": "x" * 2001}]}]) or "")
     assert "51 blocks" in (size_problem([section("a")] * 51) or "")
+
+
+def test_a_block_checked_once_is_not_modelled_again_and_keeps_its_verdict(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A card is checked at every update and most of its blocks do not change: each block's verdict is
+    remembered by its JSON (bounded), so slack_sdk's model is built once per distinct block, and a block that
+    does not fit is still refused the second time (by its place in the new message)."""
+    from slack_sdk.models.blocks import Block
+
+    from bot.slack import render
+    from bot.slack.render import section, size_problem
+
+    parsed: list[object] = []
+    real_parse = Block.parse
+
+    def counting(block: object) -> object:
+        parsed.append(block)
+        return real_parse(block)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Block, "parse", counting)
+    monkeypatch.setattr(render, "_BLOCK_VERDICTS", type(render._BLOCK_VERDICTS)())
+    fine, too_long = section("same every update"), section("y" * 3001)
+    assert size_problem([fine]) is None and len(parsed) == 1
+    assert size_problem([fine, section("status: running")]) is None and len(parsed) == 2
+    first = size_problem([fine, too_long]) or ""
+    assert first.startswith("block 2:") and "3000" in first and len(parsed) == 3
+    again = size_problem([too_long]) or ""
+    assert again.startswith("block 1:") and "3000" in again and len(parsed) == 3
+    monkeypatch.setattr(render, "BLOCK_VERDICTS_KEPT", 2)
+    for n in range(5):
+        size_problem([section(f"distinct {n}")])
+    assert len(render._BLOCK_VERDICTS) == 2
 
 
 async def test_the_approve_confirm_dialog_shows_model_text_escaped(store: CallStore) -> None:

@@ -5,6 +5,7 @@ test_slack_replicas.py.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -225,3 +226,27 @@ async def test_a_result_held_by_a_replica_that_died_is_posted_once_its_short_hol
     assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}"]
     assert 0.8 <= waited < 5, waited
     assert any(c.method == "conversations.replies" for c in slack.calls), "the taker looked in the thread first"
+
+
+async def test_every_hold_a_poster_has_is_renewed_together_and_a_lapsed_one_is_left_to_its_taker(
+        harness: Harness, redis: Redis) -> None:
+    """A poster posting many results at once renews all its holds in one round trip per period, from one timer:
+    no task of its own per hold. A hold that lapsed and was taken by another poster is not renewed any more (it
+    is the taker's), and once no hold is left no timer is left behind."""
+    outcomes = harness.front.poster.outcomes
+    outcomes.hold_seconds, outcomes.renew_seconds = 1, 0.2
+    state = harness.front.deps.state
+    calls = [f"0-call{n}" for n in range(3)]
+    for call in calls:
+        assert (await state.take_outcome(call, f"a:{call}", 1))[0]
+    tasks_before = len(asyncio.all_tasks())
+    async with contextlib.AsyncExitStack() as holding:
+        for call in calls:
+            await holding.enter_async_context(outcomes.kept(call, f"a:{call}"))
+        assert len(asyncio.all_tasks()) == tasks_before  # nothing runs per hold between renewals
+        await redis.set(f"{state.prefix}:outcome:{calls[0]}", "b:taker", ex=1)  # lapsed, and another took it
+        await asyncio.sleep(1.5)  # past the hold: only renewals keep them
+        assert await redis.get(f"{state.prefix}:outcome:{calls[1]}") == f"a:{calls[1]}".encode()
+        assert await redis.get(f"{state.prefix}:outcome:{calls[2]}") == f"a:{calls[2]}".encode()
+        assert await redis.get(f"{state.prefix}:outcome:{calls[0]}") is None  # the taker's lapsed: not renewed
+    assert outcomes._renewal is None and not outcomes._held
