@@ -431,6 +431,7 @@ def run_pass(
                         skip)
     parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
+    own_branches, parse_alone = pass_.own_branches, pass_.parse_alone
     while (span := leftmost.find(pos))[0] >= 0:  # ``find`` is read each time: ``Leftmost`` narrows it
         candidate_start, candidate_end = span
         spent += 1
@@ -504,8 +505,12 @@ def run_pass(
         if head is not None and assignment_parse:
             match = assignment_parse(data, candidate_start)
         else:
-            match = (parsers[data[candidate_start]] if candidate_start < length else pass_.parser.match)(
-                data, candidate_start)
+            match = None
+            if (source := leftmost.source) >= 0 and not leftmost.ambiguous and (branch := own_branches[source]) >= 0:
+                match = parse_alone(branch)(data, candidate_start)  # (see ``DetectorPass.own_branches``)
+            if match is None:
+                match = (parsers[data[candidate_start]] if candidate_start < length else pass_.parser.match)(
+                    data, candidate_start)
         if match is None:  # the engines disagree (a construct they read differently): skip this position
             pos = candidate_start + 1
             continue

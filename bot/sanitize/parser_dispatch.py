@@ -31,6 +31,14 @@ class FirstByteParsers:
         self._starts: list[tuple[frozenset[int], bool]] | None = None
         self.parsers: list[Parse] = [self._first_use(byte) for byte in range(256)]
 
+    def alone(self, branch: int) -> Parse:
+        """``match`` of branch ``branch`` alone (same group names): for a candidate that only this branch's own
+        automaton found (``candidates.run_pass``). Compiled on first use and kept, as the others."""
+        parse = self._by_branches.get((branch,))
+        if parse is None:
+            parse = self._by_branches[(branch,)] = self._compile(self._parts[branch]).match
+        return parse
+
     def _first_use(self, byte: int) -> Parse:
         def build(data: bytes, pos: int) -> re.Match[bytes] | None:
             parse = self.parsers[byte] = self._parser_for(byte)
