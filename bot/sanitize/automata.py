@@ -17,6 +17,7 @@ import re2
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.context_patterns import _NAME as SENSITIVE_NAME
 from bot.sanitize.detectors import TOKENS, Detector
+from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
 
@@ -408,6 +409,32 @@ _ANY_CANDIDATE = tuple(sorted(
 ))
 
 
+
+
+def _narrowed(alphabet: bytes) -> tuple[Automaton, ...]:
+    """Each automaton of ``_ANY_CANDIDATE`` cut down to the branches of its scan that can match a string of
+    ``alphabet``'s bytes (``narrow_alphabet.satisfiable``), with its literals; an automaton left with none, or with
+    a literal such a string cannot hold, is left out. In a text of those bytes these hit wherever
+    ``_ANY_CANDIDATE`` hits: a scan's hit is one branch's match, made of the text's bytes."""
+    groups = {id(automaton): group for pass_ in (TOKEN_PASS, CONTEXT_PASS)
+              for automaton, (group, _) in zip(pass_.finders, _groups(pass_.detectors), strict=True)}
+    narrowed = []
+    for automaton in _ANY_CANDIDATE:
+        if any(set(literal) - set(alphabet) for literal in automaton.literals):
+            continue
+        # The scan's branches (``_automata``: each detector's search, else its finder, else its pattern)
+        branches = [d.search or d.finder or d.pattern for d in groups[id(automaton)]]
+        kept = [branch for branch in branches if satisfiable(branch, alphabet)]
+        if kept:
+            narrowed.append(Automaton(re2.compile("|".join(f"(?:{_ungrouped(b)})" for b in kept), re2_options()),
+                                      automaton.literals))
+    return tuple(narrowed)
+
+
+# ``candidate_scan``'s automata for a text of each of ``narrow_alphabet.ALPHABETS``, in the same order.
+_NARROW_CANDIDATE = tuple(_narrowed(alphabet) for alphabet in ALPHABETS)
+
+
 def has_candidate(data: bytes) -> bool:
     """Whether either pass may find a candidate in ``data`` (False: it finds none)."""
     return candidate_scan(data)[0]
@@ -417,7 +444,13 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
     """``has_candidate``, and the automata (their ``id``) it scanned in full without a hit: a pass that searches
     the same bytes need not scan them again (``Leftmost``'s ``skip``). Text with a candidate of one pass only
     (``Bearer x`` on every line) had the other pass's automata and the assignment's scanned twice over the whole
-    text, 7% of its cleaning."""
+    text, 7% of its cleaning. A text of base64 and line breaks only is first scanned with the branches that can
+    match there (``_NARROW_CANDIDATE``): the passes' large automata built DFA states on every fresh line of it."""
+    alphabet = alphabet_of(data)
+    if alphabet >= 0 and not any(a.may_match(data) and a.scan_hits(data) for a in _NARROW_CANDIDATE[alphabet]):
+        # Text of base64 and line breaks only, where no branch that can match such text hits: none hits. (Nothing
+        # is named as missed: with no candidate, the passes do not search these bytes.)
+        return False, frozenset()
     missed: list[int] = []
     for automaton in _ANY_CANDIDATE:
         if automaton.may_match(data):
