@@ -30,6 +30,7 @@ from bot.slack.cards import CardStyle, render_card
 from bot.slack.mrkdwn import escape
 from bot.slack.render import render_help, render_pending, render_tools, size_problem
 from bot.slack.settings import SlackSettings, card_channel, catalog_for_channel, parse_conversation
+from bot.slack.shown import CardsShown
 from bot.slack.state import SlackState
 from bot.slack.unconfirmed import UnconfirmedApprovals
 from bot.tools.catalog import Catalog
@@ -58,6 +59,8 @@ class SlackDeps:
     redactor: Redactor = field(default_factory=build_redactor)
     # approvals no Redis replica confirmed, whose cards say so until confirmed or lost (bot/slack/unconfirmed.py)
     unconfirmed: UnconfirmedApprovals = field(default_factory=UnconfirmedApprovals)
+    # what this process last showed on each card: an update that would change nothing is not sent (shown.py)
+    shown: CardsShown = field(default_factory=CardsShown)
 
     def __post_init__(self) -> None:
         self.state = SlackState(self.redis, self.settings)
@@ -302,11 +305,16 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
 
     ``newest``: the caller made the call's last change itself -- the poster that held an ended call's outcome
     and recorded its result -- so there is nothing newer to read back (any other writer still reads back after
-    its own update, so a later update of an older state is still corrected)."""
+    its own update, so a later update of an older state is still corrected).
+
+    A card this process last updated to exactly the same text and blocks (``shown.py``: the click's handler
+    showed the approval, then the poster reads the same state from the approval's progress entry) is not sent
+    again, and with nothing sent there is nothing of ours to correct: no read back either."""
     for _ in range(4):
-        if not await _update_card(deps, record, channel, ts):
+        sent = await _update_card(deps, record, channel, ts)
+        if sent is None:
             return False
-        if newest:
+        if newest or not sent:
             return True
         try:
             latest = await deps.store.get(record.id)
@@ -318,15 +326,20 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
     return True
 
 
-async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: str) -> bool:
+async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: str) -> bool | None:
+    """Show the record on its card: True when sent, False when the card shows it already, None when the card is
+    unknown or must be left as it is."""
     channel = card_channel(record.conversation, record.meta) or channel
     ts = record.meta.get("slack_ts") or ts
     if not channel or not ts or record.meta.get("slack_card_refused"):
-        return False  # unknown, or its message is the refusal of a card that could not fit: leave that
+        return None  # unknown, or its message is the refusal of a card that could not fit: leave that
     text, blocks = render_card(record, deps.policy, style=card_style(deps, record))
+    if deps.shown.unchanged(channel, ts, text, blocks):
+        return False
     problem = size_problem(blocks)
     if problem:  # the poster refused this card when it was proposed: its message says so, leave it
         log.warning("card of call %s not updated: %s", record.id, problem)
-        return False
-    await api.update(deps.client, channel, ts, text, blocks)
+        return None
+    with deps.shown.sending(channel, ts, text, blocks):
+        await api.update(deps.client, channel, ts, text, blocks)
     return True

@@ -249,3 +249,44 @@ async def test_a_cancel_click_on_a_call_still_awaiting_approval_says_so(harness:
                                    if c.params["user"] == "UREQ"])
     assert "already ended" not in told[0].params["text"] and "Deny" in told[0].params["text"]
     assert (await harness.store.get(record.id)).state is CallState.awaiting_approval
+
+
+async def _progress_handled(harness: Harness) -> bool:
+    """The poster has read every progress entry and acknowledged it (handled, or known to need nothing)."""
+    keys = harness.store.keys
+    for shard in keys.all_shards():
+        stream = keys.progress_stream(shard)
+        last = await harness.redis.xrevrange(stream, count=1)
+        if not last:
+            continue
+        groups = {g["name"]: g for g in await harness.redis.xinfo_groups(stream)}
+        group = groups.get(b"slack")
+        if group is None or group["last-delivered-id"] != last[0][0] or group["pending"]:
+            return False
+    return True
+
+
+async def test_an_update_that_would_change_nothing_on_the_card_is_not_sent(harness: Harness, poster: Start) -> None:
+    """The click's handler shows the approval on the card at once; the poster then reads the approval's progress
+    entry and renders the same card from the same record: it is not sent again (a chat.update per approved
+    call, a Tier 3 method, for nothing). A state the card does not show yet is still sent."""
+    record = await harness.propose(CONV, ["opsctl", "status"])
+    await bus.publish(harness.redis, bus.OUTBOX, bus.BusEvent("proposed", CONV, {"call_ids": [record.id]}))
+    await poster()
+
+    async def carded() -> CallRecord | None:
+        current = await harness.store.get(record.id)
+        return current if current.meta.get("slack_ts") else None
+
+    record = await wait_for(carded)
+    card_ts = record.meta["slack_ts"]
+    await harness.click(record, "fisk_approve", "UAPPROVER")
+    await wait_for(lambda: _state(harness, record.id, CallState.approved))
+    await wait_for(lambda: _progress_handled(harness))
+    updates = [c for c in harness.slack.calls_to("chat.update") if c.params["ts"] == card_ts]
+    assert len(updates) == 1, [c.params for c in updates]
+    assert "Approved by <@UAPPROVER>" in json.dumps(harness.slack.message(CHANNEL, card_ts)["blocks"])
+    claimed = await harness.store.claim(record.id, "runner-9")  # a new state: shown
+    assert claimed is not None
+    await wait_for(lambda: "runner-9" in json.dumps(harness.slack.message(CHANNEL, card_ts)["blocks"]))
+    assert len([c for c in harness.slack.calls_to("chat.update") if c.params["ts"] == card_ts]) == 2

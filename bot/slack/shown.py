@@ -1,0 +1,64 @@
+"""What this process last showed on each call's card, so a card update that would change nothing is not sent.
+
+A call's card is updated by several writers of one slack process: the click's handler shows the decision at once,
+then the poster shows the lifecycle's progress entries (approved, running: the approval's own script writes both)
+from the same record. Each sent the same card again: one ``chat.update`` of every approved call (a Tier 3 method,
+paced per workspace) and its CPU, for nothing.
+
+``CardsShown.unchanged`` says whether the card shows exactly what is about to be sent, as far as this process
+knows: its last update of that card was accepted by Slack with the same text and blocks, and no other update of
+that card by this process overlapped it (two updates in flight at once may land in either order, so after an
+overlap what the card shows is unknown until the next update that had it alone). Another replica's update is not
+seen here: that writer reads the call back after its own update and corrects an older state it may have shown
+(``interactions.refresh_card``), as before. Bounded: the least recently shown cards are forgotten first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+CARDS_KEPT = 2048
+
+Card = tuple[str, str]  # (channel, ts)
+Shown = tuple[str, list[dict[str, Any]]]  # (fallback text, blocks)
+
+
+class CardsShown:
+    def __init__(self, kept: int = CARDS_KEPT) -> None:
+        self.kept = kept
+        self._shown: OrderedDict[Card, Shown] = OrderedDict()
+        self._sending: dict[Card, int] = {}  # card -> its updates in flight now
+        self._overlapped: set[Card] = set()  # cards two updates were in flight for at once
+
+    def unchanged(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> bool:
+        """The card shows ``text`` and ``blocks`` already (this process's last update of it, not overlapped)."""
+        card = (channel, ts)
+        return card not in self._sending and self._shown.get(card) == (text, blocks)
+
+    @contextmanager
+    def sending(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> Iterator[None]:
+        """Around one ``chat.update`` of the card: remembered as shown once Slack accepted it, unless another
+        update of the card was in flight meanwhile; forgotten when the update fails (it may have landed)."""
+        card = (channel, ts)
+        self._shown.pop(card, None)
+        if self._sending.get(card):
+            self._overlapped.add(card)
+        self._sending[card] = self._sending.get(card, 0) + 1
+        accepted = False
+        try:
+            yield
+            accepted = True
+        finally:
+            left = self._sending.pop(card) - 1
+            if left:
+                self._sending[card] = left
+            overlapped = card in self._overlapped
+            if not left:
+                self._overlapped.discard(card)
+            if accepted and not overlapped:
+                self._shown[card] = (text, blocks)
+                while len(self._shown) > self.kept:
+                    self._shown.popitem(last=False)

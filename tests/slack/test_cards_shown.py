@@ -1,0 +1,50 @@
+"""``CardsShown``: what one process last showed on each card, trusted only when that update had the card alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.slack.shown import CardsShown
+
+BLOCKS = [{"type": "section", "text": {"type": "mrkdwn", "text": ":gear: *Running*", "verbatim": True}}]
+OTHER = [{"type": "section", "text": {"type": "mrkdwn", "text": ":white_check_mark: *Finished*", "verbatim": True}}]
+
+
+def test_an_accepted_update_is_remembered_and_a_different_one_is_not_the_same() -> None:
+    shown = CardsShown()
+    assert not shown.unchanged("C1", "1.1", "Running", BLOCKS)
+    with shown.sending("C1", "1.1", "Running", BLOCKS):
+        assert not shown.unchanged("C1", "1.1", "Running", BLOCKS)  # on its way: not known yet
+    assert shown.unchanged("C1", "1.1", "Running", [dict(b) for b in BLOCKS])  # equal content, another copy
+    assert not shown.unchanged("C1", "1.1", "Finished", OTHER)
+    assert not shown.unchanged("C1", "2.2", "Running", BLOCKS)  # another card
+
+
+def test_overlapping_updates_of_one_card_leave_it_unknown_until_one_has_it_alone() -> None:
+    """Two updates in flight at once may land in either order: neither is trusted as what the card shows."""
+    shown = CardsShown()
+    with shown.sending("C1", "1.1", "Running", BLOCKS), shown.sending("C1", "1.1", "Finished", OTHER):
+        pass
+    assert not shown.unchanged("C1", "1.1", "Running", BLOCKS)
+    assert not shown.unchanged("C1", "1.1", "Finished", OTHER)
+    with shown.sending("C1", "1.1", "Finished", OTHER):
+        pass
+    assert shown.unchanged("C1", "1.1", "Finished", OTHER)
+
+
+def test_a_failed_update_forgets_what_the_card_showed() -> None:
+    shown = CardsShown()
+    with shown.sending("C1", "1.1", "Running", BLOCKS):
+        pass
+    with pytest.raises(RuntimeError), shown.sending("C1", "1.1", "Finished", OTHER):
+        raise RuntimeError("slack said no, or did not say")
+    assert not shown.unchanged("C1", "1.1", "Running", BLOCKS) and not shown.unchanged("C1", "1.1", "Finished", OTHER)
+
+
+def test_bounded() -> None:
+    shown = CardsShown(kept=2)
+    for n in range(3):
+        with shown.sending("C1", f"{n}.0", "Running", BLOCKS):
+            pass
+    assert not shown.unchanged("C1", "0.0", "Running", BLOCKS)
+    assert shown.unchanged("C1", "1.0", "Running", BLOCKS) and shown.unchanged("C1", "2.0", "Running", BLOCKS)
