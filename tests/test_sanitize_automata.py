@@ -382,6 +382,12 @@ def test_the_automata_the_candidate_scan_skips_find_nothing_in_that_text() -> No
     found, missed = candidate_scan(b"Bearer abcdefgh\n" * 50)
     assignment = CONTEXT_PASS.finders[CONTEXT_PASS.assignment_automaton]
     assert found and id(assignment) in missed and id(TOKEN_PASS.finders[0]) in missed
+    # An automaton whose literals the text lacks is named too (the passes asked for its literals a second time):
+    # ``x  password      = a1`` is found by the mid-line aligned automaton, after every automaton with literals.
+    text = b"x  password      = a1b2c3\n" * 50
+    found, missed = candidate_scan(text)
+    lacking = [a for a in (*TOKEN_PASS.finders, *CONTEXT_PASS.finders) if a.literals and not a.may_match(text)]
+    assert found and len(lacking) > 5 and all(id(a) in missed for a in lacking)
     rng = random.Random(5)
     pieces = ["Bearer abcdefgh", "password=", "Zx9q7Lm2Pw8", "token: ", "https://u:p@h/", "NAME  TOKEN  AGE", "\n", " ",
               "ghp_" + "a" * 36, "x", "=", ":", "@", "(", "kind: Secret"]

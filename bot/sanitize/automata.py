@@ -17,6 +17,7 @@ import re2
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.context_patterns import _NAME as SENSITIVE_NAME
 from bot.sanitize.detectors import TOKENS, Detector
+from bot.sanitize.literals import containment
 from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
@@ -92,7 +93,7 @@ class Automaton:
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
         object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
-        object.__setattr__(self, "_contains", tuple(_containment(lit) for lit in sorted(self.literals, key=len)))
+        object.__setattr__(self, "_contains", tuple(containment(lit) for lit in sorted(self.literals, key=len)))
 
     def may_match(self, data: bytes) -> bool:
         """Whether every literal is in ``data`` (the one-byte ones first: a missing one answers at once)."""
@@ -236,20 +237,6 @@ class DetectorPass:
 
 def _no_parse(data: bytes, pos: int) -> None:
     return None  # (a pass built without ``own_branches`` never asks)
-
-
-def _containment(literal: bytes) -> Callable[[bytes], bool]:
-    """Whether ``literal`` is in a text, as ``literal in text`` says, but fast for a literal of several bytes: the
-    ``in`` operator's search steps through a megabyte in about 2 ms when the literal's bytes are frequent or absent
-    (``b"=="`` on an environment listing, ``b"://"`` on text without a URL), RE2's in a few microseconds (it looks
-    for the first byte with memchr). Latin-1, so that it compares bytes, whatever the text's encoding."""
-    if len(literal) == 1:
-        return lambda data: literal in data
-    options = re2.Options()  # its own (a literal needs no DFA budget), never one shared through re2_options
-    options.encoding = re2.Options.Encoding.LATIN1
-    options.log_errors = False
-    match = re2.compile(re2.escape(literal), options)._regexp.Match
-    return lambda data: bool(match(UNANCHORED, data, 0, len(data))[0][0] >= 0)
 
 
 def _nothing(pos: int) -> tuple[int, int]:
@@ -441,11 +428,12 @@ def has_candidate(data: bytes) -> bool:
 
 
 def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
-    """``has_candidate``, and the automata (their ``id``) it scanned in full without a hit: a pass that searches
-    the same bytes need not scan them again (``Leftmost``'s ``skip``). Text with a candidate of one pass only
-    (``Bearer x`` on every line) had the other pass's automata and the assignment's scanned twice over the whole
-    text, 7% of its cleaning. A text of base64 and line breaks only is first scanned with the branches that can
-    match there (``_NARROW_CANDIDATE``): the passes' large automata built DFA states on every fresh line of it."""
+    """``has_candidate``, and the automata (their ``id``) it found nothing of (a literal of theirs missing, or scanned
+    in full without a hit): a pass that searches the same bytes need not scan them again (``Leftmost``'s ``skip``).
+    Text with a candidate of one pass only (``Bearer x`` on every line) had the other pass's automata and the
+    assignment's scanned twice over the whole text, 7% of its cleaning; the literals asked twice cost 3-5% more.
+    A text of base64 and line breaks only is first scanned with the branches that can match there
+    (``_NARROW_CANDIDATE``): the passes' large automata built DFA states on every fresh line of it."""
     alphabet = alphabet_of(data)
     if alphabet >= 0 and not any(a.may_match(data) and a.scan_hits(data) for a in _NARROW_CANDIDATE[alphabet]):
         # Text of base64 and line breaks only, where no branch that can match such text hits: none hits. (Nothing
@@ -453,8 +441,8 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
         return False, frozenset()
     missed: list[int] = []
     for automaton in _ANY_CANDIDATE:
-        if automaton.may_match(data):
-            if automaton.scan_hits(data):
-                return True, frozenset(missed)
-            missed.append(id(automaton))
+        if automaton.may_match(data) and automaton.scan_hits(data):
+            return True, frozenset(missed)
+        # (one whose literals are not all in the text finds nothing either: the passes need not look for them again)
+        missed.append(id(automaton))
     return False, frozenset(missed)

@@ -29,6 +29,7 @@ import re2
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, candidate_scan, re2_options
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.characters import whole_characters
+from bot.sanitize.literals import containment
 from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.reports import Reports, apply_reports
 from bot.sanitize.structured import redact_secret_manifests
@@ -40,6 +41,8 @@ MIN_SECRET_VALUE_LENGTH = 6
 # PEM private keys, PGP's private key block, and OpenVPN's static key (tls-auth/tls-crypt: a shared secret, no
 # "PRIVATE" in its armour)
 _PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
+# Asked first of every text (``re``'s search for the block cost 150 us on 256 KiB without one): every block has it.
+_HAS_BEGIN = containment(b"-----BEGIN")
 _PRIVATE_KEY_END = re.compile(rb"-----END(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
@@ -67,6 +70,8 @@ def _fingerprint_marker(kind: str, secret: bytes) -> bytes:
 
 def _redact_private_keys(data: bytes, marker: Marker) -> tuple[bytes, int]:
     """PEM private key blocks, across lines; an unterminated block (its END cut off) runs to the end."""
+    if not _HAS_BEGIN(data):
+        return data, 0
     pieces: list[bytes] = []
     last = count = 0
     while (begin := _PRIVATE_KEY_BEGIN.search(data, last)) is not None:

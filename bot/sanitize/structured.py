@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from bot.sanitize.literals import containment
 from bot.sanitize.manifest_compact import BASE64, redact_compact, redact_compact_orphans, redact_open_compact
 from bot.sanitize.manifest_values import KIND, VALUE, replace_values
 
@@ -165,6 +166,9 @@ def _secret_signed(data: bytes) -> bool:
     return False
 
 
+_has_secret = containment(b"Secret")  # asked of every text: ``in`` cost 150 us on 256 KiB without it
+
+
 def redact_secret_manifests(
     data: bytes, marker: Callable[[str, bytes], bytes], *, cut_start: bool = False, cut_end: bool = False,
     constant_marker: bool = False,
@@ -175,7 +179,7 @@ def redact_secret_manifests(
     before ``kind:``, so a cut can separate a Secret's values from the line that says it is one: at the end, the
     values of an open object whose kind was cut off are redacted; at the start, values whose opening line was cut
     off are redacted when their object turns out to be a Secret."""
-    if b"Secret" not in data and not (cut_end and b"apiVersion" in data) and not (cut_start and _starts_inside(data)):
+    if not _has_secret(data) and not (cut_end and b"apiVersion" in data) and not (cut_start and _starts_inside(data)):
         return data, 0
     if not cut_start and not cut_end and not _secret_signed(data):
         return data, 0  # "Secret" only in other words (grep output, prose): no object here is a Secret
