@@ -60,3 +60,61 @@ def test_a_plans_new_value_after_a_sensitive_one_is_hidden_even_after_the_same_l
 )
 def test_a_sensitive_values_look_alikes_stay(line: str) -> None:
     assert shown(line) == line
+
+
+def test_a_one_line_json_secrets_value_holding_escaped_quotes_and_braces_is_hidden_whole() -> None:
+    line = ('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"app"},"stringData":{"db-password":"ab\\"' + PW
+            + '","config.json":"{\\"db\\":{\\"pw\\":\\"' + PW + '\\"}}"},"type":"Opaque"}')
+    assert shown(line) == ('{"apiVersion":"v1","kind":"Secret","metadata":{"name":"app"},"stringData":{"db-password":'
+                           '"[REDACTED:k8s_secret]","config.json":"[REDACTED:k8s_secret]"},"type":"Opaque"}')
+
+
+def test_a_config_maps_escaped_json_stays() -> None:
+    line = '{"apiVersion":"v1","kind":"ConfigMap","data":{"config.json":"{\\"db\\":{\\"host\\":\\"db.internal\\"}}"}}'
+    assert shown(line) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"id                  s.{PW}abcdefgh\npolicies            [root]",
+         "id                  [REDACTED:vault_token]\npolicies            [root]"),
+        ("id                  hvs.CAESIabcdefghijklmn", "id                  [REDACTED:vault_token]"),
+        (f'    "id": "s.{PW}abcdefgh",', '    "id": "[REDACTED:vault_token]",'),
+    ],
+)
+def test_vault_token_lookups_id_is_hidden(text: str, expected: str) -> None:
+    assert shown(text) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["id                  n/a", "accessor            2qeWnVKRzFxDXG0Y5y9mZ4tU", "id   s.short", '"id": "sess_01HZY3"'],
+)
+def test_vault_token_lookups_other_rows_stay(line: str) -> None:
+    assert shown(line) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"password": "a\\"bcdef"}', '{"password": "[REDACTED:password]"}'),
+        ('{"password": "\\"bcdef"}', '{"password": "[REDACTED:password]"}'),
+        ('password: "a\\"bcdef"', 'password: "[REDACTED:password]"'),
+        # the same line twice: the second is judged again, never taken from a verdict on its part before the escape
+        ('{"password": "a\\"bcdef"}\n{"password": "a\\"bcdef"}',
+         '{"password": "[REDACTED:password]"}\n{"password": "[REDACTED:password]"}'),
+        # read on past the value's bound to the string's real end
+        ('{"password": "a\\"' + "b\\\"" * 200 + '"} tail', '{"password": "[REDACTED:password]"} tail'),
+    ],
+)
+def test_a_json_string_with_a_short_part_before_an_escaped_quote_is_judged_whole(text: str, expected: str) -> None:
+    assert shown(text) == expected
+
+
+@pytest.mark.parametrize(
+    "line",
+    ['{"password": "\\\\"}', '{"name": "a\\"bcdef"}', 'msg="password: \\"x\\"" ', '{"password_hint": "a\\"bc"}'],
+)
+def test_escaped_quotes_look_alikes_stay(line: str) -> None:
+    assert shown(line) == line

@@ -591,7 +591,8 @@ def run_pass(
         # read lies inside it. A short finder's hit may be parsed as another, longer branch (a two-column line's
         # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that
         # rejection hid "password = \"hunter2-Prod!\"" later in the same process.
-        if context_free and key is not None and match.end() <= candidate_end:
+        if context_free and key is not None and match.end() <= candidate_end and end <= match.end():
+            # (a JSON string read on past an escaped quote, ``judge.escaped_string_end``, is never remembered)
             _remember(rejected, key, resume)
         pos = candidate_start + resume
     if not count:

@@ -40,6 +40,7 @@ _QUOTES = (34, 39)  # '"' and "'"
 _BLANKS = (b" ", b"\t")
 _DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")  # what glues a plain value to more (``judge.reads_line``)
 _COLON = 58
+_BACKSLASH = 0x5C
 _LOOK_AROUND = 128  # how far judge looks after a value for the words of a sentence (``judge._LOOK_AROUND``)
 # ``shapes.REFUSED_WORDS`` as bytes: a plain word's lower-case spelling looked up without decoding it
 REFUSED_WORDS = frozenset(word.encode() for word in shapes.REFUSED_WORDS)
@@ -124,7 +125,7 @@ def _closed_quote(data: bytes, after: int) -> tuple[int, int] | None:
     if quote not in (b'"', b"'"):
         return None
     close = data.find(quote, opening + 1, opening + 258)
-    if close <= opening + 1 or data.find(b"\n", opening + 1, close) >= 0:
+    if close <= opening + 1 or data.find(b"\n", opening + 1, close) >= 0 or data[close - 1] == _BACKSLASH:
         return None
     return opening, close + 1
 
@@ -187,6 +188,8 @@ def _refused(
     if structural is not None:
         return structural
     memo_end = value_span[1]  # the parse's match ends with the value (and its closing quote)
+    if quoted and data[memo_end - 2] == _BACKSLASH:
+        return None  # a closing quote that may be escaped: judge reads the whole string (``judge.quoted_span``)
     value_start, value_end = (value_span[0] + 1, memo_end - 1) if quoted else value_span
     if _changes(data, memo_end):
         return None  # a plan's "old" -> "new": judge reads the new value too (``judge.changed_to``)

@@ -45,12 +45,15 @@ def _candidate_start(char: str) -> str:
 
 
 _BARE_START = _candidate_start(r"[^\s\"',;&}\])]")
-_DOUBLE_QUOTED_START = r"\"(?:" + _candidate_start(r"[^\"\n]") + ")"
+# A JSON string whose first part before an escaped quote is one character or none (``"a\\"bcdef"``): no candidate
+# by its length before the quote, judged on the whole string (``judge.escaped_string_end``).
+_ESCAPED_SHORT = r"\"[^\"\n]?\\\""
+_DOUBLE_QUOTED_START = r"\"(?:" + _candidate_start(r"[^\"\n]") + ")|" + _ESCAPED_SHORT
 _QUOTED_START = _DOUBLE_QUOTED_START + r"|'(?:" + _candidate_start(r"[^'\n]") + ")"
 _XML_START = _candidate_start(r"[^<\s]")
 _BARE_CANDIDATE = _candidate_value(r"[^\s\"',;&}\])]")
 _IN_DOUBLE_QUOTES, _IN_SINGLE_QUOTES = _candidate_value(r"[^\"\n]"), _candidate_value(r"[^'\n]")
-_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)"
+_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)|{_ESCAPED_SHORT}"
 _QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)"
 _XML_CANDIDATE = _candidate_value(r"[^<\s]")
 _ENV_HEAD = (
@@ -191,7 +194,8 @@ _MIDLINE_CELL_END = r"(?: {2}|[ \t]*\r?(?m:$))"
 # the finder is matched anchored at a line's start only, so each line is read to its end at most once.
 _ALIGNED_FINDER_VALUE = (
     r"(?:\"(?:" + _candidate_start(r"[^\"\n]") + r")[^\"\n]*\"?"
-    r"|'(?:" + _candidate_start(r"[^'\n]") + r")[^'\n]*'?"
+    r"|" + _ESCAPED_SHORT
+    + r"|'(?:" + _candidate_start(r"[^'\n]") + r")[^'\n]*'?"
     r"|(?:" + _BARE_START + r")[^\s\"',;&}\])]*)"
 )
 # A quoted key (a JSON-ish YAML key, ``"password": a;b...``) then a plain value of the same shape, save for JSON's

@@ -42,6 +42,7 @@ _B = r"(?:^|[^A-Za-z0-9_-])"
 _ANY = r"(?:[^A-Za-z0-9_-])?"  # optional, so these start as early as a bounded detector would (leftmost wins)
 _GITLAB = "glpat|glrt|gldt|glptt|glsoat|gloas|glcbt|glimt|glagent|glffct|glft"
 _AWS_ID = "AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA"
+_VAULT_ID = r"(?m:^)(?:id[ \t]{2,32}|[ \t]{0,16}\"id\":[ \t]{0,4}\")"  # vault token lookup's table row, JSON key
 _CONNECTION_PASSWORD = r"(?i:;[ \t]{0,4}(?:password|pwd)[ \t]{0,4}=[ \t]{0,4})"
 
 
@@ -112,6 +113,10 @@ TOKENS: tuple[Detector, ...] = (
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     _token("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
     _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),
+    # vault token lookup's own token: its table's "id" row and -format=json's "id" key, an old-style token (s., b., r.
+    # and 24 characters) or a short hvs. that the prefix above leaves (its "accessor" row is no secret)
+    Detector("vault_token", _VAULT_ID + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{8,256}|[sbr]\.[A-Za-z0-9]{20,256})",
+             search=_VAULT_ID + r"(?:hv[sbr]\.[A-Za-z0-9_-]{8}|[sbr]\.[A-Za-z0-9]{20})"),
     # A crypt(3) hash anywhere (useradd -p, chpasswd -e, an Ansible var): $id$[params$]salt$hash, its hash part
     # at least 22 characters (md5crypt; sha512crypt 86, bcrypt 53 with its salt)
     _token("password_hash",

@@ -375,8 +375,21 @@ def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, i
     start, end = match.span(VALUE[index])
     quote = data[start : start + 1]
     if quote in (b'"', b"'"):
-        return (start + 1, end - 1) if end - start > 1 and data[end - 1 : end] == quote else (start + 1, end)
+        if end - start > 1 and data[end - 1 : end] == quote:
+            if quote == b'"' and data[end - 2] == 0x5C and _escaped(data, start, end - 1):
+                return start + 1, escaped_string_end(data, end)
+            return start + 1, end - 1
+        return start + 1, end
     return start, end
+
+
+def escaped_string_end(data: bytes, after: int) -> int:
+    """Where a JSON string whose pattern stopped at an escaped quote (``"a\\"bcdef"``, just before ``after``) really
+    ends: at its closing quote, read on by one bounded forward scan (``VALUE_BOUND`` bytes more, within the line), so
+    that it is judged on all of it, not on the part before the escape (``a\\`` alone is trivial: ``"a\\"bcdef"``
+    showed)."""
+    rest = _JSON_STRING_REST.match(data, after, min(len(data), after + VALUE_BOUND))
+    return rest.end() if rest is not None else after
 
 
 def on_key_line(data: bytes, value_start: int) -> bool:
@@ -501,6 +514,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
     value_start = match.start(VALUE[index])
     quote = data[value_start : value_start + 1]
     if quote in (b'"', b"'"):
+        if quote == b'"' and end > match.end(VALUE[index]):  # read on past an escaped quote (``quoted_span``)
+            return _JSON_STRING_REST.match(data, end).end()  # type: ignore[union-attr]
         if quote == b'"' and data[end : end + 1] == quote and _escaped(data, value_start, end):
             # the pattern's closing quote is an escaped one (``"password":"abc\"def"``): the value runs on to the
             # string's real end (one forward scan, consumed: the next search starts after it)

@@ -10,10 +10,16 @@ from itertools import chain, repeat
 
 from bot.sanitize.manifest_values import KIND
 
-_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\}')
-_COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>[^"]{0,65536})"')
+# A JSON string's content, its escapes honoured (``"{\"password\":\"PW\"}"``: a manifest file's stringData holds
+# quotes and braces; read to the first quote, the rest of the value showed). The alternatives share no first byte:
+# one way to read each byte.
+_STRING = rb'(?:[^"\\]|\\.)'
+# A data object's body: strings (braces inside them are the value's) and what lies between them, no brace.
+_BODY = rb'(?P<body>(?:[^{}"]|"' + _STRING + rb'*")*)'
+_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{' + _BODY + rb'\}', re.S)
+_COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>' + _STRING + rb'{0,65536})"', re.S)
 # The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
-_OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{(?P<body>[^{}]*)\Z')
+_OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{' + _BODY + rb'\Z', re.S)
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.

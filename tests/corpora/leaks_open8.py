@@ -42,4 +42,17 @@ case("make-append", f"# make -p\nDB_PASSWORD += {p1}\nAPI_TOKEN != {p3}\nexport 
 n1, n2 = pw(), "s3cr3t"
 case("plan-change-from-sensitive", f"  # aws_db_instance.main will be updated in-place\n  ~ resource \"aws_db_instance\" \"main\" {{\n      ~ db_password = (sensitive value)\n      ~ password                 = (sensitive value) -> \"{n1}\"\n      ~ db_password = (sensitive value) -> \"{n2}\"\n    }}\n", n1, n2)
 
+# A one-line JSON Secret (a manifest file's stringData) whose value holds an escaped quote, or braces inside a string
+p1, p2 = pw(), pw()
+case("json-secret-escaped-quote", '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"app"},"stringData":{"db-password":"ab\\"' + p1 + '","config.json":"{\\"db\\":{\\"pw\\":\\"' + p2 + '\\"}}"},"type":"Opaque"}\n', p1, p2)
+
+# vault token lookup: its table's "id" row and -format=json's "id" key (an old-style s. token, a short hvs.)
+t1, t2 = "s." + rs(24), "hvs." + rs(20)
+case("vault-token-lookup-id", f"Key                 Value\n---                 -----\naccessor            {rs(24)}\ncreation_time       1764662400\ndisplay_name        token-ci\nid                  {t1}\npolicies            [default ci]\nttl                 767h59m\ntype                service\n", t1)
+case("vault-token-lookup-id-json", f'{{\n  "data": {{\n    "accessor": "{rs(24)}",\n    "id": "{t2}",\n    "policies": ["default"]\n  }}\n}}\n', t2)
+
+# A JSON string whose part before an escaped quote is one character (judged on that part alone, it was trivial)
+p3 = pw(10)
+case("json-escaped-short-first-part", '{"user": "app", "password": "a\\"bcdef"}\n{"password": "\\"' + p3 + '"}\n', 'a\\"bcdef', p3)
+
 OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)
