@@ -89,6 +89,11 @@ class Keys:
         """List of calls claimed for ``runner`` by their approval, each ``<id> <record JSON>``, until it takes them."""
         return self.base(shard) + "handoff:" + runner
 
+    def taken(self, shard: int, runner: str) -> str:
+        """List of hand-overs ``runner``'s wait took off its hand-over list (BLMOVE) and it has not started yet (TAKE
+        removes each before the child starts): what a lost reply or a crash left there is given back, never lost."""
+        return self.base(shard) + "taken:" + runner
+
     def handovers(self, shard: int) -> str:
         """Sorted set of handed-over calls, scored by when the sweeper may take one back that was never taken."""
         return self.base(shard) + "handoffs"

@@ -6,13 +6,13 @@ from __future__ import annotations
 from bot.approvals.scripts_prelude import PRELUDE
 
 # KEYS[1] = call, KEYS[2] = heartbeat; ARGV[5] id, 6 reason, 7 '' (the sweeper) or the runner giving it back. A call
-# handed over to a parked runner (move) that the runner has not taken from its list (it died while parked, or
-# stopped): taken out of the list and given back, running -> the state it was claimed from, as a fresh run entry (or
-# a hand-over to another parked runner, never the one giving it back). Once the runner took it, it may have
-# started: 'taken', and the heartbeat rules apply (it stays in 'handoffs', never due again: the queue depth counts
-# it as running without a run entry), unless that runner itself gives it back unstarted (ARGV[7]: no room, or
-# stopping), in this one script: never pushed onto its list again, where its own wait would take it at once. A
-# stop requested after it was taken cancels it here (it never ran).
+# handed over to a parked runner (move) that the runner has not taken (TAKE) is given back, whoever asks: still on
+# its hand-over list (it died while parked, or stopped) or on its taken list (its wait moved it there and then the
+# runner died, lost the reply, has no room or is stopping: it never started). Taken out of the list, running ->
+# the state it was claimed from, as a fresh run entry (or a hand-over to another parked runner, never the one
+# giving it back). Once the runner took it, it may have started: 'taken', and the heartbeat rules apply (it stays
+# in 'handoffs', never due again: the queue depth counts it as running without a run entry). A stop requested
+# while it waited is honoured here (it never ran).
 HANDBACK = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
@@ -24,9 +24,6 @@ local runner = redis.call('HGET', key, 'runner') or ''
 local list, item, from = waiting_handover(key, id)
 if list then
   redis.call('LREM', list, 1, item)
-elseif ARGV[7] ~= '' and ARGV[7] == runner then
-  from = string.match(redis.call('HGET', key, 'handoff') or '', '^%S+ (%S+)$')
-  if not from then return {'taken'} end  -- claimed from a run entry, not handed over: not given back here
 else
   if redis.call('HEXISTS', key, 'handoff') == 1 then redis.call('ZADD', base .. 'handoffs', '+inf', id) end
   return {'taken'}
@@ -52,4 +49,42 @@ UNPARK = r"""
 local parked = redis.call('GET', KEYS[1])
 if parked and string.match(parked, '^(%S+)') == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0
+"""
+
+# KEYS[1] call, 2 heartbeat, 3 the runner's taken list; ARGV[1] shard base, 2 call id, 3 runner id, 4 heartbeat
+# ttl ms, 5 nonce (random, one per handling: a retry whose
+# first attempt's reply was lost is recognised). The runner that a hand-over's wait moved onto its taken list
+# (BLMOVE) says it starts it, before it starts the child: the element leaves the taken list, so no hand-back can
+# take the call any more (the heartbeat rules apply from here, as to a claim), and the heartbeat key is refreshed.
+# 'gone' when the element is not there (given back, cancelled), 'invalid' when the call is not running for this
+# runner as a hand-over it has not taken (the element is removed either way): then the runner does not start it.
+TAKE = r"""
+local base = ARGV[1]
+local id = ARGV[2]
+local runner = ARGV[3]
+local key = KEYS[1]
+local list = KEYS[3]
+local found = nil
+for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
+  if string.sub(item, 1, #id + 1) == id .. ' ' then found = item break end
+end
+local state = redis.call('HGET', key, 'state') or ''
+local mine = state == 'running' and redis.call('HGET', key, 'runner') == runner
+-- handed over to this runner and not taken yet: a call claimed from a run entry has no 'handoff', one taken has
+-- none any more (an element copied onto the list by hand does not start it a second time)
+local handed = string.sub(redis.call('HGET', key, 'handoff') or '', 1, #runner + 1) == runner .. ' '
+if not found then
+  if mine and ARGV[5] ~= '' and redis.call('HGET', key, 'claim') == ARGV[5] .. ' taken' then
+    redis.call('SET', KEYS[2], runner, 'PX', ARGV[4])
+    return {'ok'}
+  end
+  return {'gone', state}
+end
+redis.call('LREM', list, 1, found)
+if not (mine and handed) then return {'invalid', state} end
+redis.call('SET', KEYS[2], runner, 'PX', ARGV[4])
+redis.call('ZADD', base .. 'handoffs', '+inf', id)
+redis.call('HSET', key, 'claim', ARGV[5] .. ' taken')
+redis.call('HDEL', key, 'handoff')
+return {'ok'}
 """

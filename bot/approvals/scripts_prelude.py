@@ -60,15 +60,18 @@ local function decide(key, actor, reason)
 end
 
 -- The handed-over run of call id that its runner has not taken yet: (its list, the element, the state it was
--- claimed from), or nil once the runner popped it (then it may have started: the heartbeat rules apply).
+-- claimed from), or nil once the runner took it (TAKE, before it starts the child; or an earlier version's pop:
+-- then it may have started, and the heartbeat rules apply). Not taken: still on the runner's hand-over list, or on
+-- its taken list (the runner's wait moved it there, BLMOVE, and it has not said it starts it: it never started).
 local function waiting_handover(key, id)
   local handoff = redis.call('HGET', key, 'handoff')
   if not handoff then return nil end
   local runner, from = string.match(handoff, '^(%S+) (%S+)$')
   if not runner then return nil end
-  local list = base .. 'handoff:' .. runner
-  for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
-    if string.sub(item, 1, #id + 1) == id .. ' ' then return list, item, from end
+  for _, list in ipairs({base .. 'handoff:' .. runner, base .. 'taken:' .. runner}) do
+    for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
+      if string.sub(item, 1, #id + 1) == id .. ' ' then return list, item, from end
+    end
   end
   return nil
 end
@@ -116,6 +119,8 @@ local function move(key, id, from, to, actor, reason)
   end
   if TERMINAL[to] then
     if from == 'running' then  -- the claim's nonce and a hand-over end with the call
+      local list, item = waiting_handover(key, id)  -- ended untaken (not by this version's scripts): no stray element
+      if list then redis.call('LREM', list, 1, item) end
       redis.call('HDEL', key, 'claim', 'handoff')
       redis.call('ZREM', base .. 'handoffs', id)
     end

@@ -74,6 +74,7 @@ class StoreBase:
         self._release = redis.register_script(scripts.RELEASE)
         self._handback = redis.register_script(scripts.HANDBACK)
         self._unpark = redis.register_script(scripts.UNPARK)
+        self._take = redis.register_script(scripts.TAKE)
 
     # ---------------------------------------------------------------- reads
 

@@ -81,12 +81,33 @@ class RunTransitions(StoreBase):
         return _text(reply[0]) if _text(reply[0]) != "invalid" else _text(reply[1])
 
     async def return_handover(self, shard: int, runner_id: str, element: Any) -> str:
-        """Give back a hand-over this runner popped but will not start (it is stopping, or has no room): one
-        script, not a push onto its list again (this runner's own wait for hand-overs would pop it at once, and
-        again, while the heartbeat the hand-over set ran out and the sweeper ended the call). A crash before the
-        script leaves it running for this runner: the heartbeat rules apply, as to a claim."""
+        """Give back a hand-over this runner's wait took but that it will not start (it is stopping, or has no
+        room): one script, not a push onto its list again (this runner's own wait for hand-overs would take it at
+        once, and again). A crash before the script leaves it on the runner's taken list, not started: the sweep
+        gives it back after its hand-back time."""
         return await self.hand_back(_text(element).partition(" ")[0], "given back unstarted by the runner it was "
                                                                           "handed over to", runner_id)
+
+    async def take_handover(self, call_id: str, runner_id: str, heartbeat_ttl: float, nonce: str) -> str:
+        """Say that ``runner_id`` starts a hand-over its wait moved onto its taken list, before it starts the child:
+        ``"ok"`` (no hand-back can take it any more; heartbeat refreshed), else ``"gone"`` (given back or cancelled
+        meanwhile) or ``"invalid"`` (not running for this runner): then it must not start it. ``nonce`` (one per
+        handling, ``new_claim_nonce``) lets a retry whose first reply was lost get its ``"ok"`` again."""
+        shard = self.keys.shard_of_call(call_id)
+        reply = await self._take(
+            keys=[self.keys.call(call_id), self.keys.heartbeat(call_id), self.keys.taken(shard, runner_id)],
+            args=[self.keys.base(shard), call_id, runner_id, int(heartbeat_ttl * 1000), nonce],
+        )
+        return _text(reply[0])
+
+    async def taken_handovers(self, shard: int, runner_id: str) -> list[Any]:
+        """The elements on ``runner_id``'s taken list: hand-overs its wait moved there and it has not started."""
+        return list(await self.redis.lrange(self.keys.taken(shard, runner_id), 0, -1))
+
+    async def drop_taken(self, shard: int, runner_id: str, element: Any) -> None:
+        """Remove one element from ``runner_id``'s taken list that is not a hand-over claimed for it (written into
+        Redis by hand): it is not run, and not looked at again."""
+        await self.redis.lrem(self.keys.taken(shard, runner_id), 1, element)
 
     async def due_hand_backs(self, shard: int) -> list[str]:
         """Handed-over calls whose runner had its time to take them (the sweeper asks ``hand_back`` for each)."""

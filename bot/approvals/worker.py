@@ -137,11 +137,14 @@ class RunnerWorker(HandoverWorker):
 
     async def _handle(self, shard: int, entry_id: str, fields: dict[Any, Any]) -> None:
         stream = self.store.keys.run_stream(shard)
+        slot = False
         try:
             decoded = {_text(k): _text(v) for k, v in fields.items()}
             call_id = decoded.get("call_id", "")
             limit = self._app_limits.get(decoded.get("app", "")) or self._app_limits.get("*")
             acknowledged = False  # by the script that stored the result
+            await self._acquire_slot()  # before the claim: an entry not claimed yet waits here, pending
+            slot = True
             async with limit if limit is not None else contextlib.nullcontext():
                 if self._stopping:
                     return  # not claimed: stays pending for another replica
@@ -164,6 +167,8 @@ class RunnerWorker(HandoverWorker):
         except Exception:
             log.exception("runner %s: entry %s failed; it stays pending", self.runner_id, entry_id)
         finally:
+            if slot:
+                self._release_slot()
             self._inflight.pop(entry_id, None)
             self._freed.set()
 
@@ -187,13 +192,6 @@ class RunnerWorker(HandoverWorker):
         if self.prepare is not None:
             asyncio.get_running_loop().call_soon(self._prepare, call_id, fields)
         return await self._claim_durably(call_id, nonce)
-
-    def _prepare(self, call_id: str, fields: dict[str, str]) -> None:
-        assert self.prepare is not None
-        try:
-            self.prepare(fields)
-        except Exception:  # never fatal: the claimed record is checked in full anyway
-            log.exception("runner %s: preparing %s failed", self.runner_id, call_id)
 
     async def _claim_durably(self, call_id: str, nonce: str) -> CallRecord | None:
         """Claim; a claim no replica confirmed was given back unstarted (``NotDurable``): try again after each of

@@ -82,6 +82,36 @@ class ExecutingWorker:
         self._executing: dict[str, asyncio.Task[dict[str, Any]]] = {}
         self._freed = asyncio.Event()
         self._stopping = False
+        #: the overall limit, ``concurrency`` calls started at once whichever way they came (run entries of every
+        #: shard, hand-overs on every shard): a run entry waits for a slot before its claim, a hand-over that finds
+        #: none is given back unstarted
+        self._slots = asyncio.Semaphore(concurrency)
+        self._busy = 0  # slots held
+        self._parked: set[int] = set()  # shards this runner is parked on
+        self._handling: dict[str, int] = {}  # call id -> handlers of its hand-over elements (worker_handover.py)
+        self._handovers_seen = 0
+
+    async def _acquire_slot(self) -> None:
+        await self._slots.acquire()
+        self._busy += 1
+
+    async def _try_slot(self) -> bool:
+        """A slot at once, or False (the semaphore's acquire does not suspend when it is not locked)."""
+        if self._slots.locked():
+            return False
+        await self._acquire_slot()
+        return True
+
+    def _release_slot(self) -> None:
+        self._busy -= 1
+        self._slots.release()
+
+    def _prepare(self, call_id: str, fields: dict[str, str]) -> None:
+        assert self.prepare is not None
+        try:
+            self.prepare(fields)
+        except Exception:  # never fatal: the claimed record is checked in full anyway
+            log.exception("runner %s: preparing %s failed", self.runner_id, call_id)
 
     async def _execute(self, record: CallRecord, entry_id: str) -> bool:
         """Run a claimed call and store its outcome; True when the script that stored the result also

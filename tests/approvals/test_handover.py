@@ -146,7 +146,8 @@ async def test_a_malformed_hand_over_reads_the_call_and_runs_it_once(redis: Redi
     await store.park(0, "elsewhere", 5.0, 5.0, 5.0)
     await store.approve(call_id, "U_APP", [], ApprovalPolicy())
     assert await redis.lpop(store.keys.handover(0, "elsewhere")) is not None
-    await redis.hset(store.keys.call(call_id), "runner", "w1")  # claimed for w1, its hand-over unreadable
+    # claimed for w1 (as the approval's script does), its hand-over unreadable
+    await redis.hset(store.keys.call(call_id), mapping={"runner": "w1", "handoff": "w1 approved"})
     await redis.rpush(store.keys.handover(0, "w1"), call_id.encode() + b" {not json")
     async with running(worker):
         await wait_until(lambda: all_terminal(store, [call_id]))

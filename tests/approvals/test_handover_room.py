@@ -60,7 +60,7 @@ async def _ran(marker: Path, call_id: str) -> bool:
     return call_id in executions(marker)
 
 
-async def test_a_stop_after_the_runner_took_it_and_before_a_slot_freed_cancels_it_unstarted(
+async def test_a_stop_while_a_moved_hand_over_waits_for_a_slot_cancels_it_at_once_unstarted(
         redis: Redis, store: CallStore, tmp_path: Path):
     first, second = (r.id for r in await store.propose(CONV, [proposal(), proposal(argv=["status"])],
                                                        ApprovalPolicy(), "U_REQ"))
@@ -72,9 +72,11 @@ async def test_a_stop_after_the_runner_took_it_and_before_a_slot_freed_cancels_i
         await wait_until(lambda: _ran(marker, first))
         await store.park(0, "w1", 5.0, worker.stale_after, worker.hand_back_after)
         await store.approve(second, "U_APP", [], ApprovalPolicy())
-        await wait_until(lambda: _list_empty(redis, store.keys.handover(0, "w1")))  # taken, waiting for a slot
+        await wait_until(lambda: _list_empty(redis, store.keys.handover(0, "w1")))  # moved, waiting for a slot
+        assert await redis.llen(store.keys.taken(0, "w1")) == 1  # not taken (TAKE): it has not started
         requested = await store.request_cancel(second, "U_REQ", [], ApprovalPolicy())
-        assert requested.state is CallState.running and requested.cancel is not None
+        assert requested.state is CallState.cancelled  # so the stop cancels it there and then
+        assert await redis.llen(store.keys.taken(0, "w1")) == 0
         await wait_until(lambda: all_terminal(store, [first, second]), timeout=15)
     assert executions(marker) == [first]
     record = await store.get(second)
