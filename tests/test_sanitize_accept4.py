@@ -54,6 +54,7 @@ OPEN_LEAKS = {
 OPEN_BENIGN = {
     "hosts.txt:103": "LDAP `pwdChangedTime: 20261101100000Z` (a timestamp) becomes a password marker",
     "infra.txt:117": "aws ssm get-parameter without --with-decryption: the KMS ciphertext `Value` is redacted",
+    "kubectl.txt:114": "helm NOTES: `echo` of `echo \"Username      : user\"` under `Credentials:` becomes a marker",
 }
 # cards whose raw invisible character sits inside a redacted secret: no raw character reaches the card, but the
 # approver is not warned that the value that runs holds one
