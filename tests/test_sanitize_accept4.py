@@ -52,7 +52,7 @@ OPEN_LEAKS = {
 }
 # "file:line" of benign/ -> why the line is changed (it must come out byte-identical)
 OPEN_BENIGN = {
-    "digests_keys.txt:39": "`aws kms describe-key --query 'KeyMetadata.[KeyId,...]'` echoed: the key id line is withheld",
+    "digests_keys.txt:39": "echoed `aws kms describe-key --query '...[KeyId,...]'`: next line (a key id) withheld",
     "hosts.txt:103": "LDAP `pwdChangedTime: 20261101100000Z` (a timestamp) becomes a password marker",
     "infra.txt:117": "aws ssm get-parameter without --with-decryption: the KMS ciphertext `Value` is redacted",
     "kubectl.txt:114": "helm NOTES: `echo` of `echo \"Username      : user\"` under `Credentials:` becomes a marker",
