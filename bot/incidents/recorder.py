@@ -15,6 +15,7 @@ At-least-once: an entry handled twice is appended twice with the same ``src`` an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import uuid
@@ -40,6 +41,12 @@ GROUP = "timeline"
 OUTPUT_EXCERPT = 1500
 MAX_ATTEMPTS = 5  # tries of an entry that fails for a reason other than a Redis outage
 COMMANDS_REMEMBERED = 4096  # calls whose command line the recorder keeps (a call's argv never changes)
+READ_COUNT = 50  # entries one read takes
+#: after a read that found fewer than READ_COUNT entries, how long the next read waits so that more gather: a
+#: timeline is read when an incident is exported, so it can be a fraction of a second behind, while each read and
+#: its write cost the slack role a round trip or two whatever they carry. An approval's script writes two audit
+#: entries just as the runner starts its child; reading them at once took that CPU from the child's start.
+LINGER_SECONDS = 0.25
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
 
@@ -50,13 +57,15 @@ def _ms(entry_id: str) -> float:
 
 class TimelineRecorder:
     def __init__(self, redis: Redis, incidents: IncidentStore, calls: CallStore, *, consumer: str | None = None,
-                 block_seconds: float = 1.0, reader: Redis | None = None) -> None:  # fmt: skip
+                 block_seconds: float = 1.0, reader: Redis | None = None,
+                 linger_seconds: float = LINGER_SECONDS) -> None:  # fmt: skip
         self.redis = redis
         self.reader = reader or redis  # blocking reads hold a connection: their own pool (bot/redis_pool.py)
         self.incidents = incidents
         self.calls = calls
         self.consumer = consumer or f"timeline-{uuid.uuid4().hex[:12]}"
         self.block_ms = max(1, int(block_seconds * 1000))
+        self.linger_seconds = linger_seconds
         self._commands: OrderedDict[str, str] = OrderedDict()  # call id -> argv joined, most recent last
 
     def streams(self) -> list[str]:
@@ -79,7 +88,8 @@ class TimelineRecorder:
                     await ensure_group(self.redis, stream, GROUP)
                     group_ready = True
                 reply: Any = await self.reader.xreadgroup(
-                    GROUP, self.consumer, {stream: last_id}, count=50, block=None if last_id != ">" else self.block_ms
+                    GROUP, self.consumer, {stream: last_id}, count=READ_COUNT,
+                    block=None if last_id != ">" else self.block_ms,
                 )
                 entries = reply[0][1] if reply else []
                 if last_id != ">" and not entries:
@@ -89,6 +99,9 @@ class TimelineRecorder:
                 elif last_id != ">":
                     last_id = next_read_id(last_id, entries)
                 await self._record_batch(stream, [(_text(i), f or {}) for i, f in entries], stop_event)
+                if last_id == ">" and 0 < len(entries) < READ_COUNT and self.linger_seconds > 0:
+                    with contextlib.suppress(TimeoutError):  # let the next entries gather (LINGER_SECONDS)
+                        await asyncio.wait_for(stop_event.wait(), self.linger_seconds)
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 log.warning("timeline recorder: reading %s failed (%s); retrying", stream, exc)
                 await asyncio.sleep(1.0)

@@ -207,3 +207,33 @@ async def test_a_batch_of_entries_reaches_each_thread_in_order_a_bad_one_among_t
 
 async def _equal(texts: Awaitable[list[str]], expected: list[str]) -> bool:
     return await texts == expected
+
+
+async def test_entries_arriving_one_by_one_are_gathered_into_one_write(redis: Redis) -> None:
+    """After a read that found a few entries the recorder lets the next ones gather for ``linger_seconds``
+    before reading again: a timeline can be a moment behind (it is read at an export), while every read and its
+    write cost the slack role a round trip or two, taken just as an approval's runner starts its child."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls, block_seconds=5, linger_seconds=1.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+
+    async def pushes() -> int:
+        return int((await redis.info("commandstats")).get("cmdstat_rpush", {}).get("calls", 0))
+
+    async def recorded(count: int) -> bool:
+        return len(await read_timeline(redis, incidents, CONV)) == count
+
+    try:
+        await bus.submit_user_message(redis, CONV, "UREQ", "first")
+        await wait_for(lambda: recorded(1), timeout=10)
+        before = await pushes()
+        for n in range(3):  # one by one, well inside the linger
+            await bus.submit_user_message(redis, CONV, "UREQ", f"then {n}")
+            await asyncio.sleep(0.02)
+        await wait_for(lambda: recorded(4), timeout=10)
+        assert await pushes() - before == 1  # the three in one write (one read each without the linger)
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)  # the linger ends at once when stopped
