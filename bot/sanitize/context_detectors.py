@@ -48,6 +48,8 @@ from bot.sanitize.context_patterns import (
     _NAME,
     _NODE_PROPERTIES,
     _PSQL_BORDER,
+    _PW_ENV_LINE_HEAD,
+    _PW_ENV_LINE_VALUE,
     _QUOTED_CANDIDATE,
     _QUOTED_KEY_HEAD,
     _QUOTED_KEY_SHORT_RUN,
@@ -61,6 +63,7 @@ from bot.sanitize.context_patterns import (
     MIDLINE_ALIGNMENT,
     _characters_as_utf8,
 )
+from bot.sanitize.context_programs import PROGRAM_FORMATS
 from bot.sanitize.context_services import SERVICE_FORMATS
 from bot.sanitize.context_tools import TOOL_FORMATS
 from bot.sanitize.detectors import TOKENS, Detector
@@ -110,6 +113,7 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     *TOOL_FORMATS,
     *SERVICE_FORMATS,
+    *PROGRAM_FORMATS,
     Detector(
         "env_value",
         # A container's environment in a manifest: "- name: DB_PASSWORD" then "value: ..." (YAML or JSON).
@@ -182,6 +186,16 @@ CONTEXT: tuple[Detector, ...] = (
         # shapes.trivial rejects a value of under three characters (trailing whitespace aside, kept loose here)
         finder=_ENV_LINE_HEAD + r"(?P<v>[^\s\"'][^\n]{2,255})",
         search=_ENV_LINE_SEARCH_HEAD + r"[^\s\"'][^\n]{2}",
+    ),
+    Detector(
+        "env_line",
+        _PW_ENV_LINE_HEAD + rf"(?P<v>{_PW_ENV_LINE_VALUE})",
+        check="env_line",
+        # No value counter in the alternation (three of them grew its program past what its DFA budget keeps,
+        # tests/test_sanitize_memory.py): the finder stops at the value's first character, so a verdict on this
+        # short span is never remembered (``candidates.run_pass`` keeps one only when the match lies inside it).
+        finder=_PW_ENV_LINE_HEAD + r"(?:[\"'][^\"'\n]|[^\s\"'])",
+        search=_PW_ENV_LINE_HEAD.replace("{0,40}", "*").replace("{0,16}", "*") + r"[^\s]",
     ),
     # A name aligned in a column mid-line (``_MIDLINE_ALIGNED_HEAD``), judged as at a line's start (check "aligned":
     # after it, words make a sentence). Apart, searched only in text holding five spaces in a row; before the

@@ -95,6 +95,11 @@ _ENV_LINE_HEAD = (
     r"[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
     rf"(?P<name>{_NAME})="
 )
+# The same line under a name whose last word is "pw" (DB_PW, ADMIN_PW; ``shapes.name_kind`` reads it as a password's):
+# the names the finders take need a longer word (two letters are everywhere in base64, see ``finder_name.py``), so
+# only a line that this name opens before "=" reads it, its value quoted (to the closing quote) or bare (to the end).
+_PW_ENV_LINE_HEAD = _ENV_LINE_HEAD.replace(f"(?P<name>{_NAME})", r"(?P<name>[A-Za-z0-9_.-]{0,40}[_.-](?i:pw))")
+_PW_ENV_LINE_VALUE = r"\"[^\"\n]{1,256}\"?|'[^'\n]{1,256}'?|[^\s\"'][^\n]{0,255}"
 # The same head with the name's runs unbounded, for the unanchored scan only (the anchored finder bounds them at
 # each hit): two counts to 40 from every line's start, kept alive beside the other detectors' threads, made RE2
 # build DFA states without end on base64 in lines (a CA certificate bundle, ``base64`` of a file), whose runs of

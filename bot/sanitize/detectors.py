@@ -59,7 +59,8 @@ class Detector:
     check: str = ""
     finder: str = ""
     # Searched by an automaton of its own, not in its pass's alternation (see automata.DetectorPass); then
-    # ``literals``: strings every match contains; text without one of them skips that automaton.
+    # ``literals``: strings every match contains (or, for a check that reads around the candidate, strings the text
+    # must hold for the check to accept one: a Key Vault value's id); text without one of them skips that automaton.
     own_automaton: bool = False
     literals: tuple[bytes, ...] = ()
     # What the unanchored scan looks for, when set: the start of ``finder`` (every ``finder`` match starts with a

@@ -42,11 +42,18 @@ _SHORT_THEN_PARSED = (  # the capital that ends a lower-case short word may star
     rf"|(?:(?i:p)W|(?i:si)G)[_.-][A-Za-z0-9_.-]*{_PARSED_WORD}"
     r"|(?i:p)wD|(?i:si)gN(?i:ature)"  # or overlaps it: pwDb is "pwd" to the pattern, "pw" "db" to name_kind
 )
+# The plural of a key's compound ending the name (APP_KEYS, apiKeys: ``shapes._plural_key_kind``), the stems of
+# ``context_patterns._KEY``.
+_PLURAL_KEY = (
+    r"[A-Za-z0-9_.-]*(?i:api|access|private|secret|master|signing|encryption|app|account|sharedaccess|client|auth"
+    r"|license|session|hmac)[_.-]?(?i:keys)[_.-]*"
+)
 # ("key" may follow any letters: name_kind takes "xkey" in "my_xkey" for a key.)
 FINDER_NAME = (
     rf"(?:[A-Za-z0-9_.-]*(?:(?:{_ending('lower')}){_AFTER_LOWER}|(?:{_ending('upper')}){_AFTER_UPPER})"
     r"|(?:(?:[A-Za-z0-9_.-]*[_.-])?(?i:secret|credential)|[A-Za-z0-9_.-]*[a-z0-9](?:S(?i:ecret)|C(?i:redential)))"
     r"[A-Za-z0-9_.-]*"
     rf"|[A-Za-z0-9_.-]*(?:{_SHORT_THEN_PARSED}"
-    rf"|{_PARSED_WORD}[A-Za-z0-9_.-]*(?:{_SHORT_WORD}|{_SHORT_WORD_LAST}))[A-Za-z0-9_.-]*)"
+    rf"|{_PARSED_WORD}[A-Za-z0-9_.-]*(?:{_SHORT_WORD}|{_SHORT_WORD_LAST}))[A-Za-z0-9_.-]*"
+    rf"|{_PLURAL_KEY})"
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import putty, shapes
+from bot.sanitize.context_programs import key_vault_value
 from bot.sanitize.detectors import VALUE_BOUND, Detector
 
 # Continuations of a value that reached its pattern's bound: one forward scan, never a second search.
@@ -75,6 +76,9 @@ _VALUE_CHECKS = frozenset(
     {"not_hex", "not_placeholder", "not_reference", "generated", "connection_password", "url_password", "acl_secret",
      "private_lines"}
 )
+# The checks that read neither a name nor the value alone: what stands around the candidate decides (a reported
+# hint's reader, a Key Vault value's object), so no verdict of theirs is remembered.
+_CONTEXT_CHECKS = frozenset({"reported", "key_vault_value"})
 # Each branch's group names (``automata._compile_pass``: branch i's parts are ``b{i}_<part>``), spelled
 # once: formatting them cost a few percent of a judgement, which dense text does on every line.
 _BRANCHES = 256
@@ -85,7 +89,7 @@ def reads_name_first(check: str) -> bool:
     """Whether ``judge`` asks first of a candidate of this check whether its name holds a secret, and refuses it,
     context-free, when it does not (every check but the value checks and the reported hints): the loop may ask
     that itself, from the names it has judged (``candidates._HARMLESS_NAMES``)."""
-    return bool(check) and check not in _VALUE_CHECKS and check != "reported"
+    return bool(check) and check not in _VALUE_CHECKS and check not in _CONTEXT_CHECKS
 
 
 def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) -> tuple[str | None, bool]:
@@ -99,6 +103,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return _judge_value(detector, check, shown), True
     if check == "reported":  # read by reports.py when the caller asks (run_pass's reports); never remembered, so
         return None, False  # that the next text's header or echoed command is reported again
+    if check == "key_vault_value":  # the object's id, read back from the candidate (not in the memo key)
+        return (detector.kind if key_vault_value(match.string, match.start()) else None), False
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")

@@ -71,6 +71,10 @@ _ALGORITHM_VALUES = _word_set(
     "sha256 sha512 sha384 sha1 md5 hmac-sha256 hmac-sha512 hs256 hs384 hs512 rs256 rs384 rs512 es256 es384 es512 "
     "ps256 eddsa ed25519 aes-256-gcm aes-128-gcm aes256-gcm aes256 chacha20-poly1305 xchacha20-poly1305"
 )
+# The configuration passes of Windows Setup, as an answer file names them (unattend.xml's <settings pass="...">).
+_WINDOWS_SETUP_PASSES = frozenset(
+    {"windowsPE", "offlineServicing", "generalize", "specialize", "auditSystem", "auditUser", "oobeSystem"}
+)
 # How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
 ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
@@ -179,7 +183,27 @@ def name_kind(name: str) -> tuple[str, bool] | None:
             if "private" in words or word == "privatekey":
                 return "private_key", False
             return "key", False
-    return None
+    return _plural_key_kind(words)
+
+
+def _plural_key_kind(words: list[str]) -> tuple[str, bool] | None:
+    """The kind of a name whose last word is the plural of a key's compound (Strapi's ``APP_KEYS``, ``API_KEYS``,
+    ``signingKeys``, ``apikeys``): a list of such keys, each as secret as one. ``keys`` after another word
+    (``authorized_keys``, ``ssh_keys``, ``gpg_keys``, ``max_keys``) lists public keys, key ids or a count."""
+    last = words[-1]
+    if last == "keys":
+        compound = words[-2] + "key" if len(words) >= 2 else ""
+    else:
+        compound = last[:-1] if last.endswith("keys") else ""
+    if compound == "key" or compound not in _KEY_WORDS:
+        return None
+    if compound == "apikey":
+        return "api_key", False
+    if compound == "accesskey":
+        return "access_key", False
+    if compound == "privatekey":
+        return "private_key", False
+    return "key", False
 
 
 def _ends_in_secret_word(name: str) -> bool:
@@ -462,6 +486,8 @@ def accept_assignment(
     kind, password_like = found
     if names_a_location(name, bare):
         return None
+    if bare in _WINDOWS_SETUP_PASSES and name.strip("\"'").lower() == "pass":
+        return None  # an answer file's <settings pass="oobeSystem">: the setup pass the settings apply to
     if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
         return None
     structured = separator == "=" or at_line_start or name.startswith(("\"", "'"))

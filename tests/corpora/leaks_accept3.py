@@ -1368,18 +1368,11 @@ def leaked(leak: Leak, output: str) -> list[str]:
 
 # Cases whose secret sanitize_output (and fisk-chatops exec, one case per call) still shows, wholly or partly.
 # Found at 02:57 on main a694b17 (each case alone through `fisk-chatops exec` gave the same output as directly);
-# 20 closed by leaks6 (context_services.py and the cases in tests/test_sanitize_leaks6.py).
+# 20 closed by leaks6 (context_services.py and the cases in tests/test_sanitize_leaks6.py), the last 7 by leaks7.
 OPEN_CASES: frozenset[str] = frozenset({
-    # a value under a name no detector reads as secret, or a generic key beside the name that says so
-    "az-keyvault-secret-show",  # "value": "..." after "name": "orders-db-password"
-    "env-dump-unusual-names",  # DB_PW=..., APP_KEYS=k1==,k2==,... (Strapi)
-    "rails-database-yml",  # password: <%= ENV.fetch("DB_PASSWORD") { "..." } %>
-    "windows-unattend-xml",  # <AdministratorPassword><Value>...</Value>
-    # a tool's own syntax
-    "php-pdo-stack-args",  # PDO->__construct('mysql:...', 'shop', 'PW')
-    # bare values after the command that prints them (no name beside the value)
-    "argocd-initial-password",  # $ argocd admin initial-password -n argocd / <pw>
-    "elasticsearch-reset-password",  # New value: <pw>
+    # az-keyvault-secret-show, env-dump-unusual-names, rails-database-yml, windows-unattend-xml, php-pdo-stack-args,
+    # argocd-initial-password, elasticsearch-reset-password: hidden since leaks7 (bot/sanitize/context_programs.py,
+    # the plural of a key's compound, an environment line's *_PW; look-alikes in tests/test_sanitize_leaks7.py)
 })
 ACCEPT3_LEAKS: tuple[Leak, ...] = tuple(leak for leak in CASES if leak.family not in OPEN_CASES)
 ACCEPT3_OPEN: tuple[Leak, ...] = tuple(leak for leak in CASES if leak.family in OPEN_CASES)

@@ -1,0 +1,131 @@
+"""The second pass's detectors for a secret one program prints in its own words, with no secret's name beside the
+value, or with the name where no name-based detector reads it (issue #11, accept3's last open cases): ``az
+keyvault secret show``'s ``"value"`` (its object's ``id`` says it is a Key Vault secret), Rails' ``ENV.fetch("NAME")
+{ "default" }``, a Windows answer file's ``<AdministratorPassword><Value>``, a PHP stack trace's
+``PDO->__construct`` arguments, the password ``argocd admin initial-password`` prints above its advice, and
+``elasticsearch-reset-password``'s ``New value:``.
+
+Each is rare in ordinary output, so each is an automaton of its own behind a literal only that program writes (text
+without it costs one substring search per literal, ``automata.Automaton.may_match``). ``context_detectors.CONTEXT``
+places them after ``context_services.SERVICE_FORMATS``; every repetition is bounded for the reason given in
+``detectors.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
+from bot.sanitize.detectors import Detector
+
+# A Key Vault secret's id as az prints it in ``secret show``/``secret set`` (a version after the name; ``secret list``
+# prints ids without one, and no values): the public cloud's and the sovereign clouds' vault domains.
+KEY_VAULT_SECRET_ID = (
+    rb"https://[A-Za-z0-9-]{3,24}\.vault\.(?:azure\.net|azure\.cn|usgovcloudapi\.net|microsoftazure\.de)"
+    rb"/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\""
+)
+# A JSON string value, to its closing quote (one that reaches the bound runs on to it: ``judge.extended_end``).
+_JSON_STRING = r"\"[^\"\n]{1,256}\"?"
+_QUOTED = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'"
+
+# What PHP prints for an argument in a stack trace before the one we want: a string (cut to 15 characters and "..."
+# by default: ``zend.exception_string_param_max_len``), NULL, a number, a boolean, an array or an object.
+_PHP_ARGUMENT = r"(?:'[^'\n]{0,256}'|NULL|-?[0-9]{1,20}|true|false|Array|Object\([A-Za-z0-9_\\]{1,128}\))"
+# The password argument: a string, to the quote that ends the argument list's item (PHP prints a quote inside it raw).
+_PHP_PASSWORD = r"(?P<v>'[^\n]{1,256}?')(?:, |\))"
+
+PROGRAM_FORMATS: tuple[Detector, ...] = (
+    Detector(
+        # az keyvault secret show / set: the object's "value" (whatever its name says: it is what the vault keeps
+        # secret). The id line comes before it (az sorts the keys), with kid, managed, name and tags between: the
+        # check looks back for it (``judge.key_vault_value``) rather than the pattern spanning those keys, which
+        # would keep their text from the other detectors.
+        "secret",
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>" + _JSON_STRING + ")",
+        check="key_vault_value",
+        own_automaton=True,
+        literals=(b".vault.", b"/secrets/", b'"value"'),
+    ),
+    Detector(
+        # Rails (database.yml's ERB, an initializer): ENV.fetch("DB_PASSWORD") { "default" } or ENV.fetch("X", "d"),
+        # the default a literal that is the password wherever the variable is unset
+        "password",
+        rf"\bENV\.fetch\([ \t]{{0,4}}[\"'](?P<name>{_NAME})[\"'][ \t]{{0,4}}"
+        rf"(?:\)[ \t]{{0,4}}\{{[ \t]{{0,4}}|,[ \t]{{0,4}})(?P<v>{_QUOTED})",
+        check="xml_pair",  # the name's rules on a quoted literal (``ENV.fetch("PORT") { "3000" }`` stays)
+        finder=rf"\bENV\.fetch\([ \t]{{0,4}}[\"']{_FINDER_NAME}[\"'][ \t]{{0,4}}"
+        r"(?:\)[ \t]{0,4}\{[ \t]{0,4}|,[ \t]{0,4})[\"']",
+        own_automaton=True,
+        literals=(b"ENV.fetch(",),
+    ),
+    Detector(
+        # A Windows answer file (unattend.xml, autounattend.xml): <AdministratorPassword> (or <Password>) then
+        # <Value>PW</Value> on the next line; PlainText false stores base64 of the password and the element's name,
+        # no less a secret
+        "password",
+        rf"<(?P<name>{_NAME})>[ \t\r\n]{{0,64}}<Value>(?P<v>[^<\n]{{1,256}})</Value>",
+        check="xml_pair",  # <Value>true</Value> under a password's element is no password, as in <Password>true<
+        finder=rf"<{_FINDER_NAME}>[ \t\r\n]{{0,64}}<Value>[^<\n]",
+        own_automaton=True,
+        literals=(b"<Value>",),
+    ),
+    Detector(
+        # A PHP stack trace's frame: PDO->__construct('mysql:host=db;d...', 'shop', 'PW') (Doctrine's
+        # PDOConnection, and mysqli's constructor: host, user, password). PHP 8.2's #[SensitiveParameter] prints
+        # Object(SensitiveParameterValue) there instead, which is no match.
+        "password",
+        r"\b(?:PDO|PDOConnection|mysqli)(?:->|::)__construct\(" + _PHP_ARGUMENT + ", " + _PHP_ARGUMENT + ", "
+        + _PHP_PASSWORD,
+        own_automaton=True,
+        literals=(b"__construct(",),
+    ),
+    Detector(
+        # argocd admin initial-password: the password alone on its line, a blank line, then Argo CD's advice
+        "password",
+        r"(?m:^)(?P<v>[^\s]{1,256})[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}[ \t]{0,4}"
+        r"This password must be only used for first time login",
+        own_automaton=True,
+        literals=(b"This password must be only used",),
+    ),
+    Detector(
+        # elasticsearch-reset-password: "Password for the [elastic] user successfully reset." then "New value: PW"
+        "password",
+        r"\] user successfully reset\.[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}New value: (?P<v>[^\s]{1,256})",
+        search=r"\] user successfully reset\.[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}New value: [^\s]",
+        own_automaton=True,
+        literals=(b"user successfully reset.",),
+    ),
+)
+
+
+_SECRET_ID = re.compile(KEY_VAULT_SECRET_ID)
+# How far back a Key Vault value's id may stand: az prints kid, managed, name and tags between them (tags of a few
+# keys; a secret with kilobytes of tags shows its value).
+KEY_VAULT_LOOKBACK = 2048
+_JSON_SKIP = re.compile(rb'"(?:[^"\\\n]|\\.)*"|[^"{}]+')
+
+
+def key_vault_value(text: bytes, start: int) -> bool:
+    """Whether the ``"value"`` key at ``start`` is a Key Vault secret's: an id of a secret's version stands before it
+    in the same JSON object (after the id, braces balance at every point: a nested object, as tags are, closes
+    before the key, and the key is not inside one). Reads at most ``KEY_VAULT_LOOKBACK`` bytes back, once per
+    candidate: the candidates are only searched in text holding the vault's literals."""
+    window_start = max(0, start - KEY_VAULT_LOOKBACK)
+    id_end = -1
+    for found in _SECRET_ID.finditer(text, window_start, start):
+        id_end = found.end()
+    if id_end < 0:
+        return False
+    depth, pos = 0, id_end
+    while pos < start:
+        byte = text[pos]
+        if byte == 0x7B:  # "{"
+            depth, pos = depth + 1, pos + 1
+        elif byte == 0x7D:  # "}"
+            depth, pos = depth - 1, pos + 1
+            if depth < 0:
+                return False  # the id's object closed before the key
+        else:
+            skipped = _JSON_SKIP.match(text, pos, start)
+            pos = skipped.end() if skipped is not None and skipped.end() > pos else pos + 1
+    return depth == 0
