@@ -45,8 +45,6 @@ OPEN_LEAKS = {
     "perl-dbi": "Perl DBI connect('dsn','user','<pw>',...) error: the password argument is shown",
     "nats-creds": "NATS .creds file: the user JWT and the `SU...` nkey seed are shown",
     "elastic-setup-passwords": "elasticsearch-setup-passwords: `PASSWORD elastic = <pw>` lines are shown",
-    "elastic-reset-password": "elasticsearch-reset-password: `New value: <pw>` is shown",
-    "argocd-initial-password": "argocd admin initial-password: the password alone on the first line is shown",
     "heroku-auth-token": "heroku auth:token: the `HRKU-...` token on its own line is shown",
     "rclone-conf": "rclone.conf B2 `key = K001...` application key is shown",
 }
