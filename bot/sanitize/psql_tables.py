@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from itertools import pairwise
+from typing import NamedTuple
 
 # Column names whose cells are secrets as SQL names them (lower case, "_" between words); with ``tables``' own
 # names, so a "secret", "token" or "api_key" column counts too. Hashes of passwords count (a hash is what an
@@ -61,7 +62,18 @@ _ROW_COUNT = re.compile(rb"\(\d+ rows?\)\r?")
 # query run in a loop, ``watch psql``) repeats its header and rule, and reading them again cost most of a row's time.
 MEMO_ENTRIES = 1024
 _MEMO_KEY_BYTES = 1024  # longer headers are read every time (their keys would hold the memory)
-_HEADERS: dict[bytes, tuple[list[tuple[int, int, bytes]], list[tuple[int, bool]]] | None] = {}
+
+
+class _Table(NamedTuple):
+    """A psql header read with its rule, as its rows are read under it (``_cells``)."""
+
+    columns: list[tuple[int, int, bytes]]  # (start, end, lower-case name), ``_columns``
+    secret: list[tuple[int, bool]]  # the secret columns: (index, password-like)
+    joints: list[int]  # where a row's "|" stand
+    closed: bool  # a border closes each row: nothing but blanks after its last "|"
+
+
+_HEADERS: dict[bytes, _Table | None] = {}
 
 
 def psql_hint_end(span: bytes) -> int:
@@ -88,7 +100,7 @@ def table_rows(data: bytes, row_start: int, over_budget: Callable[[int], int]) -
         row_start = row_end + 1
 
 
-def _secret_columns(header: bytes, rule: bytes) -> tuple[list[tuple[int, int, bytes]], list[tuple[int, bool]]] | None:
+def _secret_columns(header: bytes, rule: bytes) -> _Table | None:
     """``_columns`` of a header and its rule, and the secret ones among them (index, password-like), None when they
     are no psql header with a secret column; remembered by their bytes (``_HEADERS``)."""
     key = header + b"\n" + rule if len(header) + len(rule) < _MEMO_KEY_BYTES else b""
@@ -99,7 +111,8 @@ def _secret_columns(header: bytes, rule: bytes) -> tuple[list[tuple[int, int, by
     if columns is not None:
         secret = [(i, any(word in name for word in _PASSWORD_WORDS))
                   for i, (_, _, name) in enumerate(columns) if name in _SECRET_BYTES]
-        found = (columns, secret) if secret else None
+        joints = [end for _, end, _ in columns if end != _ROW_END]
+        found = _Table(columns, secret, joints, columns[-1][1] != _ROW_END) if secret else None
     if key:
         if len(_HEADERS) >= MEMO_ENTRIES:
             _HEADERS.clear()
@@ -135,13 +148,13 @@ def _bounds(rule: bytes, joints: list[int]) -> list[int]:
     return bounds
 
 
-def _cells(row: bytes, columns: list[tuple[int, int, bytes]]) -> list[tuple[int, int]] | None:
-    """Each column's cell in ``row`` (start, end, blanks around it dropped), None when the row is no row of this
-    table: its "|" stand at the header's offsets, or it holds as many "|"-separated cells."""
-    joints = [end for _, end, _ in columns if end != _ROW_END]
-    closed = columns[-1][1] != _ROW_END  # a border closes the row: nothing but blanks after it
-    if all(row[i : i + 1] == b"|" for i in joints) and (not closed or len(row.rstrip()) == joints[-1] + 1):
-        spans = [(start, min(end, len(row))) for start, end, _ in columns]
+def _cells(row: bytes, table: _Table) -> list[tuple[int, int]] | None:
+    """The secret columns' cells in ``row`` (start, end, blanks around it dropped; in ``table.secret``'s order),
+    None when the row is no row of this table: its "|" stand at the header's offsets, or it holds as many
+    "|"-separated cells."""
+    columns, joints = table.columns, table.joints
+    if all(row[i : i + 1] == b"|" for i in joints) and (not table.closed or len(row.rstrip()) == joints[-1] + 1):
+        spans = [(columns[i][0], min(columns[i][1], len(row))) for i, _ in table.secret]
     else:
         pieces = row.split(b"|")
         bordered = columns[0][0] > 0
@@ -149,10 +162,11 @@ def _cells(row: bytes, columns: list[tuple[int, int, bytes]]) -> list[tuple[int,
             pieces = pieces[1:-1] if len(pieces) >= 2 else []
         if len(pieces) != len(columns):
             return None
-        spans, at = [], 1 if bordered else 0
+        starts, at = [], 1 if bordered else 0
         for piece in pieces:
-            spans.append((at, at + len(piece)))
+            starts.append(at)
             at += len(piece) + 1
+        spans = [(starts[i], starts[i] + len(pieces[i])) for i, _ in table.secret]
     cells = []
     for start, end in spans:
         cell = row[start:end]
@@ -176,7 +190,7 @@ def psql_table(
     table = _secret_columns(data[line_start:header_end], data[rule_start:rule_end])
     if table is None:
         return None
-    columns, secret = table
+    columns, secret = table.columns, table.secret
     cells: list[tuple[int, int, bool]] = []
     # The last row's cells, taken once the next line shows it was no header: without a border (border 1) a rule
     # under a row makes that row the next table's header (two results printed one after the other).
@@ -194,11 +208,11 @@ def psql_table(
             break
         if not stripped or len(row) > max_row or _ROW_COUNT.fullmatch(row):
             break
-        spans = _cells(row, columns)
+        spans = _cells(row, table)
         if spans is None:
             break
         cells += last
-        last = [(row_start + spans[i][0], row_start + spans[i][1], password_like) for i, password_like in secret
-                if spans[i][1] > spans[i][0]]
+        last = [(row_start + start, row_start + end, password_like)
+                for (start, end), (_, password_like) in zip(spans, secret, strict=True) if end > start]
         last_start, ended = row_start, length
     return cells + last, ended
