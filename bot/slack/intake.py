@@ -165,7 +165,10 @@ class Intake:
         client = self._one_connection_client()
         sent = True
         try:
-            ok, value = await asyncio.wait_for(self._record(keys=keys, args=args, client=client), timeout)
+            # asyncio.timeout, not wait_for: wait_for runs the script in a task of its own, which is sent one turn
+            # of the event loop later (whatever else is ready runs first), on the way of every click
+            async with asyncio.timeout(timeout):
+                ok, value = await self._record(keys=keys, args=args, client=client)
         except (RedisError, OSError, TimeoutError) as exc:
             sent = client is None or client.connection is not None
             failure: BaseException | None = exc
