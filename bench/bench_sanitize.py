@@ -132,7 +132,18 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             '"x.password":{"value":"a{i}"},', "%26access_token%3DAb3dEf5gH{i}%26", "SECRET_KEY_BASE:     a{i}\n",
             "\\r\\nAuthorization: Basic QUFB{i}", '{"password":"a\\"b{i}"}\n', '{"password":"ab\\"c{i}',
             "ALTER ROLE r WITH LOGIN PASSWORD 'a{i}';\n",
-            "https://discord.com/api/webhooks/123456789012345678/" + "Ab3d" * 17 + "{i}\n")
+            "https://discord.com/api/webhooks/123456789012345678/" + "Ab3d" * 17 + "{i}\n",
+            # accept3's last leaks closed by leaks7 (context_programs.py and names), each different on every line: a
+            # Key Vault value under one id and with an id on every line, a Rails default, an answer file's <Value>, a
+            # PHP constructor's arguments, Argo CD's and Elasticsearch's printed passwords, *_PW and APP_KEYS lines;
+            # and their literals repeated with no blank.
+            '"id": "https://kv.vault.azure.net/secrets/s/' + "0a" * 16 + '",\n…"value": "a{i}",\n',
+            '{"id": "https://kv.vault.azure.net/secrets/s/' + "0a" * 16 + '", "tags": {}, "value": "a{i}"}\n',
+            'ENV.fetch("DB_PASSWORD") { "a{i}" }\n', "<Password><Value>a{i}</Value>\n",
+            "PDO->__construct('a', 'b', 'c{i}')\n", "a{i}\n\nThis password must be only used for first time login\n",
+            "] user successfully reset.\nNew value: a{i}\n", "DB_PW=a{i}\n", "APP_KEYS=a{i}\n",
+            "https://kv.vault.azure.net/secrets/\"value\":\"", "<Value>", "PDO->__construct('a', 'b', ",
+            "This password must be only used")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -143,3 +143,18 @@ def test_the_plural_of_a_key_compound_names_a_key_and_other_plurals_do_not() -> 
     for name in ("keys", "authorized_keys", "SSH_KEYS", "GPG_KEYS", "max_keys", "cache_keys", "public_api_keys"):
         assert name_kind(name) is None, name
     assert name_kind("SECRET_KEYS") == ("secret", False)  # its word "secret" decides first, as before
+
+
+def test_key_vault_values_after_the_ids_object_closed_stay_whatever_follows() -> None:
+    """The object walk goes on from one value to the next under the same id (``context_programs._WALKED``): a key
+    after the id's object closed is never the id's, even where a later object's braces balance the count again."""
+    head = _key_vault("smtp", "Zq9mW3xR7tY2").rstrip("\n")
+    text = head + '\n{"value": "first-after", "nested": {"value": "second-after"}}\n'
+    shown = sanitize_output(text.encode()).text
+    assert "Zq9mW3xR7tY2" not in shown and "first-after" in shown and "second-after" in shown
+
+
+def test_many_values_under_one_id_are_each_hidden() -> None:
+    text = _key_vault("smtp", "Zq9mW3xR7tY0").replace('"value"', '"value": "Zq9mW3xR7tY1",\n  "value"')
+    shown = sanitize_output(text.encode()).text
+    assert "Zq9mW3xR7tY0" not in shown and "Zq9mW3xR7tY1" not in shown

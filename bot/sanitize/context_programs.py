@@ -102,30 +102,51 @@ _SECRET_ID = re.compile(KEY_VAULT_SECRET_ID)
 # How far back a Key Vault value's id may stand: az prints kid, managed, name and tags between them (tags of a few
 # keys; a secret with kilobytes of tags shows its value).
 KEY_VAULT_LOOKBACK = 2048
+# The most "https://" an id's "/secrets/" may follow by (the longest vault host and domain), and the most ids tried
+# back from a value (the nearest is the value's own in az's output; more is a text made to cost us).
+_ID_HEAD_BYTES = 64
+_IDS_TRIED = 4
 _JSON_SKIP = re.compile(rb'"(?:[^"\\\n]|\\.)*"|[^"{}]+')
+# The last object walk (text, id's end, where it stopped, its depth there): the candidates of one text come in
+# order, so the next value under the same id goes on from there, and a text of many values reads each byte once.
+_WALKED: list[tuple[bytes, int, int, int]] = [(b"", -1, -1, 0)]
 
 
 def key_vault_value(text: bytes, start: int) -> bool:
     """Whether the ``"value"`` key at ``start`` is a Key Vault secret's: an id of a secret's version stands before it
     in the same JSON object (after the id, braces balance at every point: a nested object, as tags are, closes
-    before the key, and the key is not inside one). Reads at most ``KEY_VAULT_LOOKBACK`` bytes back, once per
-    candidate: the candidates are only searched in text holding the vault's literals."""
-    window_start = max(0, start - KEY_VAULT_LOOKBACK)
-    id_end = -1
-    for found in _SECRET_ID.finditer(text, window_start, start):
-        id_end = found.end()
+    before the key, and the key is not inside one). Reads at most ``KEY_VAULT_LOOKBACK`` bytes back: the nearest
+    ids by a backward byte search, then the object from the id on, once per id (``_WALKED``)."""
+    id_end = _nearest_secret_id(text, max(0, start - KEY_VAULT_LOOKBACK), start)
     if id_end < 0:
         return False
-    depth, pos = 0, id_end
-    while pos < start:
+    walked_text, walked_id, pos, depth = _WALKED[0]
+    if walked_text is not text or walked_id != id_end or pos > start:
+        pos, depth = id_end, 0
+    while pos < start and depth >= 0:  # (below 0: the id's object closed, for this key and every later one)
         byte = text[pos]
         if byte == 0x7B:  # "{"
             depth, pos = depth + 1, pos + 1
         elif byte == 0x7D:  # "}"
             depth, pos = depth - 1, pos + 1
-            if depth < 0:
-                return False  # the id's object closed before the key
         else:
             skipped = _JSON_SKIP.match(text, pos, start)
             pos = skipped.end() if skipped is not None and skipped.end() > pos else pos + 1
+    _WALKED[0] = (text, id_end, pos, depth)
     return depth == 0
+
+
+def _nearest_secret_id(text: bytes, floor: int, start: int) -> int:
+    """The end of the nearest Key Vault secret id in ``text[floor:start]``, -1 when none (of the last few
+    "/secrets/" there)."""
+    pos = start
+    for _ in range(_IDS_TRIED):
+        slash = text.rfind(b"/secrets/", floor, pos)
+        if slash < 0:
+            return -1
+        head = text.rfind(b"https://", max(floor, slash - _ID_HEAD_BYTES), slash)
+        found = _SECRET_ID.match(text, head, start) if head >= 0 else None
+        if found is not None:
+            return found.end()
+        pos = slash
+    return -1
