@@ -133,3 +133,20 @@ def test_values_that_read_on_or_are_taken_are_never_refused_cheaply(line: str) -
     out = sanitize_output(text.encode(), output_limit=1 << 30).text
     secret = re.search(r"Xk9mQ2vL8pR4|hunter2xyz|supersecret", line)
     assert secret is not None and secret.group() not in out, out
+
+
+@pytest.mark.parametrize(("line", "refused"), [
+    ('x password: "changeme"\n', True),  # a placeholder
+    ('x password: "aes-256-gcm"\n', True),  # an algorithm a setting names
+    ('x password: "/run/secrets/db_password"\n', True),  # a path
+    ('x "password": "***"\n', True),
+    ('x password: "[MASKED]1"\n', False),  # anything else under a password's name: the judgement's
+    ('x "db_password": "hunter2-Prod!"\n', False),
+])
+def test_a_quoted_value_under_a_password_name_is_refused_cheaply_only_as_before(line: str, refused: bool) -> None:
+    """A quoted value under a password's name is left to the judgement at once unless it is trivial, an algorithm or
+    a path (``cheap_rejection._refused``'s screen): those three are still refused without it."""
+    data = line.encode()
+    head = _ASSIGNMENT_HEAD.match(data, 1)
+    assert head is not None
+    assert (refuse_head(data, head, len(data) - 1) is not None) is refused

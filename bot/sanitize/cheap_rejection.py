@@ -195,6 +195,14 @@ def _refused(
         return None  # a plan's "old" -> "new": judge reads the new value too (``judge.changed_to``)
     colon = data[separator_at] == _COLON
     shown = data[value_start:value_end].decode("utf-8", "replace")
+    name = data[name_span[0] : name_span[1]].decode("utf-8", "replace")
+    if quoted and "/" not in shown:
+        # A quoted value under a password's name (``password: "[MASKED]1"``, ``"password": "..."`` on every line):
+        # ``refused_everywhere`` refuses it only when trivial, an algorithm or a path (no sentence rule for a quoted
+        # value, and no code), so anything else is left to the judgement without reading the line around it
+        found = shapes.name_kind(name)
+        if found is not None and found[1] and not shapes.rejected_value(shown):
+            return None
     if colon and not quoted and data[value_start] in _NODE_FIRST and shapes.yaml_node_reference(shown):
         return memo_end <= candidate_end  # a YAML alias or a node's bare properties, refused before reading on
     # judge's ``spaced``: a blank before the separator, as code and ini files write it (not an aligned column)
@@ -203,7 +211,6 @@ def _refused(
     # after "=" with a blank after it and none before, the prose rule judges it as after ":" alone
     words = not quoted and data[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()[:1].isalpha()
     prose = words and not colon and not spaced and data[separator_at + 1 : separator_at + 2] in _BLANKS
-    name = data[name_span[0] : name_span[1]].decode("utf-8", "replace")
     literal = quoted and spaced and not colon
     if not shapes.refused_everywhere(name, shown, spaced_literal=literal, sentence=words and colon) and not (
         # an expression of code (``password = settings.X``, ``token: os.environ["X"]``), in every call judge makes

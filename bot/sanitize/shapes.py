@@ -206,6 +206,7 @@ def _plural_key_kind(words: list[str]) -> tuple[str, bool] | None:
     return "key", False
 
 
+@functools.lru_cache(maxsize=1024)  # a name recurs on every line of dense text (``SECRET_KEY_BASE:``)
 def _ends_in_secret_word(name: str) -> bool:
     """Whether the name's last word is itself the secret's word (``JWT_SECRET``, ``API_KEY``), not a word before it
     (``SECRET_BACKEND=vault``, ``TOKEN_AUDIENCE=...`` name a setting about a secret)."""
@@ -213,6 +214,7 @@ def _ends_in_secret_word(name: str) -> bool:
     return bool(last) and (last[0] in ("key", "keys") or name_kind(last[0]) is not None)
 
 
+@functools.lru_cache(maxsize=256)  # asked two or three times of one candidate (cheap refusal, judgement)
 def trivial(value: str) -> bool:
     """A value no one would call a secret: empty, a boolean, a small number or duration, a placeholder."""
     bare = value.strip().strip("\"'").strip()
@@ -512,6 +514,7 @@ def accept_assignment(
 _BASE64_VALUE = re.compile(r"(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
 
 
+@functools.lru_cache(maxsize=256)  # asked of one candidate twice (cheap refusal, judgement): a base64 decode
 def basic_credentials(value: str) -> bool:
     """Whether ``value`` is base64 of ``user:password`` (printable, a ``:`` with text on both sides): what an
     ``auth`` holds in a Docker config or an HTTP Basic header, a secret whether or not it looks generated."""
@@ -543,6 +546,7 @@ def _path_value(path: str, bare: str, password_like: bool) -> bool:
     return _FILE_NAME.search(bare) is not None or not any(c.isupper() for c in bare)
 
 
+@functools.lru_cache(maxsize=1024)  # a name recurs on every line of dense text
 def environment_secret(name: str, kind: str) -> bool:
     """Whether ``accept_assignment`` may take any one-word value of ``name`` (a secret's name of ``kind``) where
     judge passes ``environment``: an environment variable's name ending in its secret's word (``JWT_SECRET``)."""
