@@ -118,3 +118,36 @@ def test_a_json_string_with_a_short_part_before_an_escaped_quote_is_judged_whole
 )
 def test_escaped_quotes_look_alikes_stay(line: str) -> None:
     assert shown(line) == line
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"bash-5.1$ echo $DB_PASSWORD\n{PW}\nbash-5.1$ exit\n",
+         "bash-5.1$ echo $DB_PASSWORD\n[REDACTED:echoed_secret_variable]\nbash-5.1$ exit\n"),
+        (f"sh-4.4# cat /run/secrets/db_password\n{PW}\nsh-4.4# exit\n",
+         "sh-4.4# cat /run/secrets/db_password\n[REDACTED:echoed_secret_file]\nsh-4.4# exit\n"),
+        (f"$ cat /run/secrets/db_password\n{PW}\n$ ls\n",
+         "$ cat /run/secrets/db_password\n[REDACTED:echoed_secret_file]\n$ ls\n"),
+        (f"# cat /etc/app/api_token.txt | base64 -d\n{PW}\n",
+         "# cat /etc/app/api_token.txt | base64 -d\n[REDACTED:echoed_secret_file]\n"),
+    ],
+)
+def test_a_secret_printed_after_a_default_prompt_or_by_cat_is_hidden(text: str, expected: str) -> None:
+    assert shown(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "bash-5.1$ echo $HOME\n/root\n",
+        "bash-5.1$ ls /run/secrets\ndb_password\n",
+        "$ cat /var/run/secrets/kubernetes.io/serviceaccount/namespace\nprod\n",
+        "$ cat tokens.py\nimport os\n",
+        "$ cat migrations/0042_password_hash.sql\nALTER TABLE users ADD COLUMN password_hash text;\n",
+        "$ head -1 /etc/passwd\nroot:x:0:0:root:/root:/bin/bash\n",
+        "$ cat settings.py | grep -n -i -E 'secret|password|key'\n12:DEBUG = False\n",
+    ],
+)
+def test_a_default_prompts_and_cats_look_alikes_stay(text: str) -> None:
+    assert shown(text) == text

@@ -43,15 +43,20 @@ _SECRET_WORD = r"(?i:pass|pwd|secret|token|key|credential|auth)"
 _PROGRAM_HINT = (
     r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
-    r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD + ")"
+    r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD
+    + r"|(?:cat|head|tail|less|more) [^\n]*" + _SECRET_WORD + ")"
 )
 # A shell's own prompt before its sign, as a pasted terminal session shows it: ``user@host:~/dir$ ``,
 # ``root@host:/# ``, ``[user@host dir]$ ``, after a virtual environment's ``(venv) ``. Always a user "@" a host
 # (``echo_hint`` looks for the "@" first); unbounded runs, no counters (one DFA state each).
 # ("\x24" is "$": the parser's rewrite reads a bare "$" as the end of the text, even in a class.)
-_PROMPT = r"(?:\([^()\n]*\) )?\[?[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+(?:[: ][^\n\x24#\]]*)?\]? ?[\x24#]"
+_PROMPT = (r"(?:\([^()\n]*\) )?\[?[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+(?:[: ][^\n\x24#\]]*)?\]? ?[\x24#]"
+           # a shell's default prompt, no user nor host (``bash-5.1$ ``, ``sh-4.4# ``: a container's ``exec -it``)
+           r"|(?:ba|da|k|z)?sh-[0-9]+(?:\.[0-9]+)*[\x24#]")
 ECHO_HINT = r"(?P<v>(?m:^)(?:" + _PROMPT + r"|\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
 _ECHO_HEAD = re.compile(("(?:" + _PROMPT + r"|\$|#|\+{1,3}) ").encode())
+# How a shell's default prompt starts (``_PROMPT``'s second form): asked when the line holds no "@".
+_SHELL_NAMES = (b"sh-", b"bash-", b"dash-", b"ksh-", b"zsh-")
 # The bytes an echoed command line may start with: a prompt sign, or a prompt's user, "[" or "(".
 PROMPT_FIRST = frozenset(b"$#+[(_.-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 # What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
@@ -81,7 +86,8 @@ def echo_hint(data: bytes, start: int, end: int) -> bool:
     a blank."""
     if start > 0 and data[start - 1] != 10:  # 10: "\n"
         return False
-    return (data[start] in b"$#+" or data.find(b"@", start, end) >= 0) and _ECHO_HEAD.match(data, start) is not None
+    return (data[start] in b"$#+" or data.find(b"@", start, end) >= 0 or data.startswith(_SHELL_NAMES, start)) and (
+        _ECHO_HEAD.match(data, start) is not None)
 
 
 # The shell's echoing builtins, and a variable's reference in their words (``$DB_PASSWORD``, ``${DB_PASSWORD}``,
@@ -101,6 +107,41 @@ def _echoed_variable(words: list[str]) -> Verdict | None:
         for variable in _VARIABLE.finditer(word):
             if name_kind(variable.group(1)) is not None:
                 return Verdict("secret_variable", f"{words[0]} {variable.group()}")
+    return None
+
+
+# Programs that print a file as it is, and file names that say they hold no secret (a mounted secret's directory
+# also holds a service account's namespace and CA certificate: ``/var/run/secrets/kubernetes.io/serviceaccount``).
+_FILE_PRINTERS = frozenset({"cat", "head", "tail", "less", "more"})
+_PUBLIC_FILES = frozenset({"namespace", "readme", "readme.md"})
+_PUBLIC_SUFFIXES = (".crt", ".cert", ".pub", ".md")
+_SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"})
+_PUBLIC_PATHS = frozenset({"/etc/passwd"})  # its "passwd" is a name: the accounts' list, no password
+
+
+def _echoed_secret_file(words: list[str]) -> Verdict | None:
+    """Why ``cat`` (``head``, ``tail``...) prints a secret's value: a file it prints is a mounted secret (a directory
+    named ``secrets``: Docker's and Kubernetes' ``/run/secrets/db_password``), or its name, with no extension but
+    ``.txt``, holds a secret by the sanitizer's name rules (``db_password``, ``api_token.txt``; ``tokens.py``,
+    ``0042_password_hash.sql``, ``namespace``, ``ca.crt`` are none). The words after a shell operator (``|``) are the
+    next command's.
+    Text only, as ``_echoed_variable``: the runner's own argv keeps ``secret_argv``'s shapes."""
+    if not words or words[0] not in _FILE_PRINTERS:
+        return None
+    for word in words[1:]:
+        if word in _SHELL_OPERATORS:
+            break  # the next command's words (``| grep -i 'secret|password'``) name no file printed
+        if word.startswith("-") or word in _PUBLIC_PATHS:
+            continue
+        directory, _, base = word.rstrip("/").rpartition("/")
+        lowered = base.lower()
+        if not base or lowered in _PUBLIC_FILES or lowered.endswith(_PUBLIC_SUFFIXES):
+            continue
+        stem = base[: -len(".txt")] if lowered.endswith(".txt") else base
+        # (by its name only without an extension, or ".txt": ``0042_password_hash.sql``, ``api_token.go`` are files
+        # of code or data about the secret, not its value)
+        if "secrets" in directory.lower().split("/") or "." not in stem and name_kind(stem) is not None:
+            return Verdict("secret_file", f"{words[0]} {word}")
     return None
 
 
@@ -139,7 +180,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
             words = _argv(command.decode("utf-8", "replace"))
-            verdict = judge_argv(words) or _echoed_variable(words)
+            verdict = judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
             kind = None if verdict is None else f"echoed_{verdict.kind}"
             if len(_VERDICTS) >= _VERDICT_ENTRIES:
                 _VERDICTS.clear()

@@ -55,4 +55,11 @@ case("vault-token-lookup-id-json", f'{{\n  "data": {{\n    "accessor": "{rs(24)}
 p3 = pw(10)
 case("json-escaped-short-first-part", '{"user": "app", "password": "a\\"bcdef"}\n{"password": "\\"' + p3 + '"}\n', 'a\\"bcdef', p3)
 
+# A command echoed after a shell's default prompt (no user@host: a container's ``exec -it``), and ``cat`` of a
+# mounted secret or a file named for one, then the bare value
+v1, v2, v3, v4 = pw(18), pw(16), rs(40), pw(14)
+case("default-prompt-echo", f"bash-5.1$ echo $DB_PASSWORD\n{v1}\nbash-5.1$ exit\n", v1)
+case("default-prompt-cat-secret", f"sh-4.4# cat /run/secrets/db_password\n{v2}\nsh-4.4# exit\n", v2)
+case("cat-secret-file", f"$ cat /run/secrets/api_token\n{v3}\n$ head -c 64 /etc/app/db_password.txt\n{v4}\n$ ls\n", v3, v4)
+
 OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)
