@@ -31,6 +31,7 @@ from redis.asyncio.connection import BlockingConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from bot.metrics import REDIS_POOL_CONNECTIONS, REDIS_POOL_LIMIT, REDIS_POOL_TIMEOUTS, REDIS_POOL_WAITING
+from bot.redis_send import direct_send
 
 __all__ = ["MeteredPool", "PoolSettings", "collect_pool_metrics", "pool_kwargs"]
 
@@ -63,10 +64,12 @@ def pool_kwargs(settings: PoolSettings) -> dict[str, Any]:
 
 
 class MeteredPool(BlockingConnectionPool):
-    """``BlockingConnectionPool`` that reports waiting tasks and wait timeouts to Prometheus."""
+    """``BlockingConnectionPool`` that reports waiting tasks and wait timeouts to Prometheus, and whose connections
+    send without a task per command (``bot.redis_send``)."""
 
     def __init__(self, *args: Any, pool_name: str = COMMANDS, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.connection_class = direct_send(self.connection_class)
         self.pool_name = pool_name
         self.waiting = 0
         self.timeouts = 0

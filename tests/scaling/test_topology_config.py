@@ -10,6 +10,7 @@ import pytest
 from bot.config import ConfigError, Secrets, parse_config, redis_topology
 from bot.redis_factory import open_redis
 from bot.redis_pool import PoolSettings
+from bot.redis_send import direct_send
 from bot.redis_topology import (
     MeteredSentinelPool,
     RediscoveringConnection,
@@ -47,7 +48,8 @@ def test_sentinel_connections_rediscover_the_primary_with_and_without_tls(tls: b
     topology = redis_topology(parse_config(config), Secrets(redis_password="data-pw"))
     client, _ = sentinel_client(topology, PoolSettings(), {})
     connection = client.connection_pool.make_connection()
-    assert type(connection) is (RediscoveringSSLConnection if tls else RediscoveringConnection)
+    # (sending without a task per command: bot/redis_send.py)
+    assert type(connection) is direct_send(RediscoveringSSLConnection if tls else RediscoveringConnection)
     if tls:
         assert connection.ssl_context.ca_certs == "/ca.pem"
 
