@@ -10,33 +10,42 @@ knows: its last update of that card was accepted by Slack with the same text and
 that card by this process overlapped it (two updates in flight at once may land in either order, so after an
 overlap what the card shows is unknown until the next update that had it alone). Another replica's update is not
 seen here: that writer reads the call back after its own update and corrects an older state it may have shown
-(``interactions.refresh_card``), as before. Bounded: the least recently shown cards are forgotten first.
+(``interactions.refresh_card``), as before. What another replica showed since can still differ when a Redis
+failover took the call back to the state this process showed last (the unconfirmed approvals' watch re-renders
+such cards, ``unconfirmed.py``), so the memory is trusted for ``TRUST_SECONDS`` only: the duplicate it saves comes
+milliseconds after the first update. Bounded: the least recently shown cards are forgotten first.
 """
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 CARDS_KEPT = 2048
+TRUST_SECONDS = 10.0
 
 Card = tuple[str, str]  # (channel, ts)
-Shown = tuple[str, list[dict[str, Any]]]  # (fallback text, blocks)
+Shown = tuple[str, list[dict[str, Any]], float]  # (fallback text, blocks, when Slack accepted them)
 
 
 class CardsShown:
-    def __init__(self, kept: int = CARDS_KEPT) -> None:
-        self.kept = kept
+    def __init__(self, kept: int = CARDS_KEPT, trust_seconds: float = TRUST_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.kept, self.trust_seconds, self.clock = kept, trust_seconds, clock
         self._shown: OrderedDict[Card, Shown] = OrderedDict()
         self._sending: dict[Card, int] = {}  # card -> its updates in flight now
         self._overlapped: set[Card] = set()  # cards two updates were in flight for at once
 
     def unchanged(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> bool:
-        """The card shows ``text`` and ``blocks`` already (this process's last update of it, not overlapped)."""
+        """The card shows ``text`` and ``blocks`` already (this process's last update of it, not overlapped, less
+        than ``trust_seconds`` ago)."""
         card = (channel, ts)
-        return card not in self._sending and self._shown.get(card) == (text, blocks)
+        shown = self._shown.get(card)
+        return (shown is not None and card not in self._sending and shown[:2] == (text, blocks)
+                and self.clock() - shown[2] < self.trust_seconds)
 
     @contextmanager
     def sending(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]]) -> Iterator[None]:
@@ -59,6 +68,6 @@ class CardsShown:
             if not left:
                 self._overlapped.discard(card)
             if accepted and not overlapped:
-                self._shown[card] = (text, blocks)
+                self._shown[card] = (text, blocks, self.clock())
                 while len(self._shown) > self.kept:
                     self._shown.popitem(last=False)

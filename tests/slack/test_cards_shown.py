@@ -48,3 +48,16 @@ def test_bounded() -> None:
             pass
     assert not shown.unchanged("C1", "0.0", "Running", BLOCKS)
     assert shown.unchanged("C1", "1.0", "Running", BLOCKS) and shown.unchanged("C1", "2.0", "Running", BLOCKS)
+
+
+def test_trusted_for_a_few_seconds_only() -> None:
+    """The duplicate it saves comes milliseconds after the first update; later, another replica or a failover
+    may have changed the card, so the update is sent."""
+    now = [100.0]
+    shown = CardsShown(trust_seconds=10, clock=lambda: now[0])
+    with shown.sending("C1", "1.1", "Running", BLOCKS):
+        pass
+    now[0] += 9.9
+    assert shown.unchanged("C1", "1.1", "Running", BLOCKS)
+    now[0] += 0.2
+    assert not shown.unchanged("C1", "1.1", "Running", BLOCKS)
