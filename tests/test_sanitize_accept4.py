@@ -42,9 +42,7 @@ OPEN_LEAKS = {
     "haproxy-stats-auth": "haproxy userlist `user x insecure-password <pw>` is shown",
     "envoy-generic-secret": "envoy config dump `generic_secret.secret.inline_string` is shown",
     "teams-webhook": "Microsoft Teams incoming webhook URL (webhookb2 .../IncomingWebhook/<id>/.../V2<key>) is shown",
-    "perl-dbi": "Perl DBI connect('dsn','user','<pw>',...) error: the password argument is shown",
     "nats-creds": "NATS .creds file: the user JWT and the `SU...` nkey seed are shown",
-    "elastic-setup-passwords": "elasticsearch-setup-passwords: `PASSWORD elastic = <pw>` lines are shown",
     "heroku-auth-token": "heroku auth:token: the `HRKU-...` token on its own line is shown",
     "rclone-conf": "rclone.conf B2 `key = K001...` application key is shown",
 }

@@ -2,8 +2,9 @@
 value, or with the name where no name-based detector reads it (issue #11, accept3's last open cases): ``az
 keyvault secret show``'s ``"value"`` (its object's ``id`` says it is a Key Vault secret), Rails' ``ENV.fetch("NAME")
 { "default" }``, a Windows answer file's ``<AdministratorPassword><Value>``, a PHP stack trace's
-``PDO->__construct`` arguments, the password ``argocd admin initial-password`` prints above its advice, and
-``elasticsearch-reset-password``'s ``New value:``.
+``PDO->__construct`` arguments (and Perl DBI's ``connect``), the password ``argocd admin initial-password`` prints
+above its advice, ``elasticsearch-reset-password``'s ``New value:`` and ``elasticsearch-setup-passwords``' ``PASSWORD
+name = PW``.
 
 Each is rare in ordinary output, so each is an automaton of its own behind a literal only that program writes (text
 without it costs one substring search per literal, ``automata.Automaton.may_match``). ``context_detectors.CONTEXT``
@@ -80,6 +81,14 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         literals=(b"__construct(",),
     ),
     Detector(
+        # Perl DBI's error (and DBI->trace): DBI connect('dbname=crm;host=pg','crm','PW',...) failed: the password
+        # is the third argument, quoted as Perl prints it (no blank after the commas)
+        "password",
+        r"\bDBI[ \t]connect\('[^'\n]{0,256}',[ \t]?'[^'\n]{0,256}',[ \t]?(?P<v>'[^\n]{1,256}?')(?:,|\))",
+        own_automaton=True,
+        literals=(b"DBI connect(",),
+    ),
+    Detector(
         # argocd admin initial-password: the password alone on its line, a blank line, then Argo CD's advice
         "password",
         r"(?m:^)(?P<v>[^\s]{1,256})[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}[ \t]{0,4}"
@@ -94,6 +103,14 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         search=r"\] user successfully reset\.[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}New value: [^\s]",
         own_automaton=True,
         literals=(b"user successfully reset.",),
+    ),
+    Detector(
+        # elasticsearch-setup-passwords auto: "Changed password for user NAME" then "PASSWORD NAME = PW"
+        "password",
+        r"Changed password for user [^\s]{1,64}[ \t]{0,16}\r?\nPASSWORD [^\s]{1,64} = (?P<v>[^\s]{1,256})",
+        search=r"Changed password for user [^\s]{1,64}[ \t]{0,16}\r?\nPASSWORD [^\s]{1,64} = [^\s]",
+        own_automaton=True,
+        literals=(b"Changed password for user ",),
     ),
 )
 
