@@ -118,6 +118,7 @@ LOOK_ALIKES = (
     "$ argocd account update-password\n*** Enter password of currently logged in user (admin):\n"
     "Password updated\nContext 'argocd.example.com' updated\n",
     "This password must be only used for first time login.\n",
+    "Rotated.\n\n This password must be only used for first time login, we said.\n",
     "Field changed: replicas\nOld value: 3\nNew value: 5\n",
     "Password for the [elastic] user successfully reset.\n",
     "DBI connect('dbname=crm;host=pg-crm','crm','',...) failed: fe_sendauth: no password supplied\n",

@@ -20,11 +20,9 @@ from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import Detector
 
 # A Key Vault secret's id as az prints it in ``secret show``/``secret set`` (a version after the name; ``secret list``
-# prints ids without one, and no values): the public cloud's and the sovereign clouds' vault domains.
-KEY_VAULT_SECRET_ID = (
-    rb"https://[A-Za-z0-9-]{3,24}\.vault\.(?:azure\.net|azure\.cn|usgovcloudapi\.net|microsoftazure\.de)"
-    rb"/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\""
-)
+# prints ids without one, and no values): the public cloud's and Azure China's vault domains (the US Government
+# cloud's, vault.usgovcloudapi.net, lacks the literal that gates the detector: not covered).
+KEY_VAULT_SECRET_ID = rb"https://[A-Za-z0-9-]{3,24}\.vault\.azure\.(?:net|cn)/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\""
 # A JSON string value, to its closing quote (one that reaches the bound runs on to it: ``judge.extended_end``).
 _JSON_STRING = r"\"[^\"\n]{1,256}\"?"
 _QUOTED = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'"
@@ -45,7 +43,9 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>" + _JSON_STRING + ")",
         check="key_vault_value",
         own_automaton=True,
-        literals=(b".vault.", b"/secrets/", b'"value"'),
+        # (one literal, starting with its rarest byte "z": '"value"' and "/secrets/" hold bytes realistic output
+        # is full of, and ``Automaton.may_match`` asks the shortest first)
+        literals=(b"zure.",),
     ),
     Detector(
         # Rails (database.yml's ERB, an initializer): ENV.fetch("DB_PASSWORD") { "default" } or ENV.fetch("X", "d"),
@@ -57,7 +57,7 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         finder=rf"\bENV\.fetch\([ \t]{{0,4}}[\"']{_FINDER_NAME}[\"'][ \t]{{0,4}}"
         r"(?:\)[ \t]{0,4}\{[ \t]{0,4}|,[ \t]{0,4})[\"']",
         own_automaton=True,
-        literals=(b"ENV.fetch(",),
+        literals=(b".fetch(",),
     ),
     Detector(
         # A Windows answer file (unattend.xml, autounattend.xml): <AdministratorPassword> (or <Password>) then
@@ -86,15 +86,16 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         "password",
         r"\bDBI[ \t]connect\('[^'\n]{0,256}',[ \t]?'[^'\n]{0,256}',[ \t]?(?P<v>'[^\n]{1,256}?')(?:,|\))",
         own_automaton=True,
-        literals=(b"DBI connect(",),
+        literals=(b"connect('",),
     ),
     Detector(
-        # argocd admin initial-password: the password alone on its line, a blank line, then Argo CD's advice
+        # argocd admin initial-password: the password alone on its line, a blank line, then Argo CD's advice (as
+        # every release since 2.4 words it)
         "password",
         r"(?m:^)(?P<v>[^\s]{1,256})[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}[ \t]{0,4}"
-        r"This password must be only used for first time login",
+        r"This password must be only used for first time login\. We strongly recommend",
         own_automaton=True,
-        literals=(b"This password must be only used",),
+        literals=(b"We strongly recommend",),  # its first byte, "W", rare in logs: a memchr answers most texts
     ),
     Detector(
         # elasticsearch-reset-password: "Password for the [elastic] user successfully reset." then "New value: PW"
@@ -102,7 +103,7 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         r"\] user successfully reset\.[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}New value: (?P<v>[^\s]{1,256})",
         search=r"\] user successfully reset\.[ \t]{0,16}\r?\n(?:[ \t]{0,16}\r?\n){0,2}New value: [^\s]",
         own_automaton=True,
-        literals=(b"user successfully reset.",),
+        literals=(b"New value: ",),
     ),
     Detector(
         # elasticsearch-setup-passwords auto: "Changed password for user NAME" then "PASSWORD NAME = PW"
