@@ -43,11 +43,16 @@ def apply_reports(data: bytes, reports: Reports, marker: Marker) -> tuple[bytes,
     spans.sort(key=lambda span: (span[0], -span[1]))
     pieces: list[bytes] = []
     last = count = 0
+    length = len(data)
     for start, end, replacement in spans:
         if end <= last:
             continue
         if start < last or isinstance(replacement, str):
-            start, end = whole_characters(data, max(start, last), end, last)
+            start = max(start, last)
+            # Only a span that starts or ends on a non-ASCII byte can cut a character (asked inline: a withheld line
+            # or a table cell on every line of dense text is replaced here)
+            if start < length and data[start] >= 0x80 or end < length and data[end] >= 0x80:
+                start, end = whole_characters(data, start, end, last)
             replacement = marker(replacement if isinstance(replacement, str) else "reported_overlap",
                                  data[start:end])
         pieces += (data[last:start], replacement)
