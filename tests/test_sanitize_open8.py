@@ -151,3 +151,17 @@ def test_a_secret_printed_after_a_default_prompt_or_by_cat_is_hidden(text: str, 
 )
 def test_a_default_prompts_and_cats_look_alikes_stay(text: str) -> None:
     assert shown(text) == text
+
+
+@pytest.mark.parametrize("blank", ["\u2007", "\u202f", "\u3000"])
+def test_names_aligned_with_other_unicode_spaces_are_hidden(blank: str) -> None:
+    text = f"db_host{blank * 7}= db.internal\ndb_password{blank * 3}= {PW}\n    password{blank * 2}: {PW}\n"
+    assert shown(text) == (f"db_host{blank * 7}= db.internal\ndb_password{blank * 3}= [REDACTED:password]\n"
+                           f"    password{blank * 2}: [REDACTED:password]\n")
+
+
+@pytest.mark.parametrize("blank", ["\u2007", "\u202f", "\u3000"])
+def test_other_unicode_spaces_look_alikes_stay(blank: str) -> None:
+    text = (f"token_ttl{blank * 5}= 1h\npassword_policy{blank * 2}: strict\n"
+            f"secret_name{blank * 3}= orders-db-credentials\n")
+    assert shown(text) == text

@@ -139,7 +139,10 @@ _LINE_INDENT = rf"(?:^|\n){_LINE_OPENER}[ \t]{{0,64}}(?:-[ \t]{{1,4}})?"
 # starts only after a name that opens its line. A blank there may be a no-break space (U+00A0: a table copied from a
 # web page or a wiki, PowerShell output through some terminals), one character to RE2 and one iteration of this
 # group to the parser (its two UTF-8 bytes spelled as one literal), so both count it alike.
-ALIGNED_BLANK = "(?:[ \\t]|\u00a0)"
+# Other Unicode spaces pad such a column too (a table pasted from a document or a spreadsheet): the figure space
+# U+2007 (digits' width), the narrow no-break space U+202F and the ideographic space U+3000 (CJK input methods).
+WIDE_BLANKS = "\u00a0|\u2007|\u202f|\u3000"
+ALIGNED_BLANK = "(?:[ \\t]|" + WIDE_BLANKS + ")"
 _ALIGNMENT = ALIGNED_BLANK + "+"
 # Make's assignments: a directive before the name (``export DB_PASSWORD ?= ab;cd``, ``override``, ``private``), and
 # its operators beside "=": "?=" (if unset), ":=" "::=" ":::=" (expanded), "+=" (appended); make's value is the whole
@@ -173,7 +176,7 @@ _ALIGNED_FINDER_HEAD = _ALIGNED_HEAD.replace(_NAME, _FINDER_NAME)
 # The same column's narrower keys when its blanks are no-break spaces: the longest key of a block has one to four
 # before its separator, where plain blanks are code's (the assignment detector's) but a no-break space is no one's
 # (code never writes one). A detector of its own (the run is short and bounded: no count on plain blanks).
-_ALIGNED_NBSP_HEAD = _aligned_head("[ \\t]{0,4}\u00a0" + ALIGNED_BLANK + "{0,3}")
+_ALIGNED_NBSP_HEAD = _aligned_head("[ \\t]{0,4}(?:" + WIDE_BLANKS + ")" + ALIGNED_BLANK + "{0,3}")
 _ALIGNED_NBSP_FINDER_HEAD = _ALIGNED_NBSP_HEAD.replace(_NAME, _FINDER_NAME)
 # The same aligned name mid-line, after other text (``config: user  admin   password      = s3cr3t``, a log line
 # that prints a block's aligned row): after a non-blank and blanks, or after a character no name holds (not a

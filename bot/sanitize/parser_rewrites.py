@@ -30,6 +30,8 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import cast
 
+from bot.sanitize.context_patterns import WIDE_BLANKS
+
 NAME_CHARACTERS = frozenset(ord(c) for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_RUN = "[A-Za-z0-9_.-]"
 _EVERY = frozenset(range(256))  # the parser reads bytes
@@ -301,10 +303,11 @@ def guard_names(pattern: str, name: str) -> str:
 # A run of blanks: bounded (``[ \\t]{m,n}``), or an aligned column's, whose blank may be a no-break space too
 # (``context_patterns.ALIGNED_BLANK``: ``(?:[ \\t]|\u00a0){m,}`` or ``+``, unbounded: its fast spelling is).
 _BLANK_RUN = re.compile(
-    "\\[ \\\\t\\]\\{\\d+,\\d+\\}(?![?+])|\\(\\?:\\[ \\\\t\\]\\|\u00a0\\)(?:\\{\\d+,\\}|\\+)(?![?+])"
+    "\\[ \\\\t\\]\\{\\d+,\\d+\\}(?![?+])|\\(\\?:\\[ \\\\t\\]\\|" + re.escape(WIDE_BLANKS)
+    + "\\)(?:\\{\\d+,\\}|\\+)(?![?+])"
 )
 # What a run's blank may start with: a blank, or a no-break space (U+00A0; its first UTF-8 byte is 0xc2).
-_RUN_FIRST = _BLANKS | {0xA0, 0xC2}
+_RUN_FIRST = _BLANKS | {0xA0, 0xC2, 0xE2, 0xE3}  # (U+2007 and U+202F start with 0xe2, U+3000 with 0xe3)
 
 
 def possessive_blanks(pattern: str) -> str:
@@ -337,7 +340,7 @@ def _fast_aligned_run(run: str) -> str:
     blank (an aligned ``password`` + 40 blanks parsed five times slower as a group), and its least count, when
     over one, is asked first by a lookahead of that many iterations."""
     blank, quantifier = run[: run.index(")") + 1], run[run.index(")") + 1 :]
-    fast = "(?:[ \\t]++|\u00a0)+"  # possessive once the caller appends "+"
+    fast = "(?:[ \\t]++|" + WIDE_BLANKS + ")+"  # possessive once the caller appends "+"
     least = int(quantifier[1 : quantifier.index(",")]) if quantifier.startswith("{") else 1
     return (f"(?={blank}{{{least}}})" if least > 1 else "") + fast
 

@@ -62,4 +62,10 @@ case("default-prompt-echo", f"bash-5.1$ echo $DB_PASSWORD\n{v1}\nbash-5.1$ exit\
 case("default-prompt-cat-secret", f"sh-4.4# cat /run/secrets/db_password\n{v2}\nsh-4.4# exit\n", v2)
 case("cat-secret-file", f"$ cat /run/secrets/api_token\n{v3}\n$ head -c 64 /etc/app/db_password.txt\n{v4}\n$ ls\n", v3, v4)
 
+# Aligned names padded with other Unicode spaces (U+2007 figure space, U+202F narrow no-break, U+3000 ideographic)
+p1, p2, p3 = pw(16), pw(14), pw(18)
+case("aligned-figure-space", f"db_host\u2007\u2007\u2007\u2007\u2007\u2007\u2007= db.internal\ndb_password\u2007\u2007\u2007= {p1}\n", p1)
+case("aligned-narrow-nbsp-colon", f"    user\u202f\u202f\u202f\u202f\u202f\u202f: ops\n    password\u202f\u202f: {p2}\n", p2)
+case("aligned-ideographic", f"api_host\u3000\u3000\u3000\u3000\u3000\u3000= api.internal\napi_token\u3000= {p3}\n", p3)
+
 OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)
