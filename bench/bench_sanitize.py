@@ -140,10 +140,11 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             '"id": "https://kv.vault.azure.net/secrets/s/' + "0a" * 16 + '",\n…"value": "a{i}",\n',
             '{"id": "https://kv.vault.azure.net/secrets/s/' + "0a" * 16 + '", "tags": {}, "value": "a{i}"}\n',
             'ENV.fetch("DB_PASSWORD") { "a{i}" }\n', "<Password><Value>a{i}</Value>\n",
-            "PDO->__construct('a', 'b', 'c{i}')\n", "a{i}\n\nThis password must be only used for first time login\n",
+            "PDO->__construct('a', 'b', 'c{i}')\n",
+            "a{i}\n\nThis password must be only used for first time login. We strongly recommend\n",
             "] user successfully reset.\nNew value: a{i}\n", "DB_PW=a{i}\n", "APP_KEYS=a{i}\n",
             "https://kv.vault.azure.net/secrets/\"value\":\"", "<Value>", "PDO->__construct('a', 'b', ",
-            "This password must be only used")
+            "This password must be only used for first time login. We strongly recommend")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

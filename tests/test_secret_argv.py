@@ -39,6 +39,7 @@ ASKS_FOR_A_SECRET = [
     ("aws ssm get-parameter --name /db/pw --with-decryption --query Parameter.Value --output text",
      "secret_reveal"),
     ("aws ecr get-login-password --region eu-west-1", "secret_command"),
+    ("argocd admin initial-password -n argocd", "secret_command"),
     ("gcloud secrets versions access latest --secret=db", "secret_command"),
     ("az keyvault secret show --vault-name v --name db --query value -o tsv", "secret_command"),
     ("op read op://prod/db/password", "secret_command"),
@@ -65,6 +66,8 @@ ASKS_FOR_A_SECRET = [
 # Ordinary command lines that must keep their output: a field or a path that is no secret's, a listing, a word
 # that only looks like one of the shapes
 ORDINARY = [
+    "argocd admin settings validate",
+    "argocd account update-password --account admin",
     "vault kv get -field=name secret/db",
     "vault kv get -field=username secret/db",
     "vault kv get -format=json secret/db",

@@ -100,6 +100,7 @@ BUILT_IN = SecretArgvShapes.of(
         "doppler secrets get",
         "view-secret",  # kubectl plugin: decoded values
         "ecr get-login-password",  # aws: a registry password, bare (base64, no name, no JWT dots)
+        "argocd admin initial-password",  # Argo CD's first admin password, bare on its first line
         "secret get",  # a fisk application wrapping a secret store
         "secret read",
         "secret show",
