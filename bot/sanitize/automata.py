@@ -93,11 +93,21 @@ class Automaton:
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
         object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
-        object.__setattr__(self, "_contains", tuple(containment(lit) for lit in sorted(self.literals, key=len)))
+        object.__setattr__(self, "_contains", tuple((lit, containment(lit)) for lit in sorted(self.literals, key=len)))
 
-    def may_match(self, data: bytes) -> bool:
-        """Whether every literal is in ``data`` (the one-byte ones first: a missing one answers at once)."""
-        return all(contains(data) for contains in self._contains)  # type: ignore[attr-defined]
+    def may_match(self, data: bytes, known: dict[bytes, bool] | None = None) -> bool:
+        """Whether every literal is in ``data`` (the one-byte ones first: a missing one answers at once).
+        ``known``: what earlier automata's literals said of the same ``data``, added to here (two automata gated by
+        one literal, the mid-line columns' five blanks, search the text for it once)."""
+        if known is None:
+            return all(contains(data) for _, contains in self._contains)  # type: ignore[attr-defined]
+        for literal, contains in self._contains:  # type: ignore[attr-defined]
+            found = known.get(literal)
+            if found is None:
+                found = known[literal] = contains(data)
+            if not found:
+                return False
+        return True
 
     def scan_hits(self, data: bytes) -> bool:
         """Whether the unanchored scan (``search``, else ``finder``) hits anywhere in ``data``: no finder match
@@ -259,7 +269,8 @@ class Leftmost:
         # the one automaton left (``_narrow``: no other automaton's hit can then come first or share a start).
         self._finders, self._dismiss, self._dismissing, self._remembered = finders, dismiss, dismissing, remembered
         # ``skip``: automata (their ``id``) whose scan is known to find nothing in ``data`` (``candidate_scan``).
-        self._sources = [i for i, a in enumerate(finders) if id(a) not in skip and a.may_match(data)]
+        known: dict[bytes, bool] = {}
+        self._sources = [i for i, a in enumerate(finders) if id(a) not in skip and a.may_match(data, known)]
         self._data, self._length = data, len(data)
         self._matches = [
             finders[i].searcher(data, self._length, dismiss if i == dismissing else None) for i in self._sources
@@ -325,14 +336,24 @@ def _ungrouped(pattern: str) -> str:
 
 
 def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
-    """The alternation's detectors, then each ``own_automaton`` detector alone, with its literals."""
+    """The alternation's detectors, then each ``own_automaton`` detector alone with its literals, or with the
+    detectors next to it of its ``group``, in one alternation without literals (in the pass's order, so that at a
+    start where two of them match, the first wins as in the pass's parser)."""
     together = tuple(d for d in detectors if not d.own_automaton)
     groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(together, ())] if together else []
-    return groups + [((d,), d.literals) for d in detectors if d.own_automaton]
+    previous: Detector | None = None
+    for detector in detectors:
+        if detector.own_automaton and detector.group and previous is not None and previous.group == detector.group:
+            groups[-1] = ((*groups[-1][0], detector), ())
+        elif detector.own_automaton:
+            groups.append(((detector,), () if detector.group else detector.literals))
+        previous = detector if detector.own_automaton else None
+    return groups
 
 
 def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
-    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton``."""
+    """The finders of these detectors: one automaton for the alternation, one for each ``own_automaton`` (or
+    ``group`` of them)."""
     automata = []
     for group, literals in _groups(detectors):
         searches = tuple(d for d in group if d.search)
@@ -440,8 +461,9 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
         # is named as missed: with no candidate, the passes do not search these bytes.)
         return False, frozenset()
     missed: list[int] = []
+    known: dict[bytes, bool] = {}
     for automaton in _ANY_CANDIDATE:
-        if automaton.may_match(data) and automaton.scan_hits(data):
+        if automaton.may_match(data, known) and automaton.scan_hits(data):
             return True, frozenset(missed)
         # (one whose literals are not all in the text finds nothing either: the passes need not look for them again)
         missed.append(id(automaton))

@@ -63,6 +63,11 @@ class Detector:
     # must hold for the check to accept one: a Key Vault value's id); text without one of them skips that automaton.
     own_automaton: bool = False
     literals: tuple[bytes, ...] = ()
+    # Several ``own_automaton`` detectors next to each other with the same ``group`` share one automaton (see
+    # ``automata._groups``), scanned whenever the pass runs: their ``literals`` then gate nothing. For rare
+    # detectors whose literals ordinary text holds anyway, where a literal gate each cost a search of the text
+    # each, more than one scan of them all.
+    group: str = ""
     # What the unanchored scan looks for, when set: the start of ``finder`` (every ``finder`` match starts with a
     # ``search`` match at the same byte) without its long value, checked by an anchored ``finder`` match at each
     # hit (see automata.Automaton). A value counting to 255 in the scan made RE2 build DFA states for ever on
