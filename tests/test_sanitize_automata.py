@@ -456,7 +456,10 @@ def test_a_candidate_only_its_own_automaton_found_parses_alone_as_the_whole_alte
     the loop skips the branches before it there (a mid-line aligned name paid for 55 of them)."""
     texts = [leak.text.encode() for leak in LEAKS] + [path.read_bytes() for path in BENIGN]
     texts += [b"x  password      = a1b2c3\n" * 3, b"x  password      a1b2c3d4\n" * 3,
-              b"web  SECRET_TOKEN       Xk9mQ2vL7pRt4wZ8\n", b"u:p@tcp(h:3306)/d https://hooks.slack.com/x\n"]
+              b"web  SECRET_TOKEN       Xk9mQ2vL7pRt4wZ8\n", b"u:p@tcp(h:3306)/d https://hooks.slack.com/x\n",
+              # the services' shared automaton (``Detector.group``): its branches parsed together, in their order
+              b'proxy_set_header X-Api-Key "a1b2c3d4";\nuserPassword:: QUFBQUFB\nFTP: PASS Zq8vR2\n:password=>"ab"\n',
+              b'1) "requirepass"\n2) "Zq8vR2"\nSECRET_KEY_BASE:     Zq8vR2mK9pL4\n"x.password":{"value":"Zq8"}\n']
     checked = 0
     for pass_ in (TOKEN_PASS, CONTEXT_PASS):
         assert len(pass_.own_branches) == len(pass_.finders)
@@ -464,13 +467,14 @@ def test_a_candidate_only_its_own_automaton_found_parses_alone_as_the_whole_alte
             leftmost, pos = Leftmost(pass_.finders, text), 0
             while (start := leftmost.find(pos)[0]) >= 0:
                 pos = start + 1
-                if leftmost.ambiguous or (branch := pass_.own_branches[leftmost.source]) < 0:
+                if leftmost.ambiguous or not (branches := pass_.own_branches[leftmost.source]):
                     continue
-                alone = pass_.parse_alone(branch)(text, start)
+                alone = pass_.parse_alone(branches)(text, start)
                 whole = pass_.parser.match(text, start)
                 if alone is None:
                     continue  # (the loop then parses with the whole alternation)
-                assert whole is not None and pass_.branch_of[whole.lastgroup] == branch  # type: ignore[index]
+                assert whole is not None and pass_.branch_of[whole.lastgroup] in branches  # type: ignore[index]
+                assert pass_.branch_of[whole.lastgroup] == pass_.branch_of[alone.lastgroup]  # type: ignore[index]
                 groups = alone.groupdict()
                 assert alone.span() == whole.span() and groups == {name: whole[name] for name in groups}
                 assert all(value is None for name, value in whole.groupdict().items() if name not in groups)

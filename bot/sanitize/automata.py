@@ -233,16 +233,16 @@ class DetectorPass:
     branch_of: dict[str, int] = field(default_factory=dict)
     # ``parser.match`` by the candidate's first byte, of the branches that can start with it (``parser_dispatch``)
     parsers: list[Callable[[bytes, int], re.Match[bytes] | None]] = field(default_factory=list, repr=False)
-    # By automaton (its index in ``finders``): the branch of the one detector it holds, -1 for the alternation's
-    # and the assignment's (which has ``assignment_parser``). A candidate that only such an automaton found (its
-    # ``Leftmost.source``, not ``ambiguous``) is that branch's when the branch alone matches there: no branch before
-    # it can match at that start, since its own automaton's finder, which holds what it accepts, found nothing
-    # there. The alternation's branches before it (55 of them for a mid-line aligned name) cost up to 10 us a
-    # candidate. Where the branch alone fails, the whole parse decides, as before.
-    own_branches: tuple[int, ...] = ()
-    # ``FirstByteParsers.alone``: the parser of one branch, compiled on first use.
-    parse_alone: Callable[[int], Callable[[bytes, int], re.Match[bytes] | None]] = field(
-        default=lambda branch: _no_parse, repr=False)
+    # By automaton (its index in ``finders``): the branches of the detectors it holds (one, or a ``group``'s in the
+    # pass's order), none for the alternation's and the assignment's (which has ``assignment_parser``). A candidate
+    # that only such an automaton found (its ``Leftmost.source``, not ``ambiguous``) is the first of those branches
+    # that matches there, when one does: no branch before them can match at that start, since their automata's
+    # finders, which hold what they accept, found nothing there. The alternation's branches before it (55 of them for
+    # a mid-line aligned name) cost up to 10 us a candidate. Where they fail, the whole parse decides, as before.
+    own_branches: tuple[tuple[int, ...], ...] = ()
+    # ``FirstByteParsers.alone``: the parser of those branches alone, compiled on first use.
+    parse_alone: Callable[[tuple[int, ...]], Callable[[bytes, int], re.Match[bytes] | None]] = field(
+        default=lambda branches: _no_parse, repr=False)
 
 
 def _no_parse(data: bytes, pos: int) -> None:
@@ -392,11 +392,12 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
         assignment_parser = compiled(parts[-1])
     parser = compiled("|".join(parts))
     branch_of = {name: int(name[1 : name.index("_")]) for name in parser.groupindex}
-    # Each automaton's one detector (``_groups``' order: the alternation first, then each own automaton's)
-    own = [i for i, d in enumerate(detectors) if d.own_automaton]
-    own_branches = ([-1] if len(own) < len(detectors) else []) + own
+    # Each own automaton's detectors (``_groups``' order, which ``_automata`` keeps), none for the alternation's
+    index_of = {id(d): i for i, d in enumerate(detectors)}
+    own_branches = [tuple(index_of[id(d)] for d in group) if group[0].own_automaton else ()
+                    for group, _ in _groups(detectors)]
     if assignment >= 0:
-        own_branches[assignment] = -1
+        own_branches[assignment] = ()
     dispatch = FirstByteParsers(parts, compiled)
     return DetectorPass(finders=finders, parser=parser, detectors=detectors, rejected={},
                         assignment_automaton=assignment, assignment_parser=assignment_parser, branch_of=branch_of,

@@ -506,8 +506,8 @@ def run_pass(
             match = assignment_parse(data, candidate_start)
         else:
             match = None
-            if (source := leftmost.source) >= 0 and not leftmost.ambiguous and (branch := own_branches[source]) >= 0:
-                match = parse_alone(branch)(data, candidate_start)  # (see ``DetectorPass.own_branches``)
+            if (source := leftmost.source) >= 0 and not leftmost.ambiguous and (branches := own_branches[source]):
+                match = parse_alone(branches)(data, candidate_start)  # (see ``DetectorPass.own_branches``)
             if match is None:
                 match = (parsers[data[candidate_start]] if candidate_start < length else pass_.parser.match)(
                     data, candidate_start)

@@ -31,12 +31,12 @@ class FirstByteParsers:
         self._starts: list[tuple[frozenset[int], bool]] | None = None
         self.parsers: list[Parse] = [self._first_use(byte) for byte in range(256)]
 
-    def alone(self, branch: int) -> Parse:
-        """``match`` of branch ``branch`` alone (same group names): for a candidate that only this branch's own
-        automaton found (``candidates.run_pass``). Compiled on first use and kept, as the others."""
-        parse = self._by_branches.get((branch,))
+    def alone(self, branches: tuple[int, ...]) -> Parse:
+        """``match`` of these branches alone, in their order (same group names): for a candidate that only their
+        own automaton found (``candidates.run_pass``). Compiled on first use and kept, as the others."""
+        parse = self._by_branches.get(branches)
         if parse is None:
-            parse = self._by_branches[(branch,)] = self._compile(self._parts[branch]).match
+            parse = self._by_branches[branches] = self._compile("|".join(self._parts[i] for i in branches)).match
         return parse
 
     def _first_use(self, byte: int) -> Parse:
