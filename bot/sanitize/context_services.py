@@ -21,11 +21,17 @@ from bot.sanitize.context_patterns import (
 )
 from bot.sanitize.detectors import Detector
 
-# Each detector below is rare and keeps its literal (what every match holds), but none is gated by it: they share
-# one automaton (``Detector.group``), scanned over every text the pass searches. Gated apart, each literal cost a
-# search of the whole text, and ordinary logs hold most of them ("header", "::", "%", "=>", '"value"', aligned
-# columns): 13 searches of each text, a fifth of cleaning realistic output, where one scan of them all costs less
-# than half that; and text holding a literal then ran one more scan per detector, not one for all.
+# The detectors below but the last are rare and keep their literal (what every match holds), but none is gated by it:
+# they share one automaton (``Detector.group``), scanned over every text the pass searches. Gated apart, each literal
+# was a search of the whole text, and ordinary logs hold many of them ("header", "::", "%", '"value"', aligned
+# columns): a dozen searches of each text, where one scan of them all costs about as much as the dearest few, and
+# text holding a literal ran one more scan per detector, not one for all. None has a ``search``: a scan mixing
+# detectors with and without one verifies each hit with a second, anchored match (``automata.Automaton.searcher``),
+# which made a candidate on every line cost two RE2 calls instead of one; LDIF's and FTP's finders end at their
+# value's first characters instead (their candidates are accepted whatever they hold, so the span serves no memo).
+# Ruby's ``:NAME=>`` stays apart, gated by "=>": its name counter starts after every ":", which in the shared
+# automaton multiplied the others' DFA states on text dense in ":" (random base64 with ":@._-": 0.5 ms per 64 KiB
+# of its own).
 _RARE = "services"
 _QUOTED_OR_WORD = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"';][^\s\"';]{0,255}"
 
@@ -82,7 +88,8 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # LDIF's base64 value of a password attribute (ldapsearch, slapcat): userPassword:: e1NTSEF9...
         "password",
         r"(?m:^)(?i:userPassword|unicodePwd)::[ \t]{0,4}(?P<v>[A-Za-z0-9+/=]{4,256})",
-        search=r"(?m:^)(?i:userPassword|unicodePwd)::[ \t]{0,4}[A-Za-z0-9+/=]{4}",
+        # (a short finder, no ``search``: see _RARE; accepted whatever it holds, so no verdict memo needs the span)
+        finder=r"(?m:^)(?i:userPassword|unicodePwd)::[ \t]{0,4}[A-Za-z0-9+/=]{4}",
         own_automaton=True,
         group=_RARE,
         literals=(b"::",),
@@ -91,7 +98,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # FTP's PASS command in a packet trace (tcpdump's "FTP: PASS PW") or a client's debug ("---> PASS PW")
         "password",
         r"(?:FTP: |(?m:^)-{1,3}> ?)PASS (?P<v>[^\s]{1,256})",
-        search=r"(?:FTP: |(?m:^)-{1,3}> ?)PASS [^\s]",
+        finder=r"(?:FTP: |(?m:^)-{1,3}> ?)PASS [^\s]",  # (short, as LDIF's)
         own_automaton=True,
         group=_RARE,
         literals=(b"PASS ",),
@@ -126,16 +133,6 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"define(",),
     ),
     Detector(
-        # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
-        "password",
-        rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
-        check="not_placeholder",
-        finder=rf":{_FINDER_NAME}[ \t]{{0,4}}=>[ \t]{{0,4}}\"[^\"\n]",
-        own_automaton=True,
-        group=_RARE,
-        literals=(b"=>",),
-    ),
-    Detector(
         # Spring Boot actuator's /env: "spring.datasource.password":{"value":"PW"}
         "password",
         rf"\"(?P<name>{_NAME})\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
@@ -161,7 +158,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
     Detector(
         # heroku config: "SECRET_KEY_BASE:     <value>", the value in the column its longest name sets. The run of
         # blanks is unbounded (as ``context_patterns.ALIGNED_BLANK``'s): it starts only after a name opening its
-        # line, so each line holds one such thread; apart, searched only in text holding ":" and five blanks.
+        # line, so each line holds one such thread.
         "assignment",
         _COLON_ALIGNED_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="aligned",
@@ -171,5 +168,14 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         own_automaton=True,
         group=_RARE,
         literals=(b":     ",),
+    ),
+    Detector(
+        # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
+        "password",
+        rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
+        check="not_placeholder",
+        finder=rf":{_FINDER_NAME}[ \t]{{0,4}}=>[ \t]{{0,4}}\"[^\"\n]",
+        own_automaton=True,
+        literals=(b"=>",),
     ),
 )
