@@ -334,7 +334,7 @@ async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: st
     if not channel or not ts or record.meta.get("slack_card_refused"):
         return None  # unknown, or its message is the refusal of a card that could not fit: leave that
     text, blocks = render_card(record, deps.policy, style=card_style(deps, record))
-    if deps.shown.unchanged(channel, ts, text, blocks):
+    if deps.shown.unchanged(channel, ts, text, blocks) or await deps.shown.same_in_flight(channel, ts, text, blocks):
         return False
     problem = size_problem(blocks)
     if problem:  # the poster refused this card when it was proposed: its message says so, leave it

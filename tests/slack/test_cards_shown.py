@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.slack.shown import CardsShown
@@ -61,3 +63,31 @@ def test_trusted_for_a_few_seconds_only() -> None:
     assert shown.unchanged("C1", "1.1", "Running", BLOCKS)
     now[0] += 0.2
     assert not shown.unchanged("C1", "1.1", "Running", BLOCKS)
+
+
+async def test_a_writer_with_the_same_card_waits_for_the_update_on_its_way_instead_of_sending_it_again() -> None:
+    """The click's handler and the poster render the same card a few hundred microseconds apart: the second waits
+    for the first's update and sends nothing when Slack accepted it; it sends when that update failed, or when a
+    different update of the card overlapped it (what the card shows is then unknown)."""
+    shown = CardsShown()
+    sent = asyncio.Event()
+
+    async def first(fail: bool = False) -> None:
+        with shown.sending("C1", "1.1", "Running", BLOCKS):
+            await sent.wait()
+            if fail:
+                raise RuntimeError("slack said no")
+
+    for fail, overlap, expected in ((False, False, True), (True, False, False), (False, True, False)):
+        sent.clear()
+        task = asyncio.create_task(first(fail))
+        await asyncio.sleep(0)
+        assert not await shown.same_in_flight("C1", "1.1", "Finished", OTHER)  # other content: not waited for
+        waiting = asyncio.create_task(shown.same_in_flight("C1", "1.1", "Running", BLOCKS))
+        await asyncio.sleep(0)
+        if overlap:
+            with shown.sending("C1", "1.1", "Finished", OTHER):
+                pass
+        sent.set()
+        await asyncio.gather(task, return_exceptions=True)
+        assert await waiting is expected
