@@ -47,11 +47,13 @@ OPEN_LEAKS = {
     "rclone-conf": "rclone.conf B2 `key = K001...` application key is shown",
 }
 # "file:line" of benign/ -> why the line is changed (it must come out byte-identical)
-OPEN_BENIGN = {
-    "digests_keys.txt:39": "echoed `aws kms describe-key --query '...[KeyId,...]'`: next line (a key id) withheld",
-    "hosts.txt:103": "LDAP `pwdChangedTime: 20261101100000Z` (a timestamp) becomes a password marker",
+OPEN_BENIGN: dict[str, str] = {}
+# "file:line" of benign/ changed on purpose (decided, not open): the line must stay changed, for the reason given
+CHANGED_ON_PURPOSE = {
+    # The JSON is the same with or without --with-decryption ("Type": "SecureString", "Value"), and nothing in the
+    # value proves it ciphertext; even when it is, whoever may call kms:Decrypt on the key (with the parameter's ARN,
+    # its public encryption context) reads the secret from the transcript without SSM's own access check.
     "infra.txt:117": "aws ssm get-parameter without --with-decryption: the KMS ciphertext `Value` is redacted",
-    "kubectl.txt:114": "helm NOTES: `echo` of `echo \"Username      : user\"` under `Credentials:` becomes a marker",
 }
 # cards whose raw invisible character sits inside a redacted secret: no raw character reaches the card, but the
 # approver is not warned that the value that runs holds one
@@ -77,8 +79,8 @@ def test_no_secret_of_a_closed_case_survives_and_each_open_case_still_leaks() ->
 
 def test_benign_lines_pass_byte_identical_except_the_open_ones() -> None:
     changed = run_benign(sanitized).changed
-    new = {where: line for where, line in changed.items() if where not in OPEN_BENIGN}
-    fixed = sorted(set(OPEN_BENIGN) - set(changed))
+    new = {where: line for where, line in changed.items() if where not in OPEN_BENIGN | CHANGED_ON_PURPOSE}
+    fixed = sorted(set(OPEN_BENIGN | CHANGED_ON_PURPOSE) - set(changed))
     assert new == {}, f"benign lines changed: {new}"
     assert fixed == [], f"no longer changed: move out of OPEN_BENIGN: {fixed}"
 

@@ -191,6 +191,11 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
             return None, True  # a URL's scheme (credential.https://github.com...), not a key and its value
         if after_separator[:1] == b":":
             return None, True  # a path of code (SecretKey::from_slice, Config::TOKEN), not a key and its value
+    after_value = text[value_end : value_end + _LOOK_AROUND].split(b"\n", 1)[0].strip()
+    if after_value not in (b"", b",") and b"\n" in text[name_end:value_start]:
+        # a value on the line after its name is a YAML plain scalar alone on that line; more on the line is the
+        # next line's own text (a chart's NOTES: "Credentials:" then ``echo "Username : user"``)
+        return None, False
     # What follows the value decides a call (``get_token(`` then ``)``): one byte, inside the memo key.
     following = text[value_end : value_end + 1].decode("utf-8", "replace")
     # The most permissive context (at a line's start, no words after the value) rejects: every context does.

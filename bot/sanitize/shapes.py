@@ -36,6 +36,8 @@ _DESCRIBING_WORDS = _word_set(
     "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
     "hostname server servers region regions namespace namespaces domain domains user users username email owner "
     "manager digest digests checksum checksums sha256 sha1 md5 "
+    # when or how a secret is used, not the secret (LDAP's pwdChangedTime, KMS's KeyUsage / KeySpec / KeyMetadata)
+    "time times timestamp date usage spec specs metadata "
     # a socket's path (OpenSSH's SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234: random letters, no secret)
     "sock socket sockets "
     # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)
