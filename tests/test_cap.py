@@ -273,3 +273,20 @@ def test_a_url_password_holding_a_comma_cut_at_the_gap_shows_no_part() -> None:
     minified = ('{"a":"b",' * 1000 + '"url":"https://example.com/a,b,c"}').encode()
     kept = sanitize_captured(Captured(minified[:-10], b"", len(minified) + 10), build_redactor(), 65536).text
     assert kept.startswith('{"a":"b",') and kept.count('"a":"b"') > 900  # minified JSON still cut at a comma
+
+
+def test_a_head_cut_inside_a_one_line_secrets_value_hides_the_values_before_the_cut() -> None:
+    """The head of a one-line JSON Secret cut inside a value (after a plain byte, after the backslash of an escape):
+    the data object is still read as open, so every whole value before the cut is hidden (leaks8's escaped-quote
+    reading once required that value's closing quote, and the whole head went out raw)."""
+    from bot.sanitize.manifest_compact import redact_open_compact
+
+    def marker(kind: str, value: bytes) -> bytes:
+        return b"[REDACTED:" + kind.encode() + b"]"
+
+    line = (b'{"apiVersion":"v1","kind":"Secret","data":{"a":"c2VjcmV0LW9uZQ==","b":"dHdv\\"IHNlY3JldA==",'
+            b'"c":"dGhyZWUtc2Vj')
+    for cut in (line, line + b"\\"):
+        redacted, count = redact_open_compact(cut, marker)
+        assert count == 2, redacted
+        assert b"c2VjcmV0LW9uZQ==" not in redacted and b"IHNlY3JldA==" not in redacted

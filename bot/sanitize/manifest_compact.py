@@ -18,8 +18,10 @@ _STRING = rb'(?:[^"\\]|\\.)'
 _BODY = rb'(?P<body>(?:[^{}"]|"' + _STRING + rb'*")*)'
 _COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{' + _BODY + rb'\}', re.S)
 _COMPACT_VALUE = re.compile(rb'(?P<key>"[^"]{1,253}"\s*:\s*)"(?P<value>' + _STRING + rb'{0,65536})"', re.S)
-# The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut).
-_OPEN_COMPACT_DATA = re.compile(rb'"(?:data|stringData)"\s*:\s*\{' + _BODY + rb'\Z', re.S)
+# The data object a head cut in the middle of a one-line JSON object leaves open (its "}" is past the cut), the
+# cut maybe inside a value (its closing quote past the cut, maybe right after a backslash).
+_OPEN_COMPACT_DATA = re.compile(
+    rb'"(?:data|stringData)"\s*:\s*\{(?P<body>(?:[^{}"]|"' + _STRING + rb'*")*(?:"' + _STRING + rb'*\\?)?)\Z', re.S)
 _COMPACT_KIND = re.compile(rb'"kind"\s*:\s*"(?P<kind>[^"]{0,253})"')
 # What every value of a Secret's data is (kubectl prints them base64): a kind-less half whose values all look
 # like this may be one.
