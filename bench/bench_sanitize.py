@@ -144,7 +144,14 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "a{i}\n\nThis password must be only used for first time login. We strongly recommend\n",
             "] user successfully reset.\nNew value: a{i}\n", "DB_PW=a{i}\n", "APP_KEYS=a{i}\n",
             "https://kv.vault.azure.net/secrets/\"value\":\"", "<Value>", "PDO->__construct('a', 'b', ",
-            "This password must be only used for first time login. We strongly recommend")
+            "This password must be only used for first time login. We strongly recommend",
+            # leaks8's (#11): SQLite's box header hint on every line (no rule: no table), a box table every three
+            # lines, a JSON string with a short part before an escaped quote, make's "+=" and a plan's
+            # "(sensitive value) ->", each different on every line.
+            "\u2502 password \u2502 x{i} \u2502\n",
+            "\u2502 id \u2502 password \u2502\n\u251c\u2500\u2500\u253c\u2500\u2500\u2524\n"
+            "\u2502 1 \u2502 a{i} \u2502\n",
+            '{"password":"\\"b{i}"}\n', "DB_PASSWORD += a{i}\n", '  ~ password = (sensitive value) -> "a{i}"\n')
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -165,3 +165,25 @@ def test_other_unicode_spaces_look_alikes_stay(blank: str) -> None:
     text = (f"token_ttl{blank * 5}= 1h\npassword_policy{blank * 2}: strict\n"
             f"secret_name{blank * 3}= orders-db-credentials\n")
     assert shown(text) == text
+
+
+def test_a_sqlite_box_tables_secret_columns_are_hidden() -> None:
+    text = ("┌────┬───────┬──────────────────┐\n│ id │ user  │     password     │\n├────┼───────┼──────────────────┤\n"
+            f"│ 1  │ alice │ {PW} │\n│ 2  │ bob   │ s3cr3t           │\n│ 3  │ carol │                  │\n"
+            "└────┴───────┴──────────────────┘\nafter\n")
+    assert shown(text) == (
+        "┌────┬───────┬──────────────────┐\n│ id │ user  │     password     │\n├────┼───────┼──────────────────┤\n"
+        "│ 1  │ alice │ [REDACTED:table_secret] │\n│ 2  │ bob   │ [REDACTED:table_secret]           │\n"
+        "│ 3  │ carol │                  │\n└────┴───────┴──────────────────┘\nafter\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "┌────┬───────┐\n│ id │ role  │\n├────┼───────┤\n│ 1  │ admin │\n└────┴───────┘\n",
+        "│ password │ x │\nno rule under it\n",
+        "┌────┬──────────┐\n│ id │ password │\n├────┼──────────┤\n│ 1  │ ******** │\n└────┴──────────┘\n",
+    ],
+)
+def test_box_tables_without_a_secret_stay(text: str) -> None:
+    assert shown(text) == text

@@ -256,6 +256,8 @@ def _reported(data: bytes, start: int, end: int) -> int:
         return -1
     if first in b"$#+":  # (no hint: a token, ``$2y$10$...``)
         return 0
+    if first == 0xE2:  # "│" (its first byte): SQLite's box header (``box_tables.BOX_HEADER_HINT``)
+        return header_hint_end(data[start:end])
     # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
     # blank (the first column); a token may start with one blank, and is longer than a column's name.
     if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import shapes
+from bot.sanitize.box_tables import BOX_HEADER_HINT, VERTICAL_BYTES, box_hint_end, box_table
 from bot.sanitize.psql_tables import (
     MAX_PSQL_NAME,
     MEMO_ENTRIES,
@@ -62,7 +63,7 @@ _NAME_THEN_COLUMN = r"(?:" + _SECRET_ALTERNATION + r")(?:[ \t]{2}|\t)[ \t]{0,62}
 # And psql's header, a secret column's name in any case beside a "|" (``psql_tables.py``).
 HEADER_HINT = (  # the first column (another follows), or a later one (after blanks: another follows, or none)
     r"(?P<v>(?m:^)" + _NAME_THEN_COLUMN + r"|(?:[ \t]{2}|\t)(?:" + _NAME_THEN_COLUMN
-    + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$))|" + PSQL_HEADER_HINT + ")"
+    + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$))|" + PSQL_HEADER_HINT + "|" + BOX_HEADER_HINT + ")"
 )
 MAX_HEADER_BYTES = 1024
 # The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter (or
@@ -209,6 +210,8 @@ def header_hint_end(span: bytes) -> int:
 
 
 def _hint_end(span: bytes) -> int:
+    if span.startswith(VERTICAL_BYTES):
+        return box_hint_end(span)  # SQLite's box: ``box_tables.py``
     if b"|" in span:
         return psql_hint_end(span)
     name = span.rstrip()
@@ -245,6 +248,13 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
+        if VERTICAL_BYTES in data[line_start:header_end]:  # SQLite's box, its rule on the next line
+            box = box_table(data, line_start, header_end, over_budget)
+            if box is not None:
+                box_cells, pos = box
+                spans += [(start, end, "table_secret") for start, end, password_like in box_cells
+                          if _secret_cell(data[start:end], password_like)]
+            continue
         if b"|" in data[line_start:header_end]:  # psql's header, its rule on the next line (``psql_tables``)
             table = psql_table(data, line_start, header_end, over_budget, MAX_ROW_BYTES)
             if table is not None:

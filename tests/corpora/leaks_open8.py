@@ -68,4 +68,8 @@ case("aligned-figure-space", f"db_host\u2007\u2007\u2007\u2007\u2007\u2007\u2007
 case("aligned-narrow-nbsp-colon", f"    user\u202f\u202f\u202f\u202f\u202f\u202f: ops\n    password\u202f\u202f: {p2}\n", p2)
 case("aligned-ideographic", f"api_host\u3000\u3000\u3000\u3000\u3000\u3000= api.internal\napi_token\u3000= {p3}\n", p3)
 
+# SQLite's box-drawn table (sqlite3 -box) with a password column and a token column
+p1, p2, t1 = pw(16), "s3cr3t", rs(32)
+case("sqlite-box-password", f"$ sqlite3 app.db -box 'select id, user, password, api_token from users'\n┌────┬───────┬──────────────────┬──────────────────────────────────┐\n│ id │ user  │     password     │            api_token             │\n├────┼───────┼──────────────────┼──────────────────────────────────┤\n│ 1  │ alice │ {p1} │ {t1} │\n│ 2  │ bob   │ {p2}           │                                  │\n└────┴───────┴──────────────────┴──────────────────────────────────┘\n", p1, p2, t1)
+
 OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)
