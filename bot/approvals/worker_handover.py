@@ -27,14 +27,14 @@ class HandoverWorker(ExecutingWorker):
     async def _handover_loop(self, shard: int) -> None:
         """While this runner has room, park on the shard: the next approval claims its call for this runner in
         its own script and pushes it, with the record, onto this runner's list (``scripts.move``). The blocking
-        move (BLMOVE onto this runner's taken list) is the wake-up, and the record comes with it: one Redis round
-        trip and two process wake-ups fewer before the child starts than a run entry and a claim (the runner's
-        TAKE before the start is overlapped with the decision's verification). Exactly once: the call was claimed
-        for this runner alone; TAKE moves it off the taken list atomically before the child starts, and a hand-over
-        still on either list after ``hand_back_after`` is given back by the sweeper (``RunTransitions.hand_back``:
-        the runner died, or lost the move's reply), never one that was taken (it may have started: the heartbeat
-        rules apply, as to a claim). What a lost reply left on the taken list this runner takes itself as soon as
-        Redis answers again (``_recover_taken``): nothing waits for the hand-back.
+        move (BLMOVE onto this runner's taken list) is the wake-up, and the record comes with it; the claim's work
+        was done in the approval's script (TAKE, the runner's one round trip before the start, is a small script
+        sent while it verifies the decision's signature). Exactly once: the call was claimed for this runner alone;
+        TAKE moves it off the taken list atomically before the child starts, and a hand-over still on either list
+        after ``hand_back_after`` is given back by the sweeper (``RunTransitions.hand_back``: the runner died, or
+        lost the move's reply), never one that was taken (it may have started: the heartbeat rules apply, as to a
+        claim). What a lost reply left on the taken list this runner takes itself as soon as Redis answers again
+        (the taken list is read again after every failed wait, and at start): nothing waits for the hand-back.
 
         Not parked where a claim must be confirmed by a replica before the child starts (``waits_for_replicas``):
         the approval's script is confirmed for the approving side only. The wait is not cancelled at shutdown
