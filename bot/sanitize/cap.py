@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.sanitize.controls import strip_controls
+from bot.sanitize.cut_tables import carried_header
 from bot.sanitize.redact import MARKER, build_redactor
 from bot.sanitize.withheld import TextRedactor
 
@@ -152,6 +153,19 @@ def _clean(data: bytes, redactor: TextRedactor, *, cut_start: bool = False, cut_
     return redactor.redact(strip_controls(data.decode("utf-8", "replace")), cut_start=cut_start, cut_end=cut_end)
 
 
+def _clean_tail(tail: bytes, head: bytes, redactor: TextRedactor) -> tuple[str, int]:
+    """The tail cleaned, read under the header of a table with a secret column that the head ends inside
+    (``cut_tables``): its rows in the tail are that table's. Where the header does not come back whole from the
+    redaction (a marker reached into it), the tail is cleaned alone, as without one."""
+    carried = carried_header(head) if tail.startswith(b"\n") else b""
+    if carried:
+        text, redactions = _clean(carried + tail, redactor, cut_start=True)
+        header = strip_controls(carried.decode("utf-8", "replace"))
+        if text.startswith(header) and text[len(header) : len(header) + 1] == "\n":
+            return text[len(header) :], redactions
+    return _clean(tail, redactor, cut_start=True)
+
+
 def sanitize_captured(captured: Captured, redactor: TextRedactor, output_limit: int) -> SanitizedOutput:
     """Decode, strip controls, redact and cap captured output; the omitted count is relative to the total.
 
@@ -164,8 +178,9 @@ def sanitize_captured(captured: Captured, redactor: TextRedactor, output_limit: 
             return SanitizedOutput(text=text, truncated=False, redactions=redactions)
         head_text, tail_text = text, text
     else:
-        head_text, head_n = _clean(_cut_head_at_space(captured.head), redactor, cut_end=True)
-        tail_text, tail_n = _clean(_cut_tail_at_space(captured.tail), redactor, cut_start=True)
+        head_cut = _cut_head_at_space(captured.head)
+        head_text, head_n = _clean(head_cut, redactor, cut_end=True)
+        tail_text, tail_n = _clean_tail(_cut_tail_at_space(captured.tail), head_cut, redactor)
         tail_text, pem_n = _redact_orphan_pem_end(tail_text)
         redactions = head_n + tail_n + pem_n
     budget = max(0, output_limit - len(omission_marker(captured.total_bytes).encode()))

@@ -223,7 +223,15 @@ def _hint_end(span: bytes) -> int:
 def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     """The spans (start, end, kind) of every secret-looking cell of a secret column, in increasing order. ``hints``:
     where the token pass found ``HEADER_HINT`` in ``data``, in increasing order."""
+    return read_tables(data, hints)[0]
+
+
+def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str]], tuple[int, int] | None]:
+    """``secret_cells``, and the span of the header lines (a psql or box table's with its rule) of the last table
+    with a secret column whose rows run to the end of ``data`` (None when none does): a capped output's head that
+    ends inside such a table leaves its rows in the tail without their header (``cap.carried_header``)."""
     spans: list[tuple[int, int, str]] = []
+    open_span: tuple[int, int] | None = None
     pos, length, read = 0, len(data), 0
 
     def over_budget(line_start: int) -> int:
@@ -252,6 +260,8 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             box = box_table(data, line_start, header_end, over_budget)
             if box is not None:
                 box_cells, pos = box
+                if pos >= length:
+                    open_span = (line_start, _line_end(data, header_end + 1))
                 spans += [(start, end, "table_secret") for start, end, password_like in box_cells
                           if _secret_cell(data[start:end], password_like)]
             continue
@@ -259,6 +269,8 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             table = psql_table(data, line_start, header_end, over_budget, MAX_ROW_BYTES)
             if table is not None:
                 psql_cells, pos = table
+                if pos >= length:
+                    open_span = (line_start, _line_end(data, header_end + 1))
                 spans += [(start, end, "table_secret") for start, end, password_like in psql_cells
                           if _secret_cell(data[start:end], password_like)]
             continue
@@ -286,8 +298,15 @@ def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
                 for cell, password_like in cells:
                     if cell is not None and _secret_cell(row[cell[0] : cell[1]], password_like):
                         spans.append((row_start + cell[0], row_start + cell[1], "table_secret"))
+        if ended >= length:
+            open_span = (line_start, header_end)
         pos = max(pos, ended)
-    return spans
+    return spans, open_span
+
+
+def _line_end(data: bytes, start: int) -> int:
+    end = data.find(b"\n", start)
+    return len(data) if end < 0 else end
 
 
 def _column_bounds(columns: list[tuple[int, bytes]]) -> dict[int, tuple[int, int, int]]:
