@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import OrderedDict
 from typing import Any
 
 from redis.asyncio import Redis
@@ -37,6 +38,7 @@ from bot.streams import text as _text
 log = logging.getLogger(__name__)
 
 GROUP = "agent"
+SEEN_KEPT = 8192  # entries whose handling this worker remembers (those it left pending are not re-read early)
 
 
 
@@ -64,6 +66,7 @@ class AgentWorker:
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: set[asyncio.Task[None]] = set()
         self._inflight: set[str] = set()
+        self._seen: OrderedDict[str, None] = OrderedDict()  # entries handed to a task, most recent last (bounded)
 
     def streams(self) -> list[str]:
         shards = self.agent.store.keys.all_shards()
@@ -90,9 +93,20 @@ class AgentWorker:
                 await asyncio.sleep(0.5)
 
     async def _read_loop(self, stream: str) -> None:
-        """Never ends on its own: a loop that died would leave every later message unread until a restart."""
+        """Never ends on its own: a loop that died would leave every later message unread until a restart.
+
+        Every ``_recheck_seconds`` it reads its own pending entries once more: a read whose reply was lost (the
+        connection cut after Redis delivered; redis-py retries the read itself and gets only newer entries) left
+        entries delivered to this worker that nothing works on, which would otherwise wait ``reclaim_after``
+        (60 s by default: under load, acknowledged requests answered minutes late). Only entries this worker never
+        saw are taken up there: one it handled and left pending (failed, or its conversation busy elsewhere)
+        stays the reclaim loop's, at its own pace."""
         last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
+        clock = asyncio.get_running_loop().time
+        recheck_at = clock() + self._recheck_seconds()
         while True:
+            if last_id == ">" and clock() >= recheck_at:
+                last_id, recheck_at = "0", clock() + self._recheck_seconds()
             try:
                 reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
@@ -110,9 +124,17 @@ class AgentWorker:
                     await asyncio.sleep(1.0)
                 continue
             entries = reply[0][1] if reply else []
+            pending = last_id != ">"
             last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
+                if pending and f"{stream}/{_text(entry_id)}" in self._seen:
+                    continue  # handled here and left pending: the reclaim loop retries it after its idle delay
                 await self._spawn(stream, _text(entry_id), fields)
+
+    def _recheck_seconds(self) -> float:
+        """How often the read loop looks at its own pending entries again: as often as the reclaim loop runs,
+        at least every 5 s."""
+        return min(max(0.05, self.reclaim_after / 2), 5.0)
 
     async def _reclaim_loop(self) -> None:
         while True:
@@ -138,6 +160,10 @@ class AgentWorker:
             return
         await self._slots.acquire()
         self._inflight.add(key)
+        self._seen[key] = None
+        self._seen.move_to_end(key)
+        while len(self._seen) > SEEN_KEPT:
+            self._seen.popitem(last=False)
         task = asyncio.create_task(self._handle(stream, entry_id, fields or {}, key))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
