@@ -22,6 +22,7 @@ import asyncio
 import logging
 import os
 import socket
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 
 GROUP = "slack"
 READ_AHEAD_FACTOR = 8  # entries read ahead per handling slot (post_concurrency)
+SEEN_KEPT = 8192  # entries whose handling the poster remembers (those it left pending are not re-read early)
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class Poster:
         self._tails: dict[str, asyncio.Task[None]] = {}  # conversation -> its last scheduled entry
         self._inflight: set[asyncio.Task[None]] = set()
         self._inflight_ids: set[tuple[str, str]] = set()
+        self._seen: OrderedDict[tuple[str, str], None] = OrderedDict()  # entries handled here (bounded, recent last)
         keys = deps.store.keys
         self._completions = {keys.completions_stream(s) for s in keys.all_shards()}
         self._progress = {keys.progress_stream(s) for s in keys.all_shards()}
@@ -122,8 +125,16 @@ class Poster:
         history = True
         loop = asyncio.get_running_loop()
         next_claim = 0.0
+        recheck_at = loop.time() + self._recheck_seconds()
         while not stop_event.is_set():
             idle = self.deps.settings.reclaim_idle_seconds
+            if not history and loop.time() >= recheck_at:
+                # Our own pending entries once more: a read whose reply was lost (the connection cut after Redis
+                # delivered; redis-py retries the read itself and gets only newer entries) left entries delivered
+                # to us that nothing works on, which would otherwise wait ``idle`` for the reclaim below. Only
+                # entries this poster never saw are taken up here (``_seen``); one it handled and left pending is
+                # the reclaim's, at its own pace.
+                last_id, history, recheck_at = "0", True, loop.time() + self._recheck_seconds()
             try:
                 entries = await self._read(stream, last_id if history else ">", block=not history)
                 if history and entries:
@@ -138,6 +149,8 @@ class Poster:
                     reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, int(idle * 1000), "0-0",
                                                         count=50)
                     entries += [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
+                if history:
+                    entries = [(i, f) for i, f in entries if (stream, i) not in self._seen]
                 entries = [(i, f) for i, f in entries if not self._busy(stream, i)]  # reclaimed while handled
                 prepared = await self._prepare(stream, entries)
             except ResponseError as exc:
@@ -154,11 +167,23 @@ class Poster:
             for (entry_id, fields), ready in zip(entries, prepared, strict=True):
                 if self._busy(stream, entry_id):
                     continue
+                self._remember(stream, entry_id)
                 if ready is not None and self._nothing_to_do(stream, fields, ready):
                     self.acks.queue(stream, entry_id, done=stream not in self._progress)
                     continue
                 await self._read_ahead.acquire()  # back-pressure: a bounded number of entries read and not done
                 self._dispatch(stream, entry_id, fields, ready, stop_event)
+
+    def _recheck_seconds(self) -> float:
+        """How often the read loop looks at its own pending entries again: as often as the reclaim runs, at least
+        every 5 s."""
+        return min(max(0.05, self.deps.settings.reclaim_idle_seconds / 2), 5.0)
+
+    def _remember(self, stream: str, entry_id: str) -> None:
+        self._seen[(stream, entry_id)] = None
+        self._seen.move_to_end((stream, entry_id))
+        while len(self._seen) > SEEN_KEPT:
+            self._seen.popitem(last=False)
 
     def _busy(self, stream: str, entry_id: str) -> bool:
         return (stream, entry_id) in self._inflight_ids or self.acks.waiting(stream, entry_id)
