@@ -41,6 +41,8 @@ from bot.cancelling import cancel_and_wait
 from bot.streams import ensure_group, next_read_id
 from bot.streams import text as _text
 
+SEEN_KEPT = 8192  # run entries whose handling the runner remembers (those it left pending are not re-read early)
+
 __all__ = ["Executor", "Prepare", "RunnerWorker"]
 
 
@@ -90,8 +92,17 @@ class RunnerWorker(HandoverWorker):
         stream = self.store.keys.run_stream(shard)
         last_id = "0"  # first our own pending entries (a restart with the same runner id), then new ones
         backoff = 0.1
+        clock = asyncio.get_running_loop().time
+        # Our own pending entries once more every so often: a read whose reply was lost (the connection cut after
+        # Redis delivered; the production clients retry the read by themselves and get only newer entries) left
+        # approved calls delivered to this runner that nothing works on, which would otherwise wait
+        # ``reclaim_after`` (30 s by default). Only entries this runner never saw are taken up there.
+        recheck_every = min(max(0.05, self.reclaim_after / 2), 5.0)
+        recheck_at = clock() + recheck_every
         while not self._stopping:
             await self._wait_for_capacity()
+            if last_id == ">" and clock() >= recheck_at:
+                last_id, recheck_at = "0", clock() + recheck_every
             free = self.concurrency - len(self._inflight)
             try:
                 reply: Any = await self.reader.xreadgroup(
@@ -112,8 +123,11 @@ class RunnerWorker(HandoverWorker):
                 backoff = min(backoff * 2, 2.0)
                 continue
             entries = reply[0][1] if reply else []
+            pending = last_id != ">"
             last_id = next_read_id(last_id, entries)
             for entry_id, fields in entries:
+                if pending and _text(entry_id) in self._seen:
+                    continue  # handled here and left pending: the recovery pass's, after reclaim_after
                 self._spawn(shard, entry_id, fields)
             if entries:
                 # let the new entries' handlers send their claims before this loop sends its next read: the claim
@@ -132,6 +146,10 @@ class RunnerWorker(HandoverWorker):
             return
         task = asyncio.create_task(self._handle(shard, eid, fields or {}))
         self._inflight[eid] = task
+        self._seen[eid] = None
+        self._seen.move_to_end(eid)
+        while len(self._seen) > SEEN_KEPT:
+            self._seen.popitem(last=False)
 
     # ---------------------------------------------------------------- one entry
 

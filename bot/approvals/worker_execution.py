@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -79,6 +80,7 @@ class ExecutingWorker:
         self.durable_retry: tuple[float, ...] = (0.5, 1.0, 2.0)
         self._app_limits = {app: asyncio.Semaphore(n) for app, n in (per_app_limits or {}).items()}
         self._inflight: dict[str, asyncio.Task[None]] = {}
+        self._seen: OrderedDict[str, None] = OrderedDict()  # run entries handed to a task (bounded, recent last)
         self._executing: dict[str, asyncio.Task[dict[str, Any]]] = {}
         self._freed = asyncio.Event()
         self._stopping = False
