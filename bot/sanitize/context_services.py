@@ -69,6 +69,55 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"stats",),
     ),
     Detector(
+        # HAProxy's userlist: user NAME insecure-password PW (``password <crypt>`` is the crypt token's); from the
+        # keyword on, no count alive after every "user"
+        "password",
+        r"\binsecure-password[ \t]{1,8}(?P<v>[^\s]{1,256})",
+        finder=r"\binsecure-password[ \t]{1,8}[^\s]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"insecure-password",),
+    ),
+    Detector(
+        # sssd.conf's ldap_default_authtok = PW (sssd's word for the bind password; ``_authtok_type`` names its type)
+        "password",
+        r"_authtok[ \t]{0,8}=[ \t]{0,8}(?P<v>[^\s](?:[^\n]{0,254}[^\s])?)",
+        check="not_placeholder",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"_authtok",),
+    ),
+    Detector(
+        # MySQL's SET PASSWORD [FOR 'u'@'h'] = 'PW' (or = PASSWORD('PW')) as a general or audit log records it
+        "password",
+        r"(?i:set)[ \t]{1,4}(?i:password)(?:[ \t]{1,4}(?i:for)[ \t]{1,4}[^=\n]{1,128}?)?[ \t]{0,4}=[ \t]{0,4}"
+        r"(?:(?i:password)\([ \t]{0,4})?(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\")",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"=",),
+    ),
+    Detector(
+        # envoy's config dump (/config_dump?include_eds): a generic secret's inline_string (or inline_bytes)
+        "secret",
+        r"\"generic_secret\"[ \t]{0,4}:[ \t]{0,4}\{\s{0,64}\"secret\"[ \t]{0,4}:[ \t]{0,4}\{\s{0,64}"
+        r"\"inline_(?:string|bytes)\"[ \t]{0,4}:[ \t]{0,4}(?P<v>\"[^\"\n]{1,256}\")",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"generic_secret",),
+    ),
+    Detector(
+        # RabbitMQ's Erlang cookie (a chart's NOTES: "ErLang Cookie : X", RABBITMQ_ERLANG_COOKIE=X): whoever
+        # holds it joins the cluster and runs code on its nodes. A shell's ``$(kubectl get secret ...)`` is none, nor
+        # a word that more words follow (prose: "erlang cookie: see the clustering guide").
+        "secret",
+        r"(?i:erlang)[ _.-]?(?i:cookie)[\"']?[ \t]{0,16}[:=][ \t]{0,16}[\"']?(?P<v>[^\s\"'\x24][^\s\"']{0,255})"
+        r"(?:[\"']|[ \t]{0,16}(?m:$))",
+        check="not_reference",
+        own_automaton=True,
+        group=_RARE,
+        literals=(),  # (none that every letter case holds; in the group a literal gates nothing anyway)
+    ),
+    Detector(
         # wpa_supplicant.conf's psk="passphrase" or psk=<64 hex> (wpa_passphrase prints both, the first as #psk=)
         "password",
         r"(?m:^)[ \t]{0,16}#?psk=(?P<v>\"[^\"\n]{1,256}\"|[0-9A-Fa-f]{64})",

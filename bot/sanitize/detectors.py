@@ -147,6 +147,19 @@ TOKENS: tuple[Detector, ...] = (
     _token("doppler_token",
            _B + r"(?P<v>dp\.(?:st|pt|ct|sa|scim|audit)\.(?:[A-Za-z0-9_-]{1,40}\.)?[A-Za-z0-9]{40,256})"),
     _token("linear_key", _B + r"(?P<v>lin_(?:api|oauth)_[A-Za-z0-9]{40,256})"),
+    _token("heroku_token", _B + r"(?P<v>HRKU-[A-Za-z0-9_-]{20,256})"),  # heroku auth:token, HEROKU_API_KEY
+    # A Backblaze B2 application key (rclone.conf's ``key =``, B2_APPLICATION_KEY): K00 and a digit, 31 characters
+    Detector("b2_application_key", _B + r"(?P<v>K00[0-9][A-Za-z0-9+/]{27})(?:[^A-Za-z0-9+/=]|$)"),
+    # An LDAP password hash after its scheme (olcRootPW:, userPassword: in LDIF, slappasswd's output): the hash
+    # is what an offline guess starts from
+    _token("password_hash",
+           r"(?P<v>\{(?:S?SHA(?:256|384|512)?|S?MD5|PBKDF2(?:-SHA(?:1|256|512))?|ARGON2|CRYPT)\}"
+           r"[A-Za-z0-9+/=.\x24,-]{8,256})"),  # ("\x24": "$", see echoed._PROMPT)
+    # A Microsoft Teams incoming webhook's URL (...webhookb2/<ids>/IncomingWebhook/<hex>/<guid>[/V2<key>]): anyone
+    # holding it posts to the channel. Apart, searched only in text holding its path's word.
+    Detector("teams_webhook",
+             r"IncomingWebhook/(?P<v>[0-9A-Za-z]{32}/[0-9A-Fa-f-]{36}(?:/V2[A-Za-z0-9_-]{1,256})?)",
+             own_automaton=True, literals=(b"IncomingWebhook/",)),
     # Terraform Cloud / Enterprise API tokens (~/.terraform.d/credentials.tfrc.json, TF_TOKEN_app_terraform_io):
     # <14 alphanumerics>.atlasv1.<60-70>. Found from ".atlasv1." on, the 14 before it taken by ``lead``: a count of 14
     # before the literal, alive after every boundary, multiplied the other detectors' DFA states (random base64 ran
@@ -187,7 +200,9 @@ TOKENS: tuple[Detector, ...] = (
     _token(
         "aws_session_token",
         # (also botocore's debug log of a request's headers: 'X-Amz-Security-Token': b'IQoJ...', a bytes literal)
-        r"(?i:sessiontoken|session_token|security[_-]token|securitytoken)[\"']?[ \t]{0,4}[:=][ \t]{0,4}(?:b?[\"'])?"
+        # (and vault read aws/creds' table: "security_token" then blanks to its column)
+        r"(?i:sessiontoken|session_token|security[_-]token|securitytoken)[\"']?"
+        r"(?:[ \t]{0,4}[:=][ \t]{0,4}(?:b?[\"'])?|[ \t]{2,32})"
         r"(?P<v>[A-Za-z0-9+/=]{100,1000})",
     ),
     # A connection string's password after ";" (ODBC, ADO.NET, JDBC for SQL Server): its value runs to the next

@@ -44,7 +44,8 @@ _PROGRAM_HINT = (
     r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
     r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD
-    + r"|(?:cat|head|tail|less|more) [^\n]*" + _SECRET_WORD + ")"
+    + r"|(?:cat|head|tail|less|more) [^\n]*" + _SECRET_WORD
+    + r"|consul [^\n]*(?:keygen|kv get )|etcdctl [^\n]*get |wg genkey)"
 )
 # A shell's own prompt before its sign, as a pasted terminal session shows it: ``user@host:~/dir$ ``,
 # ``root@host:/# ``, ``[user@host dir]$ ``, after a virtual environment's ``(venv) ``. Always a user "@" a host
@@ -116,6 +117,7 @@ _FILE_PRINTERS = frozenset({"cat", "head", "tail", "less", "more"})
 _PUBLIC_FILES = frozenset({"namespace", "readme", "readme.md"})
 _PUBLIC_SUFFIXES = (".crt", ".cert", ".pub", ".md")
 _SHELL_OPERATORS = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1", "|&"})
+_KEY_FILES = ("keyfile", "-keyfile.txt", "_keyfile.txt")  # a file named for a shared key, no extension
 _PUBLIC_PATHS = frozenset({"/etc/passwd"})  # its "passwd" is a name: the accounts' list, no password
 
 
@@ -138,11 +140,40 @@ def _echoed_secret_file(words: list[str]) -> Verdict | None:
         if not base or lowered in _PUBLIC_FILES or lowered.endswith(_PUBLIC_SUFFIXES):
             continue
         stem = base[: -len(".txt")] if lowered.endswith(".txt") else base
+        if lowered.endswith(_KEY_FILES):
+            return Verdict("secret_file", f"{words[0]} {word}")  # a replica set's shared key (MongoDB's keyFile)
         # (by its name only without an extension, or ".txt": ``0042_password_hash.sql``, ``api_token.go`` are files
         # of code or data about the secret, not its value)
         if "secrets" in directory.lower().split("/") or "." not in stem and name_kind(stem) is not None:
             return Verdict("secret_file", f"{words[0]} {word}")
     return None
+
+
+# Commands that print a generated secret alone (Consul's gossip encryption key, a WireGuard private key), and the
+# stores whose ``get`` prints a key's value alone (on the line after the key, for etcdctl).
+_KEY_GENERATORS: tuple[tuple[str, ...], ...] = (("consul", "keygen"), ("wg", "genkey"))
+_VALUE_GETTERS: tuple[tuple[str, ...], ...] = (("consul", "kv", "get"), ("etcdctl", "get"))
+
+
+def _echoed_secret_command(words: list[str]) -> Verdict | None:
+    """Why a command prints a secret's value alone: it generates one (``consul keygen``), or it gets a key-value
+    store's key whose last name holds a secret by the sanitizer's name rules (``consul kv get app/db_password``;
+    ``consul kv get app/replicas`` is none). Text only, as ``_echoed_variable``."""
+    for command in _KEY_GENERATORS:
+        if tuple(words[: len(command)]) == command:
+            return Verdict("secret_command", " ".join(command))
+    for command in _VALUE_GETTERS:
+        if tuple(words[: len(command)]) == command:
+            for word in words[len(command) :]:
+                if word in _SHELL_OPERATORS:
+                    break
+                if not word.startswith("-") and _names_secret_key(word.rstrip("/").rpartition("/")[2]):
+                    return Verdict("secret_command", f"{' '.join(command)} {word}")
+    return None
+
+
+def _names_secret_key(name: str) -> bool:
+    return bool(name) and name_kind(name) is not None
 
 
 def _argv(command: str) -> list[str]:
@@ -180,7 +211,8 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
             words = _argv(command.decode("utf-8", "replace"))
-            verdict = judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
+            verdict = (judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
+                       or _echoed_secret_command(words))
             kind = None if verdict is None else f"echoed_{verdict.kind}"
             if len(_VERDICTS) >= _VERDICT_ENTRIES:
                 _VERDICTS.clear()

@@ -40,10 +40,13 @@ MIN_SECRET_VALUE_LENGTH = 6
 
 # PEM private keys, PGP's private key block, and OpenVPN's static key (tls-auth/tls-crypt: a shared secret, no
 # "PRIVATE" in its armour)
-_PRIVATE_KEY_BEGIN = re.compile(rb"-----BEGIN(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
+# and a NATS .creds file's user JWT and nkey seed (``nsc generate creds``: its END lines have six dashes)
+_PRIVATE_KEY_BEGIN = re.compile(
+    rb"-----BEGIN(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d| NATS USER JWT| USER NKEY SEED)-----")
 # Asked first of every text (``re``'s search for the block cost 150 us on 256 KiB without one): every block has it.
 _HAS_BEGIN = containment(b"-----BEGIN")
-_PRIVATE_KEY_END = re.compile(rb"-----END(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d)-----")
+_PRIVATE_KEY_END = re.compile(
+    rb"-----END(?:[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?| OpenVPN Static key V\d| NATS USER JWT| USER NKEY SEED)-----+")
 # A per-process key for approval-card fingerprints: stable within a process, useless for guessing offline.
 _FINGERPRINT_KEY = os.urandom(32)
 
