@@ -187,3 +187,23 @@ def test_a_sqlite_box_tables_secret_columns_are_hidden() -> None:
 )
 def test_box_tables_without_a_secret_stay(text: str) -> None:
     assert shown(text) == text
+
+
+def test_mysql_batch_modes_secret_columns_are_hidden() -> None:
+    text = (f"id\tuser\tpassword\tapi_token\n1\talice\t{PW}\t{PW}\n2\tbob\ts3cr3t\tdisabled\n"
+            "3\tcarol\tNULL\tNULL\n\nafter\n")
+    assert shown(text) == ("id\tuser\tpassword\tapi_token\n1\talice\t[REDACTED:table_secret]\t[REDACTED:table_secret]\n"
+                           "2\tbob\t[REDACTED:table_secret]\tdisabled\n3\tcarol\tNULL\tNULL\n\nafter\n")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id\tname\tstatus\n1\tweb\tok\n",
+        "id\tuser\tpassword_changed\n1\talice\t2026-11-30\n",
+        "id\tuser\tpassword\n1\talice\t********\n2\tbob\tNULL\n",
+        "go test\tpassword\tok\n",
+    ],
+)
+def test_tab_separated_look_alikes_stay(text: str) -> None:
+    assert shown(text) == text

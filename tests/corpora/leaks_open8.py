@@ -72,4 +72,8 @@ case("aligned-ideographic", f"api_host\u3000\u3000\u3000\u3000\u3000\u3000= api.
 p1, p2, t1 = pw(16), "s3cr3t", rs(32)
 case("sqlite-box-password", f"$ sqlite3 app.db -box 'select id, user, password, api_token from users'\n┌────┬───────┬──────────────────┬──────────────────────────────────┐\n│ id │ user  │     password     │            api_token             │\n├────┼───────┼──────────────────┼──────────────────────────────────┤\n│ 1  │ alice │ {p1} │ {t1} │\n│ 2  │ bob   │ {p2}           │                                  │\n└────┴───────┴──────────────────┴──────────────────────────────────┘\n", p1, p2, t1)
 
+# mysql -B (batch mode: tab-separated, the schema's lower-case names) with a password and a token column
+p1, p2, t1 = pw(16), "s3cr3t", rs(32)
+case("mysql-batch-password", f"$ mysql -B -e 'select id, user, password, api_token from users' app\nid\tuser\tpassword\tapi_token\n1\talice\t{p1}\t{t1}\n2\tbob\t{p2}\tNULL\n", p1, p2, t1)
+
 OPEN8_LEAKS: tuple[Leak, ...] = tuple(CASES)
