@@ -237,3 +237,34 @@ async def test_entries_arriving_one_by_one_are_gathered_into_one_write(redis: Re
     finally:
         stop.set()
         await asyncio.wait_for(task, 5)  # the linger ends at once when stopped
+
+
+async def test_entries_gathering_when_the_recorder_stops_are_recorded_by_the_next_one(redis: Redis) -> None:
+    """Entries that arrive while the recorder lingers stay unread in the stream (its consumer group's), so a stop
+    or a crash then loses none of them: the next recorder, under another consumer name, records each once."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+
+    async def recorded(count: int) -> bool:
+        return len(await read_timeline(redis, incidents, CONV)) == count
+
+    first = TimelineRecorder(redis, incidents, calls, block_seconds=5, linger_seconds=30.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(first.run(stop))
+    await bus.submit_user_message(redis, CONV, "UREQ", "first")
+    await wait_for(lambda: recorded(1), timeout=10)
+    for n in range(3):  # arriving while it lingers
+        await bus.submit_user_message(redis, CONV, "UREQ", f"then {n}")
+    stop.set()
+    await asyncio.wait_for(task, 5)  # stopped in the middle of its linger
+    assert await recorded(1)
+    second = TimelineRecorder(redis, incidents, calls, block_seconds=0.1, linger_seconds=0.0)
+    stop = asyncio.Event()
+    task = asyncio.create_task(second.run(stop))
+    try:
+        await wait_for(lambda: recorded(4), timeout=10)
+        await asyncio.sleep(0.3)
+        assert await recorded(4)  # each once
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
