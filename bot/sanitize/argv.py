@@ -66,6 +66,10 @@ _USER_FLAGS = frozenset({"-u", "--user", "--proxy-user"})
 _USER_EQUALS = re.compile(r"(--user=|--proxy-user=)([^:]*):(.+)", re.DOTALL)
 _CURL_USER_GLUED = re.compile(r"(-u)([^:]*):(.+)", re.DOTALL)
 DISPLAYS_REMEMBERED = 256  # command lines whose display (card, result) is kept (the calls being shown now)
+# The longest command line (characters of its items) those memos keep: a model-proposed argv has no bound of its
+# own, and 256 remembered command lines of 64 KiB arguments kept ~50 MB alive (found by review); a longer one is
+# redacted again each time it is shown.
+_REMEMBERED_ARGV_CHARS = 16 << 10
 
 
 def _marker(kind: str, secret: str, fingerprints: bool) -> str:
@@ -143,7 +147,13 @@ def redact_argv(argv: Iterable[str], secret_values: Iterable[str] = (), patterns
     """The argv as shown in results and audit entries: secrets redacted with the output's detectors, plus
     values that only their flag marks as secret; control characters stripped so an argument can't rewrite a
     terminal-style rendering."""
-    return list(_redacted_argv(tuple(argv), tuple(secret_values), tuple(patterns)))
+    items, values, given = tuple(argv), tuple(secret_values), tuple(patterns)
+    redacted = _redacted_argv if _rememberable(items) else _redacted_argv.__wrapped__
+    return list(redacted(items, values, given))
+
+
+def _rememberable(argv: tuple[str, ...]) -> bool:
+    return sum(map(len, argv)) <= _REMEMBERED_ARGV_CHARS
 
 
 @functools.lru_cache(maxsize=DISPLAYS_REMEMBERED)
@@ -161,7 +171,9 @@ def display_command_line(argv: Sequence[str], patterns: Iterable[str] = ()) -> t
     different secrets are different, without seeing either. Nothing is stripped: every invisible or control
     character is written as an escape instead (``reveal_invisible``), so what is read is what runs. Only the
     display changes; the argv that runs and its hash are untouched."""
-    return _display_command_line(tuple(argv), tuple(patterns))
+    items = tuple(argv)
+    display = _display_command_line if _rememberable(items) else _display_command_line.__wrapped__
+    return display(items, tuple(patterns))
 
 
 @functools.lru_cache(maxsize=DISPLAYS_REMEMBERED)

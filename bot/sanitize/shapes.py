@@ -216,9 +216,18 @@ def _ends_in_secret_word(name: str) -> bool:
     return bool(last) and (last[0] in ("key", "keys") or name_kind(last[0]) is not None)
 
 
-@functools.lru_cache(maxsize=256)  # asked two or three times of one candidate (cheap refusal, judgement)
+# The longest value ``trivial`` remembers: an output's candidate values are bounded far below (256 characters), but
+# a command line's argument is not (a model-proposed argv item of 120,000 characters reached it through
+# ``argv.display_command_line``), and 256 of those held in the memo would keep tens of MiB alive (found by review).
+_MEMO_VALUE_CHARS = 1024
+
+
 def trivial(value: str) -> bool:
     """A value no one would call a secret: empty, a boolean, a small number or duration, a placeholder."""
+    return _trivial_memo(value) if len(value) <= _MEMO_VALUE_CHARS else _trivial(value)
+
+
+def _trivial(value: str) -> bool:
     bare = value.strip().strip("\"'").strip()
     if len(bare) < 3:
         return True
@@ -233,6 +242,10 @@ def trivial(value: str) -> bool:
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
         return True
     return bare.count(first) == len(bare)  # one character repeated
+
+
+# asked two or three times of one candidate (cheap refusal, judgement); short values only (``_MEMO_VALUE_CHARS``)
+_trivial_memo = functools.lru_cache(maxsize=256)(_trivial)
 
 
 _ANGLE_PLACEHOLDER = re.compile(r"<[^<>\n]{1,200}>")
