@@ -1,8 +1,8 @@
 """A table longer than the cap's head and tail: the tail's rows are read under the header the head holds.
 
-Through ``fisk-chatops exec`` (real subprocess, default cap): ``psql``, ``sqlite3 -box`` and an aligned listing
-with a password column, a few thousand rows, printed whole. Before ``cut_tables``, every secret cell in the tail
-was shown (the tail was cleaned with no header above it).
+Through ``fisk-chatops exec`` (real subprocess, default cap): ``psql``, ``sqlite3 -box``, ``mysql -B`` and an
+aligned listing with a password column, a few thousand rows, printed whole. Before ``cut_tables``, every secret
+cell in the tail was shown (the tail was cleaned with no header above it).
 """
 
 from __future__ import annotations
@@ -47,6 +47,11 @@ def _aligned(passwords: list[str]) -> bytes:
     return f"NAME       PASSWORD          CREATED\n{rows}\n".encode()
 
 
+def _tab_separated(passwords: list[str]) -> bytes:
+    rows = "\n".join(f"user{i}\t{pw}\t2024-01-01" for i, pw in enumerate(passwords))
+    return f"name\tpassword\tcreated\n{rows}\n".encode()
+
+
 def _exec(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
     corpus = tmp_path / "table.txt"
     corpus.write_bytes(data)
@@ -62,7 +67,7 @@ def _exec(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
     return parsed
 
 
-@pytest.mark.parametrize("table", [_psql, _box, _aligned])
+@pytest.mark.parametrize("table", [_psql, _box, _aligned, _tab_separated])
 def test_no_password_of_a_long_table_shows_in_the_tail(tmp_path: Path, fixtures_dir: Path, table) -> None:  # type: ignore[no-untyped-def]
     passwords = _passwords(7)
     shown = str(_exec(tmp_path, fixtures_dir, table(passwords))["output"])

@@ -265,6 +265,8 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
             tabbed = tab_table(data, line_start, header_end, over_budget)  # mysql -B's header (``tab_tables``)
             if tabbed is not None:
                 tab_cells, pos = tabbed
+                if pos >= length:
+                    open_span = (line_start, header_end)
                 spans += [(start, end, "table_secret") for start, end, password_like in tab_cells
                           if _secret_cell(data[start:end], password_like)]
                 continue
