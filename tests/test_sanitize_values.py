@@ -37,3 +37,19 @@ def test_many_values_are_scanned_for_without_asking_each() -> None:
     text = " ".join(values[::-1])
     cleaned, count = redactor.redact(text)
     assert count == 12 and "credential-value" not in cleaned
+
+
+def test_a_value_holding_bytes_that_are_not_utf8_is_built_and_hidden_as_printed_and_as_carried() -> None:
+    """``os.environ`` holds undecodable bytes as lone surrogates (surrogateescape): building the redactor raised
+    UnicodeEncodeError on such a credential value. A child printing it writes the raw bytes (decoded to U+FFFD on
+    output); an argv carries the surrogates themselves."""
+    from bot.sanitize import sanitize_output
+
+    value = b"Sup3r\xffS3cret\xfe-value".decode("utf-8", "surrogateescape")
+    redactor = build_redactor([value])
+    printed = sanitize_output(b"password is Sup3r\xffS3cret\xfe-value here\n", secret_values=[value]).text
+    assert "S3cret" not in printed and "[REDACTED" in printed, printed
+    carried, count = redactor.redact(f"--password {value} --x")
+    assert count == 1 and "S3cret" not in carried, carried
+    unpaired = "ab\ud800cdefgh-credential"  # a surrogate no undecodable byte made: kept as carried
+    assert build_redactor([unpaired]).redact(f"x {unpaired} y")[1] == 1

@@ -186,10 +186,26 @@ def compile_operator_pattern(pattern: str) -> re2._Regexp:
 _ASKED_VALUES = 8
 
 
+def value_forms(value: str) -> list[bytes]:
+    """The bytes a credential value has in the texts the redactor reads. A value from the environment may hold
+    lone surrogates (``os.environ`` decodes bytes that are not UTF-8 with ``surrogateescape``): a child printing
+    it writes those bytes, which output decoding turns into U+FFFD, while a text that carries the surrogates
+    themselves (an argv) is read with ``surrogatepass``. Strict UTF-8 raised on such a value and stopped the
+    runner's redactor from being built at all."""
+    passed = value.encode("utf-8", "surrogatepass")
+    try:
+        raw = value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte made
+        raw = passed
+    printed = raw.decode("utf-8", "replace").encode("utf-8")
+    return [passed] if printed == passed else [passed, printed]
+
+
 @functools.lru_cache(maxsize=32)
 def _build(values: tuple[str, ...], patterns: tuple[str, ...]) -> Redactor:
-    values_re = re2.compile("|".join(re2.escape(v) for v in values), re2_options()) if values else None
-    asked = tuple(v.encode("utf-8") for v in values) if len(values) <= _ASKED_VALUES else ()  # (as RE2 matches them)
+    forms = list(dict.fromkeys(form for v in values for form in value_forms(v)))
+    values_re = re2.compile(b"|".join(re2.escape(form) for form in forms), re2_options()) if forms else None
+    asked = tuple(forms) if len(forms) <= _ASKED_VALUES else ()  # (as RE2 matches them)
     return Redactor(values=values_re, custom=tuple(compile_operator_pattern(p) for p in patterns), value_bytes=asked)
 
 
