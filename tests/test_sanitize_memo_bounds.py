@@ -1,7 +1,8 @@
 """The sanitizer's process-wide memos hold short keys only: a command line's argument has no bound of its own.
 
 ``shapes.trivial`` is remembered (an output's candidate asks it two or three times), and a card's command line
-asks it of each argument: 300 cards, each with a different 64 KiB argument, must not leave megabytes behind.
+asks it of each argument; the card and the runner's judgement of an argv (``judge_argv``) remember whole command
+lines. 300 cards, each with a different 64 KiB argument, must not leave megabytes behind.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import random
 import tracemalloc
 
 from bot.sanitize import display_command_line
+from bot.sanitize.secret_argv import judge_argv
 
 
 def test_long_arguments_shown_on_cards_are_not_kept_alive_by_a_memo() -> None:
@@ -25,6 +27,7 @@ def test_long_arguments_shown_on_cards_are_not_kept_alive_by_a_memo() -> None:
             value = "".join(rng.choices(alphabet, k=64 << 10))
             shown, _ = display_command_line(["tool", "--password=" + value, value])
             assert "--password=[REDACTED:password" in shown
+            assert judge_argv(["vault", "kv", "get", "-field=password", value]) is not None
             del value, shown
         gc.collect()
         kept = tracemalloc.get_traced_memory()[0] - before

@@ -313,8 +313,15 @@ def _positional_secret(argv: Sequence[str], words: Sequence[tuple[str, bool]]) -
 
 def judge_argv(argv: Sequence[str], extra: SecretArgvShapes = NO_SHAPES) -> Verdict | None:
     """The reason this argv asks for a secret's value, or None. Built-in shapes always apply; ``extra`` (the
-    operator's) only adds. Remembered per argv: a runner runs the same few command lines again and again."""
-    return _judge(tuple(argv), extra)
+    operator's) only adds. Remembered per argv: a runner runs the same few command lines again and again (a
+    command line over ``_REMEMBERED_ARGV_CHARS`` is judged again instead: 256 remembered ones of 64 KiB model-proposed
+    arguments would keep tens of MB alive)."""
+    items = tuple(argv)
+    judge = _judge if sum(map(len, items)) <= _REMEMBERED_ARGV_CHARS else _judge.__wrapped__
+    return judge(items, extra)
+
+
+_REMEMBERED_ARGV_CHARS = 16 << 10
 
 
 @functools.lru_cache(maxsize=256)
