@@ -104,9 +104,10 @@ class AgentWorker:
         last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
         clock = asyncio.get_running_loop().time
         recheck_at = clock() + self._recheck_seconds()
+        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while True:
             if last_id == ">" and clock() >= recheck_at:
-                last_id, recheck_at = "0", clock() + self._recheck_seconds()
+                last_id, recheck_at, rechecking = "0", clock() + self._recheck_seconds(), True
             try:
                 reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
@@ -124,10 +125,11 @@ class AgentWorker:
                     await asyncio.sleep(1.0)
                 continue
             entries = reply[0][1] if reply else []
-            pending = last_id != ">"
+            skip_seen = rechecking and last_id != ">"
             last_id = next_read_id(last_id, entries)
+            rechecking = rechecking and last_id != ">"
             for entry_id, fields in entries:
-                if pending and f"{stream}/{_text(entry_id)}" in self._seen:
+                if skip_seen and f"{stream}/{_text(entry_id)}" in self._seen:
                     continue  # handled here and left pending: the reclaim loop retries it after its idle delay
                 await self._spawn(stream, _text(entry_id), fields)
 

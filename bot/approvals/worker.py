@@ -99,10 +99,11 @@ class RunnerWorker(HandoverWorker):
         # ``reclaim_after`` (30 s by default). Only entries this runner never saw are taken up there.
         recheck_every = min(max(0.05, self.reclaim_after / 2), 5.0)
         recheck_at = clock() + recheck_every
+        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while not self._stopping:
             await self._wait_for_capacity()
             if last_id == ">" and clock() >= recheck_at:
-                last_id, recheck_at = "0", clock() + recheck_every
+                last_id, recheck_at, rechecking = "0", clock() + recheck_every, True
             free = self.concurrency - len(self._inflight)
             try:
                 reply: Any = await self.reader.xreadgroup(
@@ -123,10 +124,11 @@ class RunnerWorker(HandoverWorker):
                 backoff = min(backoff * 2, 2.0)
                 continue
             entries = reply[0][1] if reply else []
-            pending = last_id != ">"
+            skip_seen = rechecking and last_id != ">"
             last_id = next_read_id(last_id, entries)
+            rechecking = rechecking and last_id != ">"
             for entry_id, fields in entries:
-                if pending and _text(entry_id) in self._seen:
+                if skip_seen and _text(entry_id) in self._seen:
                     continue  # handled here and left pending: the recovery pass's, after reclaim_after
                 self._spawn(shard, entry_id, fields)
             if entries:

@@ -126,6 +126,7 @@ class Poster:
         loop = asyncio.get_running_loop()
         next_claim = 0.0
         recheck_at = loop.time() + self._recheck_seconds()
+        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while not stop_event.is_set():
             idle = self.deps.settings.reclaim_idle_seconds
             if not history and loop.time() >= recheck_at:
@@ -134,13 +135,13 @@ class Poster:
                 # to us that nothing works on, which would otherwise wait ``idle`` for the reclaim below. Only
                 # entries this poster never saw are taken up here (``_seen``); one it handled and left pending is
                 # the reclaim's, at its own pace.
-                last_id, history, recheck_at = "0", True, loop.time() + self._recheck_seconds()
+                last_id, history, recheck_at, rechecking = "0", True, loop.time() + self._recheck_seconds(), True
             try:
                 entries = await self._read(stream, last_id if history else ">", block=not history)
                 if history and entries:
                     last_id = entries[-1][0]  # entries are still pending while handled: read past them
                 elif history:
-                    history = False
+                    history = rechecking = False
                 if not history and loop.time() >= next_claim:
                     # Take over entries idle that long: a dead replica's, or ours that failed and were left
                     # pending (not only at start-up: a failed entry must not wait for a restart).
@@ -149,7 +150,7 @@ class Poster:
                     reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, int(idle * 1000), "0-0",
                                                         count=50)
                     entries += [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
-                if history:
+                if history and rechecking:
                     entries = [(i, f) for i, f in entries if (stream, i) not in self._seen]
                 entries = [(i, f) for i, f in entries if not self._busy(stream, i)]  # reclaimed while handled
                 prepared = await self._prepare(stream, entries)
