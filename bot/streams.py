@@ -7,7 +7,7 @@ package order.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from redis.asyncio import Redis
@@ -45,6 +45,24 @@ def next_read_id(last_id: str, entries: list[Any]) -> str:
     if last_id == ">":
         return last_id
     return text(entries[-1][0]) if entries else ">"
+
+
+async def unseen_pending(
+    redis: Redis, stream: str, group: str, consumer: str, seen: Callable[[str], bool], limit: int = 1024
+) -> list[tuple[Any, Any]]:
+    """Entries Redis delivered to ``consumer`` that it never handled (``seen`` names those it did): a read whose
+    reply was lost (the connection cut after Redis delivered; redis-py retries the read itself and gets only newer
+    entries). Found with XPENDING and read with XRANGE, delivering nothing again: XREADGROUP from ``0`` resets every
+    pending entry's idle time, so re-reading every few seconds kept an entry the consumer handled and left pending
+    (to be retried once idle) from ever being idle long enough for XAUTOCLAIM."""
+    pending: Any = await redis.xpending_range(stream, group, min="-", max="+", count=limit, consumername=consumer)
+    entries: list[tuple[Any, Any]] = []
+    for item in pending or []:
+        if seen(text(item["message_id"])):
+            continue
+        found: Any = await redis.xrange(stream, item["message_id"], item["message_id"], count=1)
+        entries += found or []  # (none: deleted since, nothing to handle)
+    return entries
 
 
 async def ensure_group(redis: Redis, stream: str, group: str, start_id: str = "0") -> None:

@@ -32,7 +32,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.agent import bus
 from bot.agent.loop import Agent
 from bot.agent.summary import summarize
-from bot.streams import next_read_id, stop_consumer
+from bot.streams import next_read_id, stop_consumer, unseen_pending
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -104,10 +104,18 @@ class AgentWorker:
         last_id = "0"  # first our own pending entries (a restart with the same consumer name), then new ones
         clock = asyncio.get_running_loop().time
         recheck_at = clock() + self._recheck_seconds()
-        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while True:
             if last_id == ">" and clock() >= recheck_at:
-                last_id, recheck_at, rechecking = "0", clock() + self._recheck_seconds(), True
+                recheck_at = clock() + self._recheck_seconds()
+                try:
+                    lost = await unseen_pending(self.redis, stream, GROUP, self.consumer,
+                                                    lambda i: f"{stream}/{i}" in self._seen)
+                except (RedisConnectionError, RedisTimeoutError, OSError, ResponseError) as exc:
+                    log.warning("agent %s: looking for lost reads of %s failed (%s)", self.consumer, stream, exc)
+                    lost = []
+                for entry_id, fields in lost:
+                    await self._spawn(stream, _text(entry_id), fields)
+                continue
             try:
                 reply: Any = await self.reader.xreadgroup(
                     GROUP, self.consumer, {stream: last_id}, count=32, block=None if last_id != ">" else self.block_ms
@@ -125,12 +133,8 @@ class AgentWorker:
                     await asyncio.sleep(1.0)
                 continue
             entries = reply[0][1] if reply else []
-            skip_seen = rechecking and last_id != ">"
             last_id = next_read_id(last_id, entries)
-            rechecking = rechecking and last_id != ">"
             for entry_id, fields in entries:
-                if skip_seen and f"{stream}/{_text(entry_id)}" in self._seen:
-                    continue  # handled here and left pending: the reclaim loop retries it after its idle delay
                 await self._spawn(stream, _text(entry_id), fields)
 
     def _recheck_seconds(self) -> float:

@@ -38,7 +38,7 @@ from bot.approvals.store_runs import new_claim_nonce
 from bot.approvals.worker_execution import _TRANSIENT, Executor, Prepare, log
 from bot.approvals.worker_handover import HandoverWorker
 from bot.cancelling import cancel_and_wait
-from bot.streams import ensure_group, next_read_id
+from bot.streams import ensure_group, next_read_id, unseen_pending
 from bot.streams import text as _text
 
 SEEN_KEPT = 8192  # run entries whose handling the runner remembers (those it left pending are not re-read early)
@@ -99,12 +99,20 @@ class RunnerWorker(HandoverWorker):
         # ``reclaim_after`` (30 s by default). Only entries this runner never saw are taken up there.
         recheck_every = min(max(0.05, self.reclaim_after / 2), 5.0)
         recheck_at = clock() + recheck_every
-        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while not self._stopping:
             await self._wait_for_capacity()
-            if last_id == ">" and clock() >= recheck_at:
-                last_id, recheck_at, rechecking = "0", clock() + recheck_every, True
             free = self.concurrency - len(self._inflight)
+            if last_id == ">" and clock() >= recheck_at:
+                recheck_at = clock() + recheck_every
+                try:
+                    lost = await unseen_pending(self.redis, stream, self.group, self.runner_id,
+                                                lambda i: i in self._seen or i in self._inflight)
+                except (ResponseError, *_TRANSIENT) as exc:
+                    log.warning("runner %s: looking for lost reads of %s failed (%s)", self.runner_id, stream, exc)
+                    lost = []
+                for entry_id, fields in lost[:free]:
+                    self._spawn(shard, entry_id, fields)
+                continue
             try:
                 reply: Any = await self.reader.xreadgroup(
                     self.group, self.runner_id, {stream: last_id}, count=free,
@@ -124,12 +132,8 @@ class RunnerWorker(HandoverWorker):
                 backoff = min(backoff * 2, 2.0)
                 continue
             entries = reply[0][1] if reply else []
-            skip_seen = rechecking and last_id != ">"
             last_id = next_read_id(last_id, entries)
-            rechecking = rechecking and last_id != ">"
             for entry_id, fields in entries:
-                if skip_seen and _text(entry_id) in self._seen:
-                    continue  # handled here and left pending: the recovery pass's, after reclaim_after
                 self._spawn(shard, entry_id, fields)
             if entries:
                 # let the new entries' handlers send their claims before this loop sends its next read: the claim

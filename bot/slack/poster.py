@@ -41,7 +41,7 @@ from bot.slack.outcomes import Outcomes
 from bot.slack.retry import pause, until_done
 from bot.slack.settings import parse_conversation
 from bot.slack.unconfirmed import watch_unconfirmed
-from bot.streams import stop_consumer
+from bot.streams import stop_consumer, unseen_pending
 from bot.streams import text as _text
 
 log = logging.getLogger(__name__)
@@ -126,22 +126,26 @@ class Poster:
         loop = asyncio.get_running_loop()
         next_claim = 0.0
         recheck_at = loop.time() + self._recheck_seconds()
-        rechecking = False  # a recheck's pass (not the first one, which takes every pending entry, seen or not)
         while not stop_event.is_set():
             idle = self.deps.settings.reclaim_idle_seconds
-            if not history and loop.time() >= recheck_at:
-                # Our own pending entries once more: a read whose reply was lost (the connection cut after Redis
-                # delivered; redis-py retries the read itself and gets only newer entries) left entries delivered
-                # to us that nothing works on, which would otherwise wait ``idle`` for the reclaim below. Only
-                # entries this poster never saw are taken up here (``_seen``); one it handled and left pending is
-                # the reclaim's, at its own pace.
-                last_id, history, recheck_at, rechecking = "0", True, loop.time() + self._recheck_seconds(), True
+            # Our own pending entries once more: a read whose reply was lost (the connection cut after Redis
+            # delivered; redis-py retries the read itself and gets only newer entries) left entries delivered to us
+            # that nothing works on, which would otherwise wait ``idle`` for the reclaim below. Only entries this
+            # poster never saw are taken up here (``_seen``); one it handled and left pending is the reclaim's, at
+            # its own pace (``unseen_pending`` leaves its idle time alone).
+            recheck = not history and loop.time() >= recheck_at
             try:
-                entries = await self._read(stream, last_id if history else ">", block=not history)
+                if recheck:
+                    recheck_at = loop.time() + self._recheck_seconds()
+                    lost = await unseen_pending(redis, stream, GROUP, self.consumer,
+                                                    lambda i: (stream, i) in self._seen)
+                    entries = [(_text(i), _fields(f)) for i, f in lost if f]
+                else:
+                    entries = await self._read(stream, last_id if history else ">", block=not history)
                 if history and entries:
                     last_id = entries[-1][0]  # entries are still pending while handled: read past them
                 elif history:
-                    history = rechecking = False
+                    history = False
                 if not history and loop.time() >= next_claim:
                     # Take over entries idle that long: a dead replica's, or ours that failed and were left
                     # pending (not only at start-up: a failed entry must not wait for a restart).
@@ -150,8 +154,6 @@ class Poster:
                     reply: Any = await redis.xautoclaim(stream, GROUP, self.consumer, int(idle * 1000), "0-0",
                                                         count=50)
                     entries += [(_text(i), _fields(f)) for i, f in (reply[1] or []) if f]
-                if history and rechecking:
-                    entries = [(i, f) for i, f in entries if (stream, i) not in self._seen]
                 entries = [(i, f) for i, f in entries if not self._busy(stream, i)]  # reclaimed while handled
                 prepared = await self._prepare(stream, entries)
             except ResponseError as exc:
