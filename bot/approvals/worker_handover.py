@@ -44,18 +44,13 @@ class HandoverWorker(ExecutingWorker):
         backoff = 0.1
         parked = False
         recover = True  # first what a previous run of this runner id, or a lost reply, left on the taken list
-        clock = asyncio.get_running_loop().time
-        # and again before the sweep would give back what a lost reply left there: the production clients retry a
-        # wait whose connection dropped by themselves (bot/redis_connection.py), so no error may reach this loop
-        recover_every = max(0.05, self.hand_back_after / 2)
-        recover_at = clock() + recover_every
         while not self._stopping:
             try:
-                if recover or clock() >= recover_at:
+                if recover:
                     for element in await self.store.taken_handovers(shard, self.runner_id):
                         if _text(element).partition(" ")[0] not in self._handling:  # else its handler has it
                             self._take_handover(shard, element)
-                    recover, recover_at = False, clock() + recover_every
+                    recover = False
                 may_park = self._may_park(shard)
                 if may_park:
                     self._parked.add(shard)  # before any await: the other shards' loops count it at once
