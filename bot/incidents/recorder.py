@@ -46,7 +46,10 @@ READ_COUNT = 50  # entries one read takes
 #: timeline is read when an incident is exported, so it can be a fraction of a second behind, while each read and
 #: its write cost the slack role a round trip or two whatever they carry. An approval's script writes two audit
 #: entries just as the runner starts its child; reading them at once took that CPU from the child's start.
-LINGER_SECONDS = 0.25
+#: Off by default: with 0.25 s the end-to-end incident flow (tests/incidents/test_incident_flow.py) exported a
+#: timeline whose audit entries after the first batch (approved, finished) never arrived, every run; the cause
+#: is not found yet, so the linger is only used where it is asked for.
+LINGER_SECONDS = 0.0
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
 
