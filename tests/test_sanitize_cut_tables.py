@@ -7,18 +7,14 @@ cell in the tail was shown (the tail was cleaned with no header above it).
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from bot.runner.output import OutputCapture
 from bot.sanitize import build_redactor, sanitize_captured
-from tests.support.fisk_app import make_fisk_app_doing
+from tests.support.exec_printing import exec_printing
 
 ROOT = Path(__file__).resolve().parents[1]
 ROWS = 6000
@@ -53,18 +49,7 @@ def _tab_separated(passwords: list[str]) -> bytes:
 
 
 def _exec(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
-    corpus = tmp_path / "table.txt"
-    corpus.write_bytes(data)
-    app = make_fisk_app_doing(tmp_path, fixtures_dir / "opsctl.introspect.json", "printer",
-                              "sys.stdout.buffer.write(open(os.environ['CORPUS_FILE'], 'rb').read())")
-    config = tmp_path / "c.yaml"
-    config.write_text(f"applications: [{{binary: {app}, env: {{CORPUS_FILE: '{corpus}'}}}}]\n")
-    result = subprocess.run([sys.executable, "-m", "bot.cli", "exec", "--config", str(config), "service_status", "{}"],
-                            capture_output=True, text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
-    assert result.returncode == 0, result.stderr
-    parsed: dict[str, object] = json.loads(result.stdout)
-    assert parsed["status"] == "finished" and parsed["truncated"] is True, parsed
-    return parsed
+    return exec_printing(tmp_path, fixtures_dir, data, truncated=True)
 
 
 @pytest.mark.parametrize("table", [_psql, _box, _aligned, _tab_separated])

@@ -14,9 +14,9 @@ from tests.support.fisk_app import make_fisk_app_doing
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, object]:
+def exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes, *, truncated: bool = False) -> dict[str, object]:
     """The JSON ``fisk-chatops exec`` prints for a tool whose application prints ``data`` (read from a file named in
-    its env); the call must have finished and not been cut."""
+    its env); the call must have finished, and been cut by the output cap exactly when ``truncated``."""
     tmp_path.mkdir(exist_ok=True)
     corpus = tmp_path / "corpus.bin"
     corpus.write_bytes(data)
@@ -28,5 +28,5 @@ def exec_printing(tmp_path: Path, fixtures_dir: Path, data: bytes) -> dict[str, 
                             capture_output=True, text=True, timeout=60, cwd=ROOT, env=dict(os.environ))
     assert result.returncode == 0, result.stderr
     parsed: dict[str, object] = json.loads(result.stdout)
-    assert parsed["status"] == "finished" and parsed["truncated"] is False, parsed
+    assert parsed["status"] == "finished" and parsed["truncated"] is truncated, parsed
     return parsed
