@@ -30,6 +30,7 @@ from bot.approvals.worker import RunnerWorker
 from bot.tools.catalog import Catalog
 from tests.adversarial.conftest import CountingApp, approved_call_executor, audit_of
 from tests.adversarial.test_trust import status_proposal
+from tests.approvals.helpers import running
 from tests.slack.conftest import CHANNEL
 from tests.support import decision_keys
 from tests.support.waiting import wait_for
@@ -45,13 +46,8 @@ async def runner(redis: Redis, tools: Catalog, runner_id: str) -> AsyncIterator[
                           approved_call_executor(tools, verifier=decision_keys.verifier()), runner_id=runner_id,
                           block_seconds=0.05, stale_after=2.0, reclaim_after=0.3, recovery_interval=0.1,
                           handover=True, grace_period=1)
-    stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop))
-    try:
+    async with running(worker):
         yield worker
-    finally:
-        stop.set()
-        await asyncio.wait_for(task, 10)
 
 
 async def test_an_approval_replayed_to_another_runner_never_runs_the_call_again(
