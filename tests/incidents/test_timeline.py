@@ -8,6 +8,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -265,6 +266,37 @@ async def test_entries_gathering_when_the_recorder_stops_are_recorded_by_the_nex
         await wait_for(lambda: recorded(4), timeout=10)
         await asyncio.sleep(0.3)
         assert await recorded(4)  # each once
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 5)
+
+
+async def test_entries_a_dead_recorder_had_read_are_recorded_by_one_started_at_once(redis: Redis) -> None:
+    """A recorder that dies between its read and its write leaves the entries pending under its own name. Its
+    replacement has another name (a new pod) and usually starts within seconds, before they are idle long enough
+    to be claimed at its start-up: it must claim them later, while it runs, and record each once. Left pending,
+    they were never recorded, and the inbox could no longer be trimmed past them (``trim_bus_streams``)."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    await redis.xgroup_create(bus.INBOX, "timeline", id="0", mkstream=True)
+    for n in range(3):
+        await bus.submit_user_message(redis, CONV, "UREQ", f"read by the dead one {n}")
+    read: Any = await redis.xreadgroup("timeline", "timeline-dead", {bus.INBOX: ">"}, count=10)  # never acked
+    await redis.xdel(bus.INBOX, read[0][1][0][0])  # one of them trimmed while pending: nothing left to record
+    await bus.submit_user_message(redis, CONV, "UREQ", "after its death")
+
+    recorder = TimelineRecorder(redis, incidents, calls, block_seconds=0.05, reclaim_idle_seconds=0.5)
+    assert not await recorder.caught_up()
+    stop = asyncio.Event()
+    task = asyncio.create_task(recorder.run(stop))
+    try:
+        async def recorded(count: int) -> bool:
+            return len(await read_timeline(redis, incidents, CONV)) == count
+
+        await wait_for(lambda: recorded(3), timeout=10)
+        await wait_for(recorder.caught_up, timeout=10)  # nothing pending under the dead name, the deleted one too
+        lines = await redis.lrange(incidents.timeline_key(CONV), 0, -1)
+        assert len(lines) == 3  # each once
     finally:
         stop.set()
         await asyncio.wait_for(task, 5)
