@@ -29,7 +29,7 @@ from bot.sanitize.context_detectors import CONTEXT
 from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import TOKENS, Detector
 from bot.sanitize.judge import judge
-from bot.sanitize.shapes import name_kind
+from bot.sanitize.secret_names import name_kind
 from tests.corpora.leaks import LEAKS
 
 BENIGN = sorted((Path(__file__).resolve().parent / "corpora" / "benign").glob("*.txt"))
@@ -75,7 +75,7 @@ def test_the_merged_automata_report_every_start_one_alternation_reports() -> Non
     for text in texts:
         for pass_, detectors in ((TOKEN_PASS, TOKENS), (CONTEXT_PASS, CONTEXT)):
             merged, single = _starts(pass_, text), _one_alternation(detectors, text)
-            # The finder's name reports only names shapes.name_kind can accept (finder_name.py), where the bounded
+            # The finder's name reports only names secret_names.name_kind can accept (finder_name.py), where the bounded
             # name takes any with a word inside ("oauth2:" of https://oauth2:<token>@gitlab...): judged no name.
             for start in set(single) - set(merged):
                 parsed = pass_.parser.match(text, start)

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from bot.sanitize import redact, sanitize_output
-from bot.sanitize.shapes import code_reference, settings_reference
+from bot.sanitize.code_expressions import code_reference, settings_reference
 from tests.corpora.code_grep import code_grep_line
 
 EXPRESSIONS = [
@@ -163,14 +163,14 @@ def test_the_hint_check_finds_what_the_whole_hint_finds() -> None:
 
 
 def test_possessive_identifiers_match_exactly_what_backtracking_ones_matched() -> None:
-    """``shapes._IDENTIFIER`` is possessive (a failing match no longer tries every shorter identifier): the
+    """``code_expressions._IDENTIFIER`` is possessive (a failing match no longer tries every shorter identifier): the
     reference and call patterns must match the same values, with the same groups, as with a plain ``*``."""
     import re
 
-    from bot.sanitize import shapes
+    from bot.sanitize import code_expressions
 
     pairs = [(p, re.compile(p.pattern.replace("]*+", "]*"), p.flags))
-             for p in (shapes._REFERENCE, shapes._CALL_OR_SUBSCRIPT)]
+             for p in (code_expressions._REFERENCE, code_expressions._CALL_OR_SUBSCRIPT)]
     assert all(new.pattern != old.pattern for new, old in pairs)
     rng = random.Random(9)
     parts = ["settings", "a", "Xk9", "$x", "_", ".", "?.", "->", "::", "(", "[", "<int>", "::<u32>", "!", "&", "*",

@@ -11,7 +11,7 @@ import pytest
 
 from bot.sanitize import sanitize_output
 from bot.sanitize.context_programs import KEY_VAULT_LOOKBACK
-from bot.sanitize.shapes import name_kind
+from bot.sanitize.secret_names import name_kind
 
 PW = "qAcRVmN1L2*B6e!"
 B64 = "c8npshoiH870cYvQf0arcw=="

@@ -1,4 +1,4 @@
-"""The finder's name condition (``context_patterns._FINDER_NAME``) against ``shapes.name_kind``: RE2 reports
+"""The finder's name condition (``context_patterns._FINDER_NAME``) against ``secret_names.name_kind``: RE2 reports
 only names in which a sensitive word is a word of its own, and must never drop a name that
 ``name_kind`` would accept."""
 
@@ -11,7 +11,7 @@ import re2
 
 from bot.sanitize import redact
 from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
-from bot.sanitize.shapes import name_kind
+from bot.sanitize.secret_names import name_kind
 
 _PREFIXES = ("", "db", "DB_", "my", "x", "X", "app.", "a-", "aaa", "Client", "o", "2", "srv_db_")
 _WORDS = ("pass", "Pass", "PASS", "password", "Password", "PASSWORD", "passwd", "passphrase", "pwd", "PWD", "token",

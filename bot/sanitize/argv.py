@@ -11,7 +11,7 @@ import re
 import shlex
 from collections.abc import Iterable, Sequence
 
-from bot.sanitize import shapes
+from bot.sanitize import secret_names, shapes
 from bot.sanitize.controls import reveal_invisible, strip_controls
 from bot.sanitize.redact import MARKER, build_redactor, fingerprint
 
@@ -130,7 +130,7 @@ def _shown_items(
 
 def _setting_value(previous: str, item: str) -> bool:
     """Whether ``item`` is a value that only the positional word or generic option before it marks as secret."""
-    if _SETTING_NAME.match(previous) and shapes.name_kind(previous) and shapes.generated(item):
+    if _SETTING_NAME.match(previous) and secret_names.name_kind(previous) and shapes.generated(item):
         return True  # aws configure set aws_secret_access_key VALUE
     return _password_after_bare_name(previous, item) or (previous in _VALUE_FLAGS and shapes.generated(item))
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.sanitize import shapes
+from bot.sanitize import code_expressions, secret_names
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.cheap_rejection import (
@@ -42,6 +42,7 @@ from bot.sanitize.cheap_rejection import (
     refuse_parsed,
     unrefusable_password_word,
 )
+from bot.sanitize.code_expressions import settings_reference
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import PROMPT_FIRST, echo_hint
 from bot.sanitize.judge import (
@@ -69,11 +70,11 @@ _ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85}+)[\"
 # An assignment's unquoted value on its separator's line, as the assignment detector reads it
 # (context_patterns._BARE_VALUE; the pattern ``cheap_rejection`` reads too, so that one match serves both).
 _CODE_VALUE = BARE_VALUE
-# shapes.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says False
-# (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
-_EXPRESSION_HINT = re.compile(shapes.EXPRESSION_HINT.pattern.encode())
+# code_expressions.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says
+# False (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
+_EXPRESSION_HINT = re.compile(code_expressions.EXPRESSION_HINT.pattern.encode())
 _HINT_CHARACTER = re.compile(rb"[.(\[$:>_&*]")  # the hint's first alternative (``_hinted``)
-# The type names the hint's last alternative takes alone (``shapes.EXPRESSION_HINT``), lower case.
+# The type names the hint's last alternative takes alone (``code_expressions.EXPRESSION_HINT``), lower case.
 _TYPE_WORDS = frozenset((b"str", b"string", b"bytes", b"int", b"any", b"object", b"char", b"byte"))
 
 # The density budget (see the module docstring).
@@ -95,9 +96,10 @@ DENSE_KIND = "dense_candidates"
 # The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
 _MEMO_KEY_BYTES = MEMO_KEY_BYTES
 _MEMO_ENTRIES = MEMO_ENTRIES
-# Assignment names already judged by shapes.name_kind: True when the name holds no secret.
+# Assignment names already judged by secret_names.name_kind: True when the name holds no secret.
 _HARMLESS_NAMES: dict[bytes, bool] = {}
-# The same names: True when the name is a password's (``shapes.name_kind``'s second part), for ``dismiss``'s screen.
+# The same names: True when the name is a password's (``secret_names.name_kind``'s second part), for ``dismiss``'s
+# screen.
 _PASSWORD_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
@@ -130,7 +132,7 @@ def _assignment_head(
 
     A hit of the assignment's own automaton where no other automaton hits (``Leftmost``) means the alternation
     picked the assignment (its last branch), whose name is then the whole run of name characters between the
-    boundary and the separator: read by a simple pattern, judged by ``shapes.name_kind`` exactly as the full parse
+    boundary and the separator: read by a simple pattern, judged by ``secret_names.name_kind`` exactly as the full parse
     would (``token_type=``, ``secretName:`` end here). It used to take an anchored match of every other detector
     at each candidate (an RE2 call: about a third of a dismissed candidate's cost)."""
     if leftmost.source != automaton or leftmost.ambiguous:
@@ -193,25 +195,26 @@ def _code_expression(
         value = _CODE_VALUE.match(data, head.end())
     if value is None:
         return False
-    if shapes.settings_reference(value[1]):
+    if code_expressions.settings_reference(value[1]):
         return True  # what code_reference says of it in every context, without decoding it or the general parse
     return _general_expression(data, head, value, hinted)
 
 
 def _general_expression(data: bytes, head: re.Match[bytes], value: re.Match[bytes], hinted: bool) -> bool:
-    """``_code_expression`` of a value that is no settings reference (``shapes.settings_reference`` said False)."""
+    """``_code_expression`` of a value that is no settings reference (``code_expressions.settings_reference`` said
+    False)."""
     shown = value[1].decode("utf-8", "replace")
-    if not hinted and shapes.EXPRESSION_HINT.search(shown) is None:
+    if not hinted and code_expressions.EXPRESSION_HINT.search(shown) is None:
         return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
     following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
     colon = head[0].endswith(b":")
-    if not shapes.code_reference(shown, following, colon):
+    if not code_expressions.code_reference(shown, following, colon):
         return False
     if following in _LINE_READING_TEXT and reads_line(data, value.start(1), value.end()) \
             and _opens_its_line(data, head.start(1)):
         plain = plain_line_value(data, value.start(1))  # a YAML or ini line's whole value is judged
         if plain is not None:
-            return shapes.line_expression(plain, colon)
+            return code_expressions.line_expression(plain, colon)
     return True
 
 
@@ -227,9 +230,9 @@ def _opens_its_line(data: bytes, name_start: int) -> bool:
 
 
 def _judge_name(name: bytes) -> bool:
-    """Whether an assignment's name holds no secret (``shapes.name_kind``), remembered in ``_HARMLESS_NAMES`` (and
+    """Whether an assignment's name holds no secret (``secret_names.name_kind``), remembered in ``_HARMLESS_NAMES`` (and
     whether it is a password's in ``_PASSWORD_NAMES``)."""
-    kind = shapes.name_kind(name.decode("utf-8", "replace"))
+    kind = secret_names.name_kind(name.decode("utf-8", "replace"))
     if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
         _HARMLESS_NAMES.clear()
         _PASSWORD_NAMES.clear()
@@ -366,7 +369,7 @@ def run_pass(
             return True
         # A settings reference is hinted (each of its separators holds a hint character), and an expression
         # whatever follows it: asked first, it spares the hint's search and _code_expression's round.
-        settings = shapes.settings_reference(shown)
+        settings = settings_reference(shown)
         if not settings and not _hinted(shown):
             not_expression_at = start
             return refuse_in_scan(start, head, value, key, budget)

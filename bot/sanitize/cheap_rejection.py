@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from bot.sanitize import shapes
+from bot.sanitize import code_expressions, secret_names, shapes
 from bot.sanitize.judge import NAME, SEPARATOR, VALUE, line_value_refused, quoted_span, read_on, reads_line
 
 # An assignment's unquoted value on its separator's line (the parse's ``_BARE_VALUE`` after its blanks; the same
@@ -94,7 +94,7 @@ def refuse_head(
             # name that needs a generated value, ``shapes.refused_everywhere`` comes down to this (no path, no
             # Kubernetes name, no code, unquoted; a delimiter after it is read on as judge reads it, below).
             name = head.group(1).decode("utf-8", "replace")
-            kind = shapes.name_kind(name)
+            kind = secret_names.name_kind(name)
             if kind is None or kind[1]:
                 return None
             if following not in _DELIMITERS and not _changes(data, value.end()):
@@ -200,7 +200,7 @@ def _refused(
         # A quoted value under a password's name (``password: "[MASKED]1"``, ``"password": "..."`` on every line):
         # ``refused_everywhere`` refuses it only when trivial, an algorithm or a path (no sentence rule for a quoted
         # value, and no code), so anything else is left to the judgement without reading the line around it
-        found = shapes.name_kind(name)
+        found = secret_names.name_kind(name)
         if found is not None and found[1] and not shapes.rejected_value(shown):
             return None
     if colon and not quoted and data[value_start] in _NODE_FIRST and shapes.yaml_node_reference(shown):
@@ -214,8 +214,9 @@ def _refused(
     literal = quoted and spaced and not colon
     if not shapes.refused_everywhere(name, shown, spaced_literal=literal, sentence=words and colon) and not (
         # an expression of code (``password = settings.X``, ``token: os.environ["X"]``), in every call judge makes
-        not quoted and shapes.EXPRESSION_HINT.search(shown) is not None
-        and shapes.code_reference(shown, data[value_end : value_end + 1].decode("utf-8", "replace"), colon or prose)
+        not quoted and code_expressions.EXPRESSION_HINT.search(shown) is not None
+        and code_expressions.code_reference(
+            shown, data[value_end : value_end + 1].decode("utf-8", "replace"), colon or prose)
     ):
         return None
     if prose or words and colon:

@@ -74,7 +74,8 @@ _ASSIGNMENT_HEAD = _ASSIGNMENT_NAME_HEAD + _ASSIGNMENT_SEPARATOR
 # byte), and the loop stays linear: the part left unbounded lies inside one run of name characters after a
 # boundary character, which no other assignment can share, so each run is scanned a bounded number of times.
 #
-# And only names in which the sensitive word is a word of its own as shapes.name_kind reads it: see finder_name.py.
+# And only names in which the sensitive word is a word of its own as secret_names.name_kind reads it: see
+# finder_name.py.
 _FINDER_NAME = FINDER_NAME
 _ASSIGNMENT_FINDER_NAME_HEAD = _ASSIGNMENT_NAME_HEAD.replace(_NAME, _FINDER_NAME)
 
@@ -95,7 +96,8 @@ _ENV_LINE_HEAD = (
     r"[ \t]{0,16}(?:(?:export|declare[ \t]{1,4}-x|typeset[ \t]{1,4}-x|readonly|set[ \t]{1,4}-x|-)[ \t]{1,4})?"
     rf"(?P<name>{_NAME})="
 )
-# The same line under a name whose last word is "pw" (DB_PW, ADMIN_PW; ``shapes.name_kind`` reads it as a password's):
+# The same line under a name whose last word is "pw" (DB_PW, ADMIN_PW; ``secret_names.name_kind`` reads it as a
+# password's):
 # the names the finders take need a longer word (two letters are everywhere in base64, see ``finder_name.py``), so
 # only a line that this name opens before "=" reads it, its value quoted (to the closing quote) or bare (to the end).
 _PW_ENV_LINE_HEAD = _ENV_LINE_HEAD.replace(f"(?P<name>{_NAME})", r"(?P<name>[A-Za-z0-9_.-]{0,40}[_.-](?i:pw))")

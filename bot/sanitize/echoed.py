@@ -20,7 +20,7 @@ import re
 import shlex
 
 from bot.sanitize.secret_argv import Verdict, judge_argv
-from bot.sanitize.shapes import name_kind
+from bot.sanitize.secret_names import name_kind
 
 # A prompt sign at a line's start, a blank, then a command line holding what one of ``secret_argv``'s built-in shapes
 # needs, as that shape writes it: an option (``-field``, ``--fields``, ``--query``, ``--jq``, ``--format``, a template,
@@ -38,7 +38,7 @@ _OPTION_HINT = (
     r"-(?i:-?fields?|-?jsonpath|-?(?:go-)?template|-?query|-?jq|-?format|-?with-decryption|-?show-secrets?"
     r"|-?reveal|-?o(?:utput)?[ =]?(?:jsonpath|go-template|template|custom-columns))"
 )
-# What a secret variable's name holds (``shapes.name_kind`` decides; the hint only asks for one of its words).
+# What a secret variable's name holds (``secret_names.name_kind`` decides; the hint only asks for one of its words).
 _SECRET_WORD = r"(?i:pass|pwd|secret|token|key|credential|auth)"
 _PROGRAM_HINT = (
     r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"

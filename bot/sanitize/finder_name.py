@@ -1,5 +1,5 @@
 """The name part of what RE2 searches for in an assignment (``NAME=value``, ``name: value``, a flag, a quoted env
-entry): only names in which a sensitive word is a word of its own, as ``shapes.name_kind`` splits a name.
+entry): only names in which a sensitive word is a word of its own, as ``secret_names.name_kind`` splits a name.
 
 ``name_kind`` splits at "_", "." and "-", and where a lower-case letter or digit meets a capital, and accepts a name
 only when one of its words ends with (pass, token, key ...), starts with (secret..., credential...) or is (auth)
@@ -42,7 +42,7 @@ _SHORT_THEN_PARSED = (  # the capital that ends a lower-case short word may star
     rf"|(?:(?i:p)W|(?i:si)G)[_.-][A-Za-z0-9_.-]*{_PARSED_WORD}"
     r"|(?i:p)wD|(?i:si)gN(?i:ature)"  # or overlaps it: pwDb is "pwd" to the pattern, "pw" "db" to name_kind
 )
-# The plural of a key's compound ending the name (APP_KEYS, apiKeys: ``shapes._plural_key_kind``), the stems of
+# The plural of a key's compound ending the name (APP_KEYS, apiKeys: ``secret_names._plural_key_kind``), the stems of
 # ``context_patterns._KEY``.
 _PLURAL_KEY = (
     r"[A-Za-z0-9_.-]*(?i:api|access|private|secret|master|signing|encryption|app|account|sharedaccess|client|auth"

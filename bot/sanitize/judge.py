@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from bot.sanitize import putty, shapes
+from bot.sanitize import code_expressions, putty, secret_names, shapes
 from bot.sanitize.context_programs import key_vault_value
 from bot.sanitize.detectors import VALUE_BOUND, Detector
 
@@ -24,7 +24,7 @@ _LOOK_AROUND = 128
 _MAKE_COMMAND = re.compile(r"\s")
 # The most blanks before "=" as code and ini files write them (more: an aligned column, see ``judge``)
 _CODE_BLANKS = 4
-_ENVIRONMENT_NAME = shapes.ENVIRONMENT_NAME
+_ENVIRONMENT_NAME = secret_names.ENVIRONMENT_NAME
 # A diff's "+" and a quote's ">" too, opening the line only (``_YAML_KEY_LINE``): "-> password: x" is prose
 _LINE_START = re.compile(rb"(?:\+|(?:>[ \t]?){1,4})?[ \t\-{,\[]*")
 _FIXED_LENGTH_KINDS = frozenset(
@@ -108,7 +108,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     text = match.string
     name_start, name_end = match.span(NAME[index])
     name = text[name_start:name_end].decode("utf-8", "replace")
-    if shapes.name_kind(name) is None:
+    if secret_names.name_kind(name) is None:
         return None, True  # most candidates in ordinary logs end here (token_type=, key_id=): cached, cheap
     value_start, value_end = match.span(VALUE[index])
     quoted = text[value_start : value_start + 1] in (b'"', b"'")
@@ -141,7 +141,7 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         if shown[:1] == "<" and shapes.angle_placeholder(shown):
             return None, True  # JWT_SECRET=<generate with: openssl rand -hex 32>: its first word is the placeholder's
         first = _FIRST_WORD.match(shown)
-        if first is not None and first.end() < len(shown) and not (code and shapes.code_reference(shown)):
+        if first is not None and first.end() < len(shown) and not (code and code_expressions.code_reference(shown)):
             following = shown[first.end() : first.end() + 1]
             verdict = shapes.accept_assignment(name, "=", first.group(), True, following=following, code=code)
         return verdict, True
@@ -220,7 +220,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
     if verdict is None and not quoted and reads_line(text, value_start, value_end):
         # A YAML or ini line's plain value does not end at this delimiter: judged whole (``secret_key:
         # QWbR|O,J/}A#x7`` is generated; its first run alone is too short to look it), reading the line. One
-        # that opens a bracket is read as an expression of code on the whole line (``shapes.line_expression``).
+        # that opens a bracket is read as an expression of code on the whole line
+        # (``code_expressions.line_expression``).
         # Mid-line the delimiter ends the value, as before, but the rejection is not remembered: a memo key holds
         # the value and one byte after it, which a key line holding the same bytes would share.
         plain = read_on(text, separator, (name_start, name_end), (value_start, value_end))
@@ -323,16 +324,16 @@ def _judge_line_value(name: str, separator: str, value: str) -> str | None:
     rule: ``passwords: 3, rotated`` and ``password: a, b and c`` are sentences, so after ":" only a generated
     first word counts), and a value that is trivial once a trailing "," or ";" is dropped stays (code's
     ``password = pw;``, ``"pass": 10,``). An expression of code is read on the whole value
-    (``shapes.line_expression``), so a generated password that opens a bracket early is still a literal."""
+    (``code_expressions.line_expression``), so a generated password that opens a bracket early is still a literal."""
     reading = _line_value_reading(separator, value)
     if reading is None:
         return None
     judged, sentence = reading
-    if shapes.EXPRESSION_HINT.search(judged) and shapes.line_expression(judged, separator == ":"):
+    if code_expressions.EXPRESSION_HINT.search(judged) and code_expressions.line_expression(judged, separator == ":"):
         return None
     environment = not sentence and _ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None
     verdict = shapes.accept_assignment(name, separator, judged, True, sentence, code=False, environment=environment)
-    if verdict is None or environment or shapes.name_kind(name) == (verdict, True):
+    if verdict is None or environment or secret_names.name_kind(name) == (verdict, True):
         return verdict
     # A name that needs a generated value (token, key, auth...): the delimiters alone make a list of words look
     # generated to ``shapes.generated`` (``auth: ldap,local``, ``secret_backends: vault,aws``), so the value must

@@ -10,7 +10,7 @@ The shapes, each chosen so that ordinary commands do not match (``--field=name``
 ``get secrets`` stay as they are):
 
 - **a field option** (``-field``/``--field``/``--fields``) whose value names a secret by the sanitizer's own
-  name rules (``shapes.name_kind``: ``password``, ``db_password``, ``token``, ``tls.key``; not ``name``,
+  name rules (``secret_names.name_kind``: ``password``, ``db_password``, ``token``, ``tls.key``; not ``name``,
   ``username``, ``secretName``); a list (``--fields username,password``) and 1Password's ``label=password`` /
   ``type=concealed`` count. ``-f`` is not one: most tools mean ``--file``, ``--follow`` or ``--force`` by it;
 - **a query option** (``--jsonpath``, ``--template``, ``--go-template``, ``--query``, ``--jq``, ``--format``,
@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.sanitize.shapes import name_kind
+from bot.sanitize.secret_names import name_kind
 
 
 def _option_name(text: str) -> str:

@@ -1,15 +1,13 @@
-"""Is this name a secret's name, and does this value look like a secret? The precision half of redaction.
+"""Does this value, beside a secret's name, look like a secret? The precision half of redaction.
 
 Redacting too much costs the on-call the output they need and the model the text it reasons on, so a
 context detector's candidate is kept only when both its name and its value say "secret":
 
-- names are split into words (``DB_PASSWORD``, ``clientSecret``, ``api-key``) and a word must *be* a secret
-  word (``password``, ``dbpass``, ``apitoken``), not merely contain one (``monkey``, ``passenger``); a last word
-  that describes the secret rather than holding it (``..._FILE``, ``secretName``, ``api_key_rotation_days``,
-  ``AWS_ACCESS_KEY_ID``) makes the name harmless;
+- the name must hold a secret (``secret_names.name_kind``: a word that *is* a secret word, no describing last word);
 - password-like names accept any value that is not trivial (a boolean, a small number, a placeholder, a path);
   other names (token, secret, key ...) and prose-like positions need a value that looks generated: digits and
-  letters, mixed case, or symbols, at least 8 characters.
+  letters, mixed case, or symbols, at least 8 characters;
+- an unquoted value that is an expression of source code is no secret (``code_expressions.code_reference``).
 """
 
 from __future__ import annotations
@@ -19,55 +17,15 @@ import binascii
 import functools
 import re
 
+from bot.sanitize.code_expressions import EXPRESSION_HINT, code_reference
+from bot.sanitize.secret_names import ENVIRONMENT_NAME, ends_in_secret_word, name_kind, word_set
 
-def _word_set(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# What a name's last word says when the value is about a secret rather than the secret itself.
-_DESCRIBING_WORDS = _word_set(
-    "name names type types id ids file files path paths dir length len min max days hours seconds ttl age "
-    "policy policies enabled disabled enable disable required optional count expiry expires expiration "
-    "rotation rotated algorithm algorithms alg method methods mode ref refs kind version versions prompt "
-    "field fields header headers endpoint endpoints url uri lifetime timeout interval size format "
-    "encoding strategy provider providers store source env var variable at by set reset changed updated "
-    "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
-    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin budget "
-    "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
-    "hostname server servers region regions namespace namespaces domain domains user users username email owner "
-    "manager digest digests checksum checksums sha256 sha1 md5 "
-    # when or how a secret is used, not the secret (LDAP's pwdChangedTime, KMS's KeyUsage / KeySpec / KeyMetadata)
-    "time times timestamp date usage spec specs metadata "
-    # a socket's path (OpenSSH's SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234: random letters, no secret)
-    "sock socket sockets "
-    # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)
-    "accessor accessors "
-    # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
-    "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
-    "xml properties lock log tpl j2 erb"
-)
-_LOOKUP_KEY_WORDS = _word_set(
-    "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
-    "map message event hash range composite unique natural surrogate join dict json redis bucket kv registry "
-    "search cursor page idempotence correlation trace request"
-)
-# A token with one of these words is a listing's position or a request's identity, not a credential.
-_PAGING_WORDS = _word_set(
-    "next page paging pagination continuation continue cursor idempotency idempotence"
-)
-# ... and in German and French (PASSWORT, MOT_DE_PASSE), which contain "pass" as the patterns require
-_PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw", "passwort", "passe")
-_KEY_WORDS = (
-    "apikey", "accesskey", "privatekey", "secretkey", "masterkey", "signingkey", "encryptionkey", "appkey",
-    "accountkey", "sharedaccesskey", "clientkey", "authkey", "licensekey", "sessionkey", "hmackey", "key",
-)  # fmt: skip
-_WORD_SPLIT = re.compile(r"[_.\-\s]+|(?<=[a-z0-9])(?=[A-Z])")
-_TRIVIAL_VALUES = _word_set(
+_TRIVIAL_VALUES = word_set(
     "true false null none nil yes no on off empty unset undefined redacted hidden masked required "
     "optional string secret password token value example n/a na"
 )
 # Algorithms a setting names (password_hash: argon2id, password_encryption = scram-sha-256): no one's secret.
-_ALGORITHM_VALUES = _word_set(
+_ALGORITHM_VALUES = word_set(
     "argon2 argon2id argon2i argon2d bcrypt bcrypt_sha256 bcrypt-sha256 scrypt yescrypt pbkdf2 pbkdf2_sha256 "
     "pbkdf2-sha256 pbkdf2_sha512 pbkdf2-sha512 sha256_crypt sha512_crypt md5_crypt scram-sha-256 scram-sha-1 "
     "sha256 sha512 sha384 sha1 md5 hmac-sha256 hmac-sha512 hs256 hs384 hs512 rs256 rs384 rs512 es256 es384 es512 "
@@ -77,8 +35,6 @@ _ALGORITHM_VALUES = _word_set(
 _WINDOWS_SETUP_PASSES = frozenset(
     {"windowsPE", "offlineServicing", "generalize", "specialize", "auditSystem", "auditUser", "oobeSystem"}
 )
-# How environment variables are named (upper case words joined by "_"): JWT_SECRET, API_KEY, not jwtSecret
-ENVIRONMENT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _NUMBERISH = re.compile(r"[+-]?\d{1,6}(?:\.\d+)?(?:ms|s|m|h|d|w|y|%)?")
 _PATH = re.compile(r"(?:~|\.{1,2})?(?:/[\w.@+~-]*)+")
 _PATH_FIRST = frozenset("~./")  # how every _PATH match starts (asked first: a value on every line is judged)
@@ -103,119 +59,13 @@ _PLACEHOLDER_FIRST = frozenset("[(<${%")  # what can start a _PLACEHOLDER match 
 # precede it: ``$3cr3t!x9``, ``%Pa55%word`` and ``${DB_PASS:-Hunter2}`` (a default) are literals.
 _VARIABLE_REFERENCE = re.compile(r"\$[A-Za-z_][A-Za-z0-9_]*|\$\{[A-Za-z_][A-Za-z0-9_]*\}|%[A-Za-z_][A-Za-z0-9_]*%")
 # Defaults that documentation and charts ship for the operator to replace: public words, not anyone's secret.
-_PLACEHOLDER_WORDS = _word_set(
+_PLACEHOLDER_WORDS = word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
     "pwd passwd passphrase creds credentials apikey api_key api-key omitted data+omitted"
 )
 # The values ``rejected_value`` refuses by their lower-case spelling alone (a plain word outside it is no trivial
 # value, unless it is a number or one character repeated: ``cheap_rejection``'s quick screen).
 REFUSED_WORDS = _TRIVIAL_VALUES | _PLACEHOLDER_WORDS | _ALGORITHM_VALUES
-# Source code: a value that is an expression (a call, a subscript, a reference to a variable or a field), not a
-# literal. Identifiers joined by ".", "?.", "->" or "::"; a leading "." (Helm's .Values), "&" or "*" (Go).
-# Possessive (``*+``): what may follow an identifier here (a separator, a bracket, "<", "!", the end) never starts
-# with an identifier's character, so a shorter identifier never matches where the whole one did not; without it a
-# failing match tried every shorter one at every identifier (a 256-byte value of name characters: 3.6 us, not 0.3).
-_IDENTIFIER = r"[A-Za-z_$][A-Za-z0-9_$]*+"
-_SEPARATOR = r"(?:\.|\?\.|->|::)"
-_CALL_OR_SUBSCRIPT = re.compile(
-    rf"(?:new\s|await\s|[&*])?\.?{_IDENTIFIER}(?:{_SEPARATOR}{_IDENTIFIER})*(?:(?:::)?<[A-Za-z0-9_$.\[\]]{{1,64}}>)?[(\[]"
-)  # a generic's type argument before the call: config.get<string>(...), parse::<u32>()
-_REFERENCE = re.compile(
-    rf"(?:new\s|await\s|[&*])?(?P<dot>\.)?(?P<root>{_IDENTIFIER})(?:{_SEPARATOR}{_IDENTIFIER})*?"
-    rf"(?:{_SEPARATOR}(?P<last>{_IDENTIFIER}))?!?"
-)
-# An identifier with two runs of digits (Xk9mQ2): how generated passwords look, not how people name things.
-_TWO_DIGIT_RUNS = re.compile(r"[0-9][A-Za-z_$]+[0-9]")
-# What every value code_reference accepts contains (a bracket, a separator, "$", "_", a camel hump) or is (a type):
-# a plain word (x123, hunter2: the secret itself, often) is decided without it.
-EXPRESSION_HINT = re.compile(r"[.(\[$:>_&*]|[a-z][A-Z]|(?i:^(?:str|string|bytes|int|any|object|char|byte)$)")
-# Where code keeps its settings: a dotted reference that starts here is an expression whatever it ends with.
-_CODE_ROOTS = _word_set(
-    "self this cls os process settings config conf cfg c opts options args params props env environ var local "
-    "locals module data vars values secrets ctx context request req res app import system environment "
-    "configuration appsettings viper flags st spec creds credentials"
-)
-# What a reference's last segment is called when it reads a stored secret (Terraform's .result, .value ...).
-_ACCESSOR_WORDS = _word_set("value result string plaintext secret_string secretstring data text contents")
-# Type names of annotated declarations (password: str, Token string, api_key: SecretStr).
-_TYPE_NAMES = _word_set("str string bytes secretstr secretbytes byte[] []byte char[] object any int")
-
-
-def _words(name: str) -> list[str]:
-    return [w.lower() for w in _WORD_SPLIT.split(name.strip("\"'-")) if w]
-
-
-@functools.lru_cache(maxsize=4096)  # the same names recur on every line of a log
-def name_kind(name: str) -> tuple[str, bool] | None:
-    """(kind, password-like) when ``name`` holds a secret, None when it does not."""
-    words = _words(name)
-    if not words:
-        return None
-    described = words[-1]
-    if described.isdigit():  # a describing word decides before a version number ("PuTTY-User-Key-File-3:")
-        described = next((word for word in reversed(words) if not word.isdigit()), "")
-    if described in _DESCRIBING_WORDS or "public" in words:
-        return None
-    if len(words) >= 2 and words[-1] in ("key", "keys") and words[-2] in _LOOKUP_KEY_WORDS:
-        return None  # a lookup key (cache_key, sort_key, partition_key), not a cryptographic one
-    if len(words) == 1 and words[0] in ("oldpwd", "key", "keys"):
-        return None  # the shell's previous directory, and "key" alone (prose: "key=value pairs")
-    if words[-2:] == ["secret", "string"]:
-        return "secret", True  # Secrets Manager's SecretString holds the secret itself, whatever people chose
-    for word in reversed(words):
-        if word.endswith(_PASSWORD_WORDS) and not word.endswith(("bypass", "compass", "oldpwd", "impasse")):
-            return "password", True
-        if word.startswith("credential"):
-            return "credential", True
-        if word in ("auth", "authtoken", "authkey"):
-            return "auth", False
-        if word.startswith("secret") or word.endswith("secret"):
-            return "secret", False
-        if word.endswith(("token", "tokens")) and word not in ("maxtoken", "maxtokens"):
-            if _PAGING_WORDS.intersection(words) or word[: -len("token")] in _PAGING_WORDS:
-                return None  # where a listing resumes (NextToken, nextPageToken, page_token): no credential
-            return "token", False
-        if word in ("signature", "sig") or word.endswith("signature"):
-            return "signature", False
-        if word.endswith(_KEY_WORDS) and (word in _KEY_WORDS or word.endswith("key") and len(words) > 1):
-            if "api" in words or word == "apikey":
-                return "api_key", False
-            if "access" in words or word == "accesskey":
-                return "access_key", False
-            if "private" in words or word == "privatekey":
-                return "private_key", False
-            return "key", False
-    return _plural_key_kind(words)
-
-
-def _plural_key_kind(words: list[str]) -> tuple[str, bool] | None:
-    """The kind of a name whose last word is the plural of a key's compound (Strapi's ``APP_KEYS``, ``API_KEYS``,
-    ``signingKeys``, ``apikeys``): a list of such keys, each as secret as one. ``keys`` after another word
-    (``authorized_keys``, ``ssh_keys``, ``gpg_keys``, ``max_keys``) lists public keys, key ids or a count."""
-    last = words[-1]
-    if last == "keys":
-        compound = words[-2] + "key" if len(words) >= 2 else ""
-    else:
-        compound = last[:-1] if last.endswith("keys") else ""
-    if compound == "key" or compound not in _KEY_WORDS:
-        return None
-    if compound == "apikey":
-        return "api_key", False
-    if compound == "accesskey":
-        return "access_key", False
-    if compound == "privatekey":
-        return "private_key", False
-    return "key", False
-
-
-@functools.lru_cache(maxsize=1024)  # a name recurs on every line of dense text (``SECRET_KEY_BASE:``)
-def _ends_in_secret_word(name: str) -> bool:
-    """Whether the name's last word is itself the secret's word (``JWT_SECRET``, ``API_KEY``), not a word before it
-    (``SECRET_BACKEND=vault``, ``TOKEN_AUDIENCE=...`` name a setting about a secret)."""
-    last = _words(name)[-1:]
-    return bool(last) and (last[0] in ("key", "keys") or name_kind(last[0]) is not None)
-
-
 # The longest value ``trivial`` remembers: an output's candidate values are bounded far below (256 characters), but
 # a command line's argument is not (a model-proposed argv item of 120,000 characters reached it through
 # ``argv.display_command_line``), and 256 of those held in the memo would keep tens of MiB alive (found by review).
@@ -296,121 +146,6 @@ def generated(value: str) -> bool:
         return True
     mixed = any(c.isupper() for c in bare) and any(c.islower() for c in bare)
     return mixed and len(bare) >= 16 and not _CAMEL_WORDS.fullmatch(bare)
-
-
-@functools.lru_cache(maxsize=64)  # one candidate asks up to three times (the cheap dismissal, then each context)
-def code_reference(value: str, following: str = "", colon: bool = False) -> bool:
-    """Whether an unquoted value is an expression of source code rather than a literal: a call or subscript
-    (``get_token()``, ``os.environ["X"]``), a reference to a setting or a field (``settings.SECRET_KEY``,
-    ``cfg.Password``, ``var.db_password``, ``.Values.db.password``), a variable named like a secret
-    (``db_password``, ``apiKey``) or a type (``password: str``).
-
-    ``colon``: the value follows a ``:`` (YAML, JSON, a struct or object literal), where a dotted value that ends
-    in a secret's name is a reference only with code's delimiter after it. ``following`` is the text right after
-    the value (a value stops at ``)`` ``]`` ``,`` and quotes, so
-    ``get_token(`` is followed by ``)``). What counts is chosen so that passwords people pick stay secrets:
-    a dotted value must start at a known settings object or end in a secret's name or an accessor
-    (``correct.horse.battery`` and ``Winter2024.Secure`` do not), a call's name mixes at most one run of digits
-    into each identifier (``Xk9mQ2(vL8)`` is no call), and a bare identifier needs two words."""
-    bare = value.strip().rstrip(",;")
-    if "(" in bare or "[" in bare:
-        call = _CALL_OR_SUBSCRIPT.match(bare)
-        if call is not None and not _TWO_DIGIT_RUNS.search(bare, 0, call.end()):
-            tail = bare[call.end() :] + following
-            closer = ")" if bare[call.end() - 1] == "(" else "]"
-            return (
-                closer in tail
-                or tail[:1] in ("\"", "'", "`", "{", "[", "(", "&", "*")
-                or tail[-1:] in ("\"", "'", "`", ",")
-            )
-        return False
-    reference = _REFERENCE.fullmatch(bare)
-    if reference is None or _TWO_DIGIT_RUNS.search(bare):
-        return False
-    root, last = reference.group("root"), reference.group("last")
-    if last is None:  # one identifier: a type, or a variable named for a secret (db_password, apiKey; no digit)
-        if root.lower() in _TYPE_NAMES:
-            return True
-        if "_" not in root and (root.islower() or root.isupper()):
-            return False  # one word (x1234, hunter2): a variable or the password itself
-        words = _words(root)
-        return len(words) >= 2 and not any(c.isdigit() for c in root) and name_kind(words[-1]) is not None
-    if reference.group("dot") is not None or root.lower() in _CODE_ROOTS:
-        return True
-    if colon and following not in (",", ")", "}", ";"):
-        return False  # YAML's "password: admin.secret" is a literal; code's "Password: cfg.Password," has its comma
-    return last.lower() in _ACCESSOR_WORDS or name_kind(last) is not None
-
-
-_OPENERS, _CLOSERS = "([{", ")]}"
-# What may follow a call's or a subscript's closing bracket in code, glued to it: a member, another call or
-# subscript (``_code_after_closer``; the first bracket has no enclosing one in the value).
-_AFTER_CLOSER = frozenset(".([")
-
-
-def line_expression(value: str, colon: bool) -> bool:
-    """Whether a YAML or ini line's whole plain value (``password: T8(ewCIS)|&G9`` to its line's end) is an
-    expression of code (``password = get_password(user, host)``, ``token: Optional[str] = None``), as
-    ``code_reference`` reads it, with one more condition where it opens a bracket: the first bracket closes and
-    is followed by what code puts there (``_AFTER_CLOSER``), or it stays open on a line that ends as a call
-    continued on the next one does (``f(user,``) or holds blanks. ``code_reference`` judges a value's first run,
-    which stops at a delimiter, so a generated password that opens a bracket early (``l(o/wwHOkU)aCQa9``,
-    ``U[&LA-wh@+#4``) read as a call or a subscript; the whole line tells them apart."""
-    stripped = value.strip()
-    bare = stripped.rstrip(",;")
-    first = min((i for i in (bare.find("("), bare.find("[")) if i >= 0), default=-1)
-    if first >= 0:
-        close = _matching_closer(bare, first)
-        if close < 0:
-            if not stripped.endswith((",", "(", "[")) and not any(c.isspace() for c in bare):
-                return False  # open to the line's end, glued: a password's bracket
-        elif not _code_after_closer(bare[close + 1 :]):
-            return False  # "T8(ewCIS)|&G9", "Ci(p?wd);kkruW": characters glued to the closer, as no code writes them
-    return code_reference(bare, stripped[len(bare) : len(bare) + 1], colon)  # its "," or ";" follows it
-
-
-def _code_after_closer(rest: str) -> bool:
-    """What follows a call's or a subscript's closing bracket in code: nothing, a blank, a member, another call
-    or subscript, or a "," or ";" and then a blank."""
-    return not rest or rest[0].isspace() or rest[0] in _AFTER_CLOSER or rest[0] in ",;" and rest[1:2].isspace()
-
-
-def _matching_closer(value: str, start: int) -> int:
-    """The index of the bracket that closes the one at ``start``, -1 when none does (or another closes first)."""
-    open_: list[str] = []
-    for i in range(start, len(value)):
-        c = value[i]
-        if c in _OPENERS:
-            open_.append(c)
-        elif c in _CLOSERS:
-            if not open_ or _OPENERS.index(open_.pop()) != _CLOSERS.index(c):
-                return -1
-            if not open_:
-                return i
-    return -1
-
-
-# ``code_reference``'s surest "yes" on a value's raw bytes: a reference (no call, no subscript) that starts with
-# "." or at a known settings object. Identifiers, separators and the digit-run check are code_reference's own.
-_ROOTED_REFERENCE = re.compile(
-    rf"[&*]?(?P<dot>\.)?(?P<root>{_IDENTIFIER})(?:{_SEPARATOR}{_IDENTIFIER})+!?".encode()
-)
-_TWO_DIGIT_RUNS_BYTES = re.compile(_TWO_DIGIT_RUNS.pattern.encode())
-_CODE_ROOTS_BYTES = frozenset(root.encode() for root in _CODE_ROOTS)
-
-
-def settings_reference(value: bytes) -> bool:
-    """Whether ``value`` (an unquoted value's bytes) is a reference to a setting or a field that ``code_reference``
-    accepts in every context (``settings.DB_PASSWORD``, ``cfg.Db.Password``, ``.Values.db.password``): True
-    only where ``code_reference`` of the decoded value says True whatever follows it, so a caller may skip
-    decoding it and the general parse (source code is made of these: ``grep -rn password src/``). False says
-    nothing: ask ``code_reference``."""
-    reference = _ROOTED_REFERENCE.fullmatch(value)
-    return (
-        reference is not None
-        and (reference["dot"] is not None or reference["root"].lower() in _CODE_ROOTS_BYTES)
-        and _TWO_DIGIT_RUNS_BYTES.search(value) is None
-    )
 
 
 def reads_position(name: str, quoted: bool) -> bool:
@@ -515,7 +250,7 @@ def accept_assignment(
         return kind
     if not password_like and "-" in bare and _KUBERNETES_GENERATED_NAME.fullmatch(bare):
         return None  # a name Kubernetes generated (Mountable secrets: default-token-x2k4p), not a token
-    if environment and kind != "auth" and " " not in bare and _ends_in_secret_word(name):
+    if environment and kind != "auth" and " " not in bare and ends_in_secret_word(name):
         return kind
     if quoted and spaced and separator == "=" and len(bare) >= 8 and not any(c.isspace() for c in bare):
         return kind
@@ -565,7 +300,7 @@ def _path_value(path: str, bare: str, password_like: bool) -> bool:
 def environment_secret(name: str, kind: str) -> bool:
     """Whether ``accept_assignment`` may take any one-word value of ``name`` (a secret's name of ``kind``) where
     judge passes ``environment``: an environment variable's name ending in its secret's word (``JWT_SECRET``)."""
-    return kind != "auth" and ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None and _ends_in_secret_word(name)
+    return kind != "auth" and ENVIRONMENT_NAME.fullmatch(name.strip("\"'")) is not None and ends_in_secret_word(name)
 
 
 def refused_everywhere(name: str, value: str, *, spaced_literal: bool, sentence: bool = False) -> bool:
