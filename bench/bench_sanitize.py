@@ -73,8 +73,8 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # each quote is a candidate the finder cannot close (found by an acceptance check, issue #11).
             'token="x*257', 'token="x*257\n', 'password="x*257', 'password="x*257\n', "secret='x*257",
             "secret='x*257\n",
-            # A mid-line value whose delimiter is glued to more text (``judge._glued_end``: judged and hidden to the
-            # next blank), each different; a name aligned with 40 blanks before "=" (no candidate today: what a
+            # A mid-line value whose delimiter is glued to more text (``value_spans._glued_end``: judged and hidden to
+            # the next blank), each different; a name aligned with 40 blanks before "=" (no candidate today: what a
             # widened alignment must stay fast on; envmid, issue #11).
             "-e DB_PASSWORD=p4s;w{i} ", "password" + " " * 40 + "=",
             # A name aligned with 40 blanks before its separator opening each line (the line-start detectors' wide

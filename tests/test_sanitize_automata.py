@@ -232,7 +232,7 @@ def test_a_recurring_scan_hit_proven_to_be_its_finders_span_skips_the_finder_and
 
 
 def test_every_branch_of_both_passes_has_its_group_names_spelled() -> None:
-    from bot.sanitize.judge import NAME, VALUE
+    from bot.sanitize.value_spans import NAME, VALUE
 
     for pass_ in (TOKEN_PASS, CONTEXT_PASS):
         assert len(pass_.detectors) <= len(NAME) == len(VALUE)

@@ -18,7 +18,8 @@ from bot.sanitize import sanitize_output
 from bot.sanitize.automata import CONTEXT_PASS
 from bot.sanitize.candidates import _ASSIGNMENT_HEAD
 from bot.sanitize.cheap_rejection import PARSED_CHECKS, refuse_head, refuse_parsed
-from bot.sanitize.judge import judge, quoted_span
+from bot.sanitize.judge import judge
+from bot.sanitize.value_spans import quoted_span
 from tests.corpora.benign_mixes import FRESH_CHECK, MIXES
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,8 @@
 """Two leaks of the sensitive-assignment family found by the acceptance check of issue #11: a mid-line value cut at
-a delimiter glued to the rest of it (an argv as ``ps`` prints it), hidden to the next blank (``judge._glued_end``),
-and a name aligned in a column with more than four blanks before its separator, opening its line (``terraform
-state show``, ``terraform fmt``, aligned ini and .properties files: ``context_patterns.ALIGNED_BLANK``)."""
+a delimiter glued to the rest of it (an argv as ``ps`` prints it), hidden to the next blank
+(``value_spans._glued_end``), and a name aligned in a column with more than four blanks before its separator, opening
+its line (``terraform state show``, ``terraform fmt``, aligned ini and .properties files:
+``context_patterns.ALIGNED_BLANK``)."""
 
 from __future__ import annotations
 

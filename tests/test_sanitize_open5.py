@@ -53,7 +53,7 @@ def test_a_url_with_an_empty_host_and_no_password_stays(line: str) -> None:
         ("DB_PASSWORD ::= ab&cdefghijk9", "DB_PASSWORD ::= [REDACTED:password]"),
         ("DB_PASSWORD += ab;cdefghijk9", "DB_PASSWORD += [REDACTED:password]"),
         ("DB_PASSWORD+=ab;cdefghijk9", "DB_PASSWORD+=[REDACTED:password]"),
-        # an argv's word (``judge._argv_assignment``): make's operator right after the name
+        # an argv's word (``value_spans._argv_assignment``): make's operator right after the name
         ("docker run -e DB_PASSWORD?=ab;cdefghijk9 app", "docker run -e DB_PASSWORD?=[REDACTED:password] app"),
     ],
 )

@@ -45,19 +45,10 @@ from bot.sanitize.cheap_rejection import (
 from bot.sanitize.code_expressions import settings_reference
 from bot.sanitize.detectors import lead_start
 from bot.sanitize.echoed import PROMPT_FIRST, echo_hint
-from bot.sanitize.judge import (
-    NAME,
-    changed_kind,
-    changed_to,
-    extended_end,
-    judge,
-    plain_line_value,
-    quoted_span,
-    reads_line,
-    reads_name_first,
-)
+from bot.sanitize.judge import changed_kind, judge, reads_name_first
 from bot.sanitize.reports import Reports
 from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
+from bot.sanitize.value_spans import NAME, changed_to, extended_end, plain_line_value, quoted_span, reads_line
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -111,7 +102,7 @@ _CHEAP_VALUE_BYTES = 96
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _REFUSED_HEADS: set[bytes] = set()
 # A key whose last byte is one of these may be a value whose verdict reads its whole line on a key line
-# (``judge.reads_line``: a delimiter, or a line's end after a bracket), so a remembered verdict is taken for it
+# (``value_spans.reads_line``: a delimiter, or a line's end after a bracket), so a remembered verdict is taken for it
 # only where the name does not open its line. Other keys (``fetch_token(scope=`` then a quote, on every line of
 # ``grep``) need no such test.
 _LINE_READING_LAST = frozenset(b"&;,)}]\n\r")
@@ -220,8 +211,8 @@ def _general_expression(data: bytes, head: re.Match[bytes], value: re.Match[byte
 
 def _opens_its_line(data: bytes, name_start: int) -> bool:
     """Whether only blanks, a list's "-", a quote, a diff's "+" and a quote's ">" stand before the name on its line
-    (within 128 bytes): what a key line needs (``judge.on_key_line``), asked first because it costs a fifth of that
-    (``grep -rn`` prints a file's name and line number before every line of code it finds)."""
+    (within 128 bytes): what a key line needs (``value_spans.on_key_line``), asked first because it costs a fifth of
+    that (``grep -rn`` prints a file's name and line number before every line of code it finds)."""
     lookback = max(0, name_start - 128)
     newline = data.rfind(b"\n", lookback, name_start)
     if newline < 0 and lookback > 0:
@@ -599,7 +590,7 @@ def run_pass(
         # "password =" parsed as the assignment "password = var.db_password"): remembered on the short span, that
         # rejection hid "password = \"hunter2-Prod!\"" later in the same process.
         if context_free and key is not None and match.end() <= candidate_end and end <= match.end():
-            # (a JSON string read on past an escaped quote, ``judge.escaped_string_end``, is never remembered)
+            # (a JSON string read on past an escaped quote, ``value_spans.escaped_string_end``, is never remembered)
             _remember(rejected, key, resume)
         pos = candidate_start + resume
     if not count:

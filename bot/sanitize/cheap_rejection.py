@@ -25,7 +25,8 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import code_expressions, secret_names, shapes
-from bot.sanitize.judge import NAME, SEPARATOR, VALUE, line_value_refused, quoted_span, read_on, reads_line
+from bot.sanitize.judge import line_value_refused
+from bot.sanitize.value_spans import NAME, SEPARATOR, VALUE, quoted_span, read_on, reads_line
 
 # An assignment's unquoted value on its separator's line (the parse's ``_BARE_VALUE`` after its blanks; the same
 # pattern as ``candidates._CODE_VALUE``, whose match the loop may pass on).
@@ -38,10 +39,10 @@ _NOT_HERE = b"|>"  # a block scalar's indicator: the parse reads the value on th
 _NODE_FIRST = b"*&!"  # where a plain value's first byte may make it a YAML node's reference
 _QUOTES = (34, 39)  # '"' and "'"
 _BLANKS = (b" ", b"\t")
-_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")  # what glues a plain value to more (``judge.reads_line``)
+_DELIMITERS = (b"&", b";", b",", b")", b"}", b"]")  # what glues a plain value to more (``value_spans.reads_line``)
 _COLON = 58
 _BACKSLASH = 0x5C
-_LOOK_AROUND = 128  # how far judge looks after a value for the words of a sentence (``judge._LOOK_AROUND``)
+_LOOK_AROUND = 128  # how far judge looks after a value for the words of a sentence (``value_spans.LOOK_AROUND``)
 # ``shapes.REFUSED_WORDS`` as bytes: a plain word's lower-case spelling looked up without decoding it
 REFUSED_WORDS = frozenset(word.encode() for word in shapes.REFUSED_WORDS)
 # A refusal's verdicts (an int, None when the full judgement must decide): refused and not remembered (0, False),
@@ -136,7 +137,7 @@ def refuse_parsed(data: bytes, check: str, match: re.Match[bytes], index: int, c
     gives them: the judgement is spared, not the parse. (Its name holds a secret: the loop asked that first.)"""
     value_start, value_end = match.span(VALUE[index])
     if arrow_ahead(data, match.end(SEPARATOR[index])):
-        return None  # a plan's change may follow: judge reads its new value (``judge.changed_to``)
+        return None  # a plan's change may follow: judge reads its new value (``value_spans.changed_to``)
     if check == "line_value":  # judge's verdict on it, remembered where the line ends with the candidate
         if b"->" in data[value_start:value_end]:
             return None  # a plan's change on the line: judge's own reading
@@ -164,7 +165,7 @@ def arrow_ahead(data: bytes, after: int) -> bool:
 
 def _changes(data: bytes, end: int) -> bool:
     """Whether a plan's change arrow follows the value ending at ``end`` (``"changeme" -> "new"``, ``null -> "x"``):
-    the judgement reads the new value then (``judge.changed_to``), so nothing is refused cheaply there."""
+    the judgement reads the new value then (``value_spans.changed_to``), so nothing is refused cheaply there."""
     return data[end : end + 8].lstrip(b" \t")[:2] == b"->"
 
 
@@ -189,10 +190,10 @@ def _refused(
         return structural
     memo_end = value_span[1]  # the parse's match ends with the value (and its closing quote)
     if quoted and data[memo_end - 2] == _BACKSLASH:
-        return None  # a closing quote that may be escaped: judge reads the whole string (``judge.quoted_span``)
+        return None  # a closing quote that may be escaped: judge reads the whole string (``value_spans.quoted_span``)
     value_start, value_end = (value_span[0] + 1, memo_end - 1) if quoted else value_span
     if _changes(data, memo_end):
-        return None  # a plan's "old" -> "new": judge reads the new value too (``judge.changed_to``)
+        return None  # a plan's "old" -> "new": judge reads the new value too (``value_spans.changed_to``)
     colon = data[separator_at] == _COLON
     shown = data[value_start:value_end].decode("utf-8", "replace")
     name = data[name_span[0] : name_span[1]].decode("utf-8", "replace")

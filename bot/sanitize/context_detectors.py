@@ -223,7 +223,8 @@ CONTEXT: tuple[Detector, ...] = (
         _ASSIGNMENT_HEAD + rf"(?P<v>{_QUOTED_VALUE}|{_BARE_VALUE})",
         check="assignment",
         # (and ``NAME=`` then a short first run glued to more text, "=" right after the name: ``_GLUED_SHORT_RUN``;
-        # make's ``NAME?=`` and ``NAME:=`` as an argv's word writes them too, as ``judge._argv_assignment`` reads them)
+        # make's ``NAME?=`` and ``NAME:=`` as an argv's word writes them too, as ``value_spans._argv_assignment``
+        # reads them)
         finder=_ASSIGNMENT_FINDER_NAME_HEAD
         + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|[?:]?={_GLUED_SHORT_RUN})",
         search=_ASSIGNMENT_FINDER_NAME_HEAD

@@ -46,7 +46,7 @@ def _candidate_start(char: str) -> str:
 
 _BARE_START = _candidate_start(r"[^\s\"',;&}\])]")
 # A JSON string whose first part before an escaped quote is one character or none (``"a\\"bcdef"``): no candidate
-# by its length before the quote, judged on the whole string (``judge.escaped_string_end``).
+# by its length before the quote, judged on the whole string (``value_spans.escaped_string_end``).
 _ESCAPED_SHORT = r"\"[^\"\n]?\\\""
 _DOUBLE_QUOTED_START = r"\"(?:" + _candidate_start(r"[^\"\n]") + ")|" + _ESCAPED_SHORT
 _QUOTED_START = _DOUBLE_QUOTED_START + r"|'(?:" + _candidate_start(r"[^'\n]") + ")"
@@ -81,7 +81,7 @@ _ASSIGNMENT_FINDER_NAME_HEAD = _ASSIGNMENT_NAME_HEAD.replace(_NAME, _FINDER_NAME
 
 # What may open a line before the text a tool wrote there: a unified diff's line marker before the file's own
 # indentation ("+", "-"; a context line's " " is indentation: ``git diff``, ``helm diff``) or a mail or Markdown
-# quote ("> ", nested). The environment line and the line-start detector read past it; ``judge._YAML_KEY_LINE``
+# quote ("> ", nested). The environment line and the line-start detector read past it; ``value_spans._YAML_KEY_LINE``
 # and ``judge._LINE_OPENER`` are its Python spellings.
 _LINE_OPENER = r"(?:[+-]|(?:>[ \t]{0,4}){1,4})?"
 
@@ -218,7 +218,7 @@ _QUOTED_KEY_SHORT_RUN = (
 # A mid-line value whose first run before a delimiter is one or two characters, or three to six digits (what
 # shapes.trivial rejects alone, so no bare candidate), glued to more text by that delimiter: ``docker run -e
 # DB_PASSWORD=ab;cdefghij``, ``-e MYSQL_ROOT_PASSWORD=x;9Kq2...`` as ``ps`` prints an argv. The assignment's finder
-# reports it too (``judge.judge`` then reads the value with its glued tail, ``judge._glued_word``: a list's next
+# reports it too (``judge.judge`` then reads the value with its glued tail, ``value_spans._glued_word``: a list's next
 # pair, ``pass=1;fail=0``, or a query's next parameter keeps its delimiter and the candidate is rejected). A blank,
 # a quote or the line's end after the delimiter ends the value there (a shell's ``; next``): no candidate. Only
 # with "=" right after the name (an argv's word): after ":" or " = " it made every line-start ``db_password: 1,x``

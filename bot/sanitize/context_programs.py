@@ -23,7 +23,7 @@ from bot.sanitize.detectors import Detector
 # prints ids without one, and no values): the public cloud's and Azure China's vault domains (the US Government
 # cloud's, vault.usgovcloudapi.net, lacks the literal that gates the detector: not covered).
 KEY_VAULT_SECRET_ID = rb"https://[A-Za-z0-9-]{3,24}\.vault\.azure\.(?:net|cn)/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\""
-# A JSON string value, to its closing quote (one that reaches the bound runs on to it: ``judge.extended_end``).
+# A JSON string value, to its closing quote (one that reaches the bound runs on to it: ``value_spans.extended_end``).
 _JSON_STRING = r"\"[^\"\n]{1,256}\"?"
 _QUOTED = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'"
 
