@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from bot.sanitize import sanitize_output
+from bot.sanitize.assignment_screen import _ASSIGNMENT_HEAD
 from bot.sanitize.automata import CONTEXT_PASS
-from bot.sanitize.candidates import _ASSIGNMENT_HEAD
 from bot.sanitize.cheap_rejection import PARSED_CHECKS, refuse_head, refuse_parsed
 from bot.sanitize.judge import judge
 from bot.sanitize.value_spans import quoted_span

@@ -150,8 +150,8 @@ def test_the_settings_shortcut_says_yes_only_where_code_reference_says_yes_in_ev
 
 
 def test_the_hint_check_finds_what_the_whole_hint_finds() -> None:
-    """``candidates._hinted`` tries the hint's one-character class alone first: the same answer on any bytes."""
-    from bot.sanitize.candidates import _EXPRESSION_HINT, _hinted
+    """``assignment_screen._hinted`` tries the hint's one-character class alone first: the same answer on any bytes."""
+    from bot.sanitize.assignment_screen import _EXPRESSION_HINT, _hinted
 
     rng = random.Random(5)
     alphabet = b"abcXYZ019.([$:>_&*-/str STRING intbyte\xc5\xbf"

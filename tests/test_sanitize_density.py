@@ -148,11 +148,11 @@ def test_a_start_another_detector_shares_is_judged_by_that_detector_too() -> Non
 
 
 def test_a_name_out_of_the_bounded_patterns_reach_is_refused_without_the_parse_and_only_then() -> None:
-    """``candidates._within_reach`` says False only where the bounded name pattern cannot take the name, so the
+    """``assignment_screen._within_reach`` says False only where the bounded name pattern cannot take the name, so the
     parse it skips would have failed: checked on generated names of every length around the reach."""
     import random
 
-    from bot.sanitize.candidates import _within_reach
+    from bot.sanitize.assignment_screen import _within_reach
     from bot.sanitize.context_patterns import _NAME
 
     bounded = re.compile(_NAME.encode())

@@ -10,8 +10,8 @@ import re
 
 from bench.compare_sanitize import generated_lines
 from bot.sanitize import sanitize_output
+from bot.sanitize.assignment_screen import _hinted, _plain_word
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS
-from bot.sanitize.candidates import _hinted, _plain_word
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.context_patterns import _NAME
 from bot.sanitize.detectors import TOKENS
@@ -136,7 +136,7 @@ def test_an_automatons_literals_are_found_as_the_in_operator_finds_them() -> Non
 
 def test_a_plain_word_is_never_hinted_as_code() -> None:
     # The scan's dismissal takes a value of letters and digits in one case for no expression of code without the
-    # hint's searches (candidates._plain_word): it must never say so of a value the hint finds.
+    # hint's searches (assignment_screen._plain_word): it must never say so of a value the hint finds.
     rng = random.Random(2)
     words = [b"str", b"STR", b"Str", b"Int", b"byte", b"a1f3", b"ABC9", b"aBc", b"1234", b"x.y", b"\xc3\xa9a"]
     alphabet = b"aAbZz09_.$:\xc3\xa9sStTrRiIn"

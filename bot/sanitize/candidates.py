@@ -21,8 +21,10 @@ cheap and bounded whatever the text:
   ``Detector.finder``); a long run of lines each needing a full judgement (a new password-like name with a
   prose value on every line) can reach it, and then parts of that run show the marker.
 
-The automata this loop searches with are built in ``automata.py``, and a candidate that must be judged in full is
-judged by ``judge.py``; this module is the loop and the cheap dismissals that keep it within its budget.
+The automata this loop searches with are built in ``automata.py``; the cheap questions it asks of an assignment
+before judging it (its head, its name, whether its value is code) are ``assignment_screen.py``'s, whether a token
+pass's candidate is a hint it reports is ``reports.py``'s, and a candidate that must be judged in full is judged by
+``judge.py``. This module is the loop, its verdict memo and its density budget.
 """
 
 from __future__ import annotations
@@ -30,11 +32,25 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bot.sanitize import code_expressions, secret_names
+from bot.sanitize.assignment_screen import (
+    _ASSIGNMENT_HEAD,
+    _CODE_VALUE,
+    _HARMLESS_NAMES,
+    _LINE_READING_LAST,
+    _PASSWORD_NAMES,
+    _assignment_head,
+    _code_expression,
+    _general_expression,
+    _hinted,
+    _judge_name,
+    _opens_its_line,
+    _plain_word,
+    _quoted,
+    _within_reach,
+)
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.cheap_rejection import (
-    BARE_VALUE,
     PARSED_CHECKS,
     READ_ON,
     arrow_ahead,
@@ -44,29 +60,11 @@ from bot.sanitize.cheap_rejection import (
 )
 from bot.sanitize.code_expressions import settings_reference
 from bot.sanitize.detectors import lead_start
-from bot.sanitize.echoed import PROMPT_FIRST, echo_hint
 from bot.sanitize.judge import changed_kind, judge, reads_name_first
-from bot.sanitize.reports import Reports
-from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end
-from bot.sanitize.value_spans import NAME, changed_to, extended_end, plain_line_value, quoted_span, reads_line
+from bot.sanitize.reports import Reports, reported_hint
+from bot.sanitize.value_spans import NAME, changed_to, extended_end, quoted_span, reads_line
 
 Marker = Callable[[str, bytes], bytes]
-
-# An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
-# run of name characters up to the separator, since a boundary precedes it and the separator follows it).
-# Possessive (``{1,85}+``): a shorter name is followed by a name character, never by a quote, a blank or the
-# separator, so giving characters back never matched; it only cost 85 tries at every candidate whose name runs
-# longer (2.8 us against 0.3: a quoted value that never closes, ``token="`` then 257 "x", on one line).
-_ASSIGNMENT_HEAD = re.compile(rb"[^A-Za-z0-9_.-][\"']?([A-Za-z0-9_.-]{1,85}+)[\"']?[ \t]{0,4}[:=]")
-# An assignment's unquoted value on its separator's line, as the assignment detector reads it
-# (context_patterns._BARE_VALUE; the pattern ``cheap_rejection`` reads too, so that one match serves both).
-_CODE_VALUE = BARE_VALUE
-# code_expressions.EXPRESSION_HINT on the value's bytes (no decoding): where it finds nothing, _code_expression says
-# False (the one non-ASCII match of the decoded hint, "ſtr" for "str", is no type name to code_reference either).
-_EXPRESSION_HINT = re.compile(code_expressions.EXPRESSION_HINT.pattern.encode())
-_HINT_CHARACTER = re.compile(rb"[.(\[$:>_&*]")  # the hint's first alternative (``_hinted``)
-# The type names the hint's last alternative takes alone (``code_expressions.EXPRESSION_HINT``), lower case.
-_TYPE_WORDS = frozenset((b"str", b"string", b"bytes", b"int", b"any", b"object", b"char", b"byte"))
 
 # The density budget (see the module docstring).
 FREE_UNITS = 512
@@ -87,11 +85,6 @@ DENSE_KIND = "dense_candidates"
 # The verdict memo: candidates up to this many bytes, at most this many remembered (then it starts over).
 _MEMO_KEY_BYTES = MEMO_KEY_BYTES
 _MEMO_ENTRIES = MEMO_ENTRIES
-# Assignment names already judged by secret_names.name_kind: True when the name holds no secret.
-_HARMLESS_NAMES: dict[bytes, bool] = {}
-# The same names: True when the name is a password's (``secret_names.name_kind``'s second part), for ``dismiss``'s
-# screen.
-_PASSWORD_NAMES: dict[bytes, bool] = {}
 # Assignments (head, value, the byte after it) whose value is an expression of code (``_code_expression``); only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _CODE_EXPRESSIONS: set[bytes] = set()
@@ -101,135 +94,10 @@ _CHEAP_VALUE_BYTES = 96
 # Assignments (head, value, the byte after it) refused by their value alone (``cheap_rejection``) in the scan; only
 # keys of up to ``_MEMO_KEY_BYTES`` bytes.
 _REFUSED_HEADS: set[bytes] = set()
-# A key whose last byte is one of these may be a value whose verdict reads its whole line on a key line
-# (``value_spans.reads_line``: a delimiter, or a line's end after a bracket), so a remembered verdict is taken for it
-# only where the name does not open its line. Other keys (``fetch_token(scope=`` then a quote, on every line of
-# ``grep``) need no such test.
-_LINE_READING_LAST = frozenset(b"&;,)}]\n\r")
-_LINE_READING_TEXT = "&;,)}]\n\r"  # the same, decoded (and "" in it: the text's end)
-
-
 def _remember(rejected: dict[MemoKey, int], key: MemoKey, resume: int) -> None:
     if len(rejected) >= _MEMO_ENTRIES:
         rejected.clear()  # bounded memory; ordinary logs refill it with their few recurring candidates at once
     rejected[key] = resume
-
-
-def _assignment_head(
-    data: bytes, start: int, leftmost: Leftmost, automaton: int, scanned: re.Match[bytes] | None = None
-) -> re.Match[bytes] | None:
-    """The head (its group 1: the name) of the assignment candidate at ``start``, None when the candidate may be
-    another detector's.
-
-    A hit of the assignment's own automaton where no other automaton hits (``Leftmost``) means the alternation
-    picked the assignment (its last branch), whose name is then the whole run of name characters between the
-    boundary and the separator: read by a simple pattern, judged by ``secret_names.name_kind`` exactly as the full parse
-    would (``token_type=``, ``secretName:`` end here). It used to take an anchored match of every other detector
-    at each candidate (an RE2 call: about a third of a dismissed candidate's cost)."""
-    if leftmost.source != automaton or leftmost.ambiguous:
-        return None
-    if scanned is not None and scanned.start() == start:  # read by the scan's dismissal already (``scanned``)
-        return scanned
-    return _ASSIGNMENT_HEAD.match(data, start)
-
-
-# Where a sensitive word must start in a name for the bounded name pattern (``context_patterns._NAME``) to take it:
-# up to 40 characters before the word, and "key" may follow up to 13 more ("sharedaccess_key").
-_REACH_WORDS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"signature", b"auth")
-_WORD_REACH = 40
-_KEY_REACH = _WORD_REACH + 13
-
-
-def _within_reach(name: bytes) -> bool:
-    """False when the assignment parse cannot take ``name`` (the whole run of name characters, as the head reads
-    it): no sensitive word starts within the bounded pattern's reach. The finder's name is unbounded (RE2's DFA
-    states, ``_FINDER_NAME``), so a name with 41 or more characters before its word is a candidate that the parse
-    then refuses after trying each of the 41 prefixes with each word (7 us; "name runs: long" ran at 4 MB/s at
-    8 KiB): a name within reach (every name of ordinary output) is parsed as before."""
-    if len(name) <= _WORD_REACH:
-        return True  # a word in it starts within reach, or the parse refuses it as it always did
-    low = name.lower()
-    return any(low.find(word, 0, _WORD_REACH + len(word)) >= 0 for word in _REACH_WORDS) \
-        or low.find(b"key", 0, _KEY_REACH + 3) >= 0
-
-
-def _quoted(head: bytes) -> bool:
-    """Whether an assignment's head holds a quote. Its byte values, not ``b'"' in head``: a bytes operand goes
-    through the buffer protocol (0.15 us against 0.015, on every line of source code)."""
-    return 34 in head or 39 in head  # '"' and "'"
-
-
-def _plain_word(value: bytes) -> bool:
-    """A value of ASCII letters and digits in one case, no type's name: ``_hinted`` is False for it (no separator
-    or bracket, no camel hump, not "str"), known from three C calls instead of two searches (an environment line's
-    value on every line: ``+DB_PASSWORD=a1f3``)."""
-    return value.isalnum() and (value.islower() or value.isupper() or value.isdigit()) \
-        and value.lower() not in _TYPE_WORDS
-
-
-def _hinted(value: bytes) -> bool:
-    """``_EXPRESSION_HINT`` found in ``value``; its one-character class first, alone (a third of the time of the
-    whole alternation, tried at every position), since most values of code hold a separator or a bracket."""
-    return _HINT_CHARACTER.search(value) is not None or _EXPRESSION_HINT.search(value) is not None
-
-
-def _code_expression(
-    data: bytes, head: re.Match[bytes], value: re.Match[bytes] | None = None, hinted: bool = False
-) -> bool:
-    """Whether the assignment with this head has an unquoted value on its own line that is an expression of code
-    (``password = settings.DB_PASSWORD``): every context rejects it (``shapes.accept_assignment``), so it is
-    dismissed without the full parse. Source code (``grep -rn password src/``, ``git diff``) is made of these:
-    judged in full, a thousand lines of it spent the density budget and lost chunks to the dense marker.
-    ``value``: ``_CODE_VALUE`` matched at the head's end already; ``hinted``: ``_hinted`` found its hint (then
-    the decoded value has it too: the hint's bytes are ASCII, which decoding keeps)."""
-    if value is None:
-        value = _CODE_VALUE.match(data, head.end())
-    if value is None:
-        return False
-    if code_expressions.settings_reference(value[1]):
-        return True  # what code_reference says of it in every context, without decoding it or the general parse
-    return _general_expression(data, head, value, hinted)
-
-
-def _general_expression(data: bytes, head: re.Match[bytes], value: re.Match[bytes], hinted: bool) -> bool:
-    """``_code_expression`` of a value that is no settings reference (``code_expressions.settings_reference`` said
-    False)."""
-    shown = value[1].decode("utf-8", "replace")
-    if not hinted and code_expressions.EXPRESSION_HINT.search(shown) is None:
-        return False  # no separator, bracket, "$", "_" or camel hump: one word, never an expression but a type
-    following = data[value.end() : value.end() + 1].decode("utf-8", "replace")
-    colon = head[0].endswith(b":")
-    if not code_expressions.code_reference(shown, following, colon):
-        return False
-    if following in _LINE_READING_TEXT and reads_line(data, value.start(1), value.end()) \
-            and _opens_its_line(data, head.start(1)):
-        plain = plain_line_value(data, value.start(1))  # a YAML or ini line's whole value is judged
-        if plain is not None:
-            return code_expressions.line_expression(plain, colon)
-    return True
-
-
-def _opens_its_line(data: bytes, name_start: int) -> bool:
-    """Whether only blanks, a list's "-", a quote, a diff's "+" and a quote's ">" stand before the name on its line
-    (within 128 bytes): what a key line needs (``value_spans.on_key_line``), asked first because it costs a fifth of
-    that (``grep -rn`` prints a file's name and line number before every line of code it finds)."""
-    lookback = max(0, name_start - 128)
-    newline = data.rfind(b"\n", lookback, name_start)
-    if newline < 0 and lookback > 0:
-        return False
-    return not data[newline + 1 : name_start].strip(b" \t-\"'+>")
-
-
-def _judge_name(name: bytes) -> bool:
-    """Whether an assignment's name holds no secret (``secret_names.name_kind``), remembered in ``_HARMLESS_NAMES`` (and
-    whether it is a password's in ``_PASSWORD_NAMES``)."""
-    kind = secret_names.name_kind(name.decode("utf-8", "replace"))
-    if len(_HARMLESS_NAMES) >= _MEMO_ENTRIES:
-        _HARMLESS_NAMES.clear()
-        _PASSWORD_NAMES.clear()
-    _HARMLESS_NAMES[name] = kind is None
-    _PASSWORD_NAMES[name] = kind is not None and kind[1]
-    return kind is None
 
 
 def _dense_end(data: bytes, start: int) -> int:
@@ -237,30 +105,6 @@ def _dense_end(data: bytes, start: int) -> int:
     scan; the text up to there is replaced and never searched again)."""
     newline = data.find(b"\n", min(len(data), start + DENSE_SPAN))
     return len(data) if newline < 0 else newline
-
-
-def _reported(data: bytes, start: int, end: int) -> int:
-    """Whether the token pass's candidate at ``start`` is one it reports (``reports.py``) rather than a token: -1 for
-    an echoed command (resume one byte on), the length of a table header's secret column name with its blanks before
-    it (resume there), else 0. Asked of every candidate of the token pass, so its first byte decides what is read:
-    an echoed command opens its line with "$", "#" or "+"; a header's hint holds a column's name and blanks, not a
-    token's length of characters."""
-    first = data[start]
-    if first in PROMPT_FIRST and (start == 0 or data[start - 1] == 10) and echo_hint(data, start, end):  # 10: "\n"
-        return -1
-    if first in b"$#+":  # (no hint: a token, ``$2y$10$...``)
-        return 0
-    if first == 0xE2:  # "│" (its first byte): SQLite's box header (``box_tables.BOX_HEADER_HINT``)
-        return header_hint_end(data[start:end])
-    if (start == 0 or data[start - 1] == 10) and data.find(b"\t", start, end) >= 0 and first not in b" \t":
-        return header_hint_end(data[start:end])  # mysql -B's tab-separated header (``tab_tables.TAB_HEADER_HINT``)
-    # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
-    # blank (the first column); a token may start with one blank, and is longer than a column's name.
-    if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":
-        span = data[start:end]
-        if len(span) - span.count(b" ") - span.count(b"\t") <= MAX_HINT_NAME:
-            return header_hint_end(span)
-    return 0
 
 
 def run_pass(
@@ -452,8 +296,8 @@ def run_pass(
                                        and data[candidate_end + 8 : candidate_end + 10] != b"->"):
                 pos = candidate_start + resume
                 continue
-        if reports is not None and (hint := _reported(data, candidate_start, candidate_end)):
-            # Charged what it costs: a hint's round of the loop (the automata's hits on its line, ``_reported``)
+        if reports is not None and (hint := reported_hint(data, candidate_start, candidate_end)):
+            # Charged what it costs: a hint's round of the loop (the automata's hits on its line, ``reported_hint``)
             # took 2-3 us, three times a remembered verdict's one unit (charged one unit, a text of nothing but
             # hints ran at 4-10 MB/s; found by review).
             spent += REPORT_UNITS

@@ -29,7 +29,7 @@ from bot.sanitize.judge import line_value_refused
 from bot.sanitize.value_spans import NAME, SEPARATOR, VALUE, quoted_span, read_on, reads_line
 
 # An assignment's unquoted value on its separator's line (the parse's ``_BARE_VALUE`` after its blanks; the same
-# pattern as ``candidates._CODE_VALUE``, whose match the loop may pass on).
+# pattern as ``assignment_screen._CODE_VALUE``, whose match the loop may pass on).
 BARE_VALUE = re.compile(rb"[ \t]{0,4}([^\s\"',;&}\])]{1,256})")
 _BLANKS_RUN = re.compile(rb"[ \t]{1,4}")
 # An unquoted value on the next line (the parse's "\n" then 1..16 blanks): a YAML mapping's first key, when it
@@ -65,13 +65,13 @@ def unrefusable_password_word(word: bytes, following: bytes) -> bool:
 def refuse_head(
     data: bytes, head: re.Match[bytes], candidate_end: int, value: re.Match[bytes] | None = None
 ) -> int | None:
-    """Whether the assignment whose head (``candidates._ASSIGNMENT_HEAD``: a boundary, the name, its separator) is
-    ``head`` is refused by what its value alone says, read without the parse: None when this cannot tell (the full
-    judgement decides), else refused, True when the verdict may be remembered under the candidate's memo key.
-    ``value``: ``BARE_VALUE`` matched at the head's end already (by the scan's dismissal), or None.
+    """Whether the assignment whose head (``assignment_screen._ASSIGNMENT_HEAD``: a boundary, the name, its
+    separator) is ``head`` is refused by what its value alone says, read without the parse: None when this cannot
+    tell (the full judgement decides), else refused, True when the verdict may be remembered under the candidate's
+    memo key. ``value``: ``BARE_VALUE`` matched at the head's end already (by the scan's dismissal), or None.
 
-    Only for a head the loop takes as the assignment's alone (``candidates._assignment_head``), not at the text's
-    start, whose full parse is then the assignment branch anchored at the head's start: the same boundary, the
+    Only for a head the loop takes as the assignment's alone (``assignment_screen._assignment_head``), not at the
+    text's start, whose full parse is then the assignment branch anchored at the head's start: the same boundary, the
     same name (the whole run of name characters, in its quotes) and separator, then the value read here. A
     refused assignment resumes one byte on (at its name) either way."""
     start, after = head.start(), head.end()

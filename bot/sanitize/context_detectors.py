@@ -229,7 +229,7 @@ CONTEXT: tuple[Detector, ...] = (
         + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|[?:]?={_GLUED_SHORT_RUN})",
         search=_ASSIGNMENT_FINDER_NAME_HEAD
         + rf"(?:{_ASSIGNMENT_SEPARATOR}(?:{_QUOTED_START}|{_BARE_START})|[?:]?={_GLUED_SHORT_RUN})",
-        # Apart, so a hit of its own tells that the candidate is an assignment (candidates._assignment_head)
+        # Apart, so a hit of its own tells that the candidate is an assignment (assignment_screen._assignment_head)
         own_automaton=True,
     ),
 )

@@ -61,7 +61,7 @@ _CONTEXT_CHECKS = frozenset({"reported", "key_vault_value"})
 def reads_name_first(check: str) -> bool:
     """Whether ``judge`` asks first of a candidate of this check whether its name holds a secret, and refuses it,
     context-free, when it does not (every check but the value checks and the reported hints): the loop may ask
-    that itself, from the names it has judged (``candidates._HARMLESS_NAMES``)."""
+    that itself, from the names it has judged (``assignment_screen._HARMLESS_NAMES``)."""
     return bool(check) and check not in _VALUE_CHECKS and check not in _CONTEXT_CHECKS
 
 

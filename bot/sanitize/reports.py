@@ -5,7 +5,8 @@ Both are found by branches of the token pass's own scan (no scan of their own: a
 per MiB), and both read their lines in the text the token pass was given, since its markers would move a table's
 cells from under their columns. ``apply_reports`` then joins their spans with the token pass's own replacements
 (``Reports.edits``, in the same text) in one rebuild of the text: running the token pass a second time on the
-result cost as much as the first for every text holding such a hint (found by review).
+result cost as much as the first for every text holding such a hint (found by review). Which of the token pass's
+candidates is such a hint rather than a token, the search loop asks ``reported_hint``.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from bot.sanitize.characters import whole_characters
-from bot.sanitize.echoed import withheld_lines
-from bot.sanitize.tables import secret_cells
+from bot.sanitize.echoed import PROMPT_FIRST, echo_hint, withheld_lines
+from bot.sanitize.tables import MAX_HINT_NAME, header_hint_end, secret_cells
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -61,3 +62,27 @@ def apply_reports(data: bytes, reports: Reports, marker: Marker) -> tuple[bytes,
         return data, 0
     pieces.append(data[last:])
     return b"".join(pieces), count
+
+
+def reported_hint(data: bytes, start: int, end: int) -> int:
+    """Whether the token pass's candidate at ``start`` is one it reports (``Reports``) rather than a token: -1 for
+    an echoed command (resume one byte on), the length of a table header's secret column name with its blanks before
+    it (resume there), else 0. Asked of every candidate of the token pass, so its first byte decides what is read:
+    an echoed command opens its line with "$", "#" or "+"; a header's hint holds a column's name and blanks, not a
+    token's length of characters."""
+    first = data[start]
+    if first in PROMPT_FIRST and (start == 0 or data[start - 1] == 10) and echo_hint(data, start, end):  # 10: "\n"
+        return -1
+    if first in b"$#+":  # (no hint: a token, ``$2y$10$...``)
+        return 0
+    if first == 0xE2:  # "│" (its first byte): SQLite's box header (``box_tables.BOX_HEADER_HINT``)
+        return header_hint_end(data[start:end])
+    if (start == 0 or data[start - 1] == 10) and data.find(b"\t", start, end) >= 0 and first not in b" \t":
+        return header_hint_end(data[start:end])  # mysql -B's tab-separated header (``tab_tables.TAB_HEADER_HINT``)
+    # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
+    # blank (the first column); a token may start with one blank, and is longer than a column's name.
+    if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":
+        span = data[start:end]
+        if len(span) - span.count(b" ") - span.count(b"\t") <= MAX_HINT_NAME:
+            return header_hint_end(span)
+    return 0
