@@ -1,0 +1,131 @@
+"""accept5's fresh-context acceptance check of issue #11, pinned: corpora written without reading the project's
+own (``tests/corpora/accept5/``): leak cases of real ops tools' output and ordinary output full of look-alikes,
+both printed by a real fisk application and read back from the real ``fisk-chatops exec`` (batched, so a handful
+of processes check everything), and approval cards rendered by the Slack role's own ``render_card``.
+
+What passes is required from now on. What does not is listed in an OPEN dict with the reason; the tests assert
+each is still open, so a fix must move it out (and a new leak or a new changed line fails at once). The figures
+come from ``PYTHONPATH=. python -m tests.corpora.accept5.measure`` (``--alone``: each leak case in an exec of
+its own, the ground truth the batches agree with).
+"""
+
+from __future__ import annotations
+
+from tests.corpora.accept5.cards import CARD_CASES
+from tests.corpora.accept5.leaks import LEAK_CASES
+from tests.corpora.accept5.measure import (
+    batch_text,
+    batches,
+    benign_changes,
+    benign_files,
+    card_failures,
+    leaks_batched,
+)
+
+# leak case -> what survives and why it is open
+OPEN_LEAKS = {
+    "aws-ssm-get-parameters-by-path-table": "aws --output table rows `| /app/prod/DATABASE_PASSWORD | PW |`: the "
+    "secret name is the last segment of an SSM path in a box column, the value in the next column",
+    "az-webapp-config-appsettings": "az -o table `SQL_PASSWORD   PW   False`: a name/value table with a third "
+    "column (SlotSetting) after the value",
+    "az-acr-credential-show": "az acr credential show: the `value` beside `\"name\": \"password2\"` (password "
+    "is hidden; the same open case as accept4's)",
+    "oci-vault-secret-bundle": "oci secrets secret-bundle get: `\"content\": \"<base64>\"` under "
+    "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
+    "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "
+    "row tuple (no name beside the value)",
+    "redis-cli-config-get": "redis-cli reply pairs: `1) \"masterauth\"`/`2) \"PW\"` is hidden but "
+    "`3) \"requirepass\"`/`4) \"PW\"` is not: only the first numbered pair is read",
+    "redis-acl-list": "redis ACL LIST `user migrator on >PW ~* +@all`: a `>` rule's cleartext password",
+    "jenkins-initial-admin-password": "bare 32-hex value on its own line after Jenkins' `Please use the following "
+    "password to proceed to installation:` (argv and echoed `kubectl logs | sed` do not say secret)",
+    "buildkite-env-hook-trace": "`+ export PAGERDUTY_ROUTING_KEY=<32 hex>`: `*_ROUTING_KEY` is not judged secret "
+    "(an AMQP routing key is not, PagerDuty's Events v2 routing key is)",
+    "pagerduty-api-and-routing": "`curl -d '{\"routing_key\":\"<32 hex>\",...}'` echoed: PagerDuty's "
+    "integration key in a JSON body (`api_key:` on the line before is hidden)",
+    "drone-secret-ls": "`drone secret info --name docker_password` then `Data: PW`: the value line is named "
+    "`Data`, the secret's name is on the echoed command and the line above",
+    "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "
+    "`<<<` in a set -x trace",
+    "ansible-debug-verbose": "ansible loop item `(item={'key': 'SECRET_KEY', 'value': '<b64>'})`: the name is the "
+    "value of `key`, the secret the value of `value`",
+    "infisical-export": "`{\"key\": \"RESEND_API_KEY\", \"value\": \"re_...\"}`: name in `key`, secret in "
+    "`value` (the `sk_live_` one is hidden by its shape only)",
+    "terraform-state-pull": "terraform state of `random_password`: `\"result\": \"PW\"` (the attribute "
+    "holding the password is named `result`)",
+    "php-fpm-pool-env": "php-fpm pool `env[DB_PASS] = PW`: a name inside `env[...]` brackets",
+    "rclone-conf": "rclone config show `key = K002...` of a `type = b2` remote (Backblaze application key): the "
+    "name is only `key`",
+    "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "
+    "says pass; the `.key` file before it is hidden)",
+    "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "
+    "a positional argument beside a Twilio account SID",
+    "python-repr-settings": "REPL: `>>> settings.SECRET_KEY` then `'django-insecure-<40>'` on the next line (the "
+    "echoed expression names the secret)",
+    "java-spring-env-dump": "Spring debug `Found key 'spring.mail.password' in PropertySource ... with value of "
+    "type String: PW` (the `app.jwt.secret` one is hidden by its base64 shape)",
+}
+
+# "file:line" of benign/ -> what changed and why (the line must come out byte-identical)
+_CERT = ("`$ kubectl get secret ... -o jsonpath='{.data.tls\\.crt}' | base64 -d` echoed: the public certificate "
+         "printed after it is withheld line by line as echoed_secret_query (tls.crt names a certificate)")
+OPEN_BENIGN = {
+    "gitdocker.txt:64": "pip freeze `python-secrets==0.1.0` -> `python-secrets=[REDACTED:secret]` (a package "
+    "name ending in `secrets` before `==version`)",
+    "lookalikes.txt:21": "`mysql_password_validation: strong` -> `[REDACTED:password]` (a setting's word value)",
+    "lookalikes.txt:26": "`.env.example` `STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx` redacted (an x-filled "
+    "placeholder)",
+    "lookalikes.txt:28": "debatable: `.env.example` `SESSION_SECRET=change-me-in-production` redacted (a "
+    "placeholder, but a weak real secret could look so)",
+    "lookalikes.txt:43": "Helm values `existingSecret: oauth2-proxy-creds` redacted (names a Secret object; "
+    "`existingSecret: payments-db` two blocks above passes)",
+    **{f"lookalikes.txt:{line}": _CERT for line in range(101, 108)},
+    "lookalikes.txt:125": "grep of source `const apiKey = 'test-key';` -> `'[REDACTED:api_key]'`",
+}
+
+# card case -> what is wrong with its card
+OPEN_CARDS = {
+    "rclone-obscure-positional": "`rclone obscure PW`: the positional password is shown raw, no marker",
+    "ssh-keygen-N-passphrase": "`ssh-keygen -N PW`: the new passphrase is shown raw",
+    "7z-p-glued": "`7z a -pPW`: 7-Zip's glued password flag is shown raw",
+    "secret-with-zwsp-inside": "U+200B inside `DB_PASSWORD=...`: hidden in the marker, but no invisible-character "
+    "warning (the argv that runs holds it)",
+}
+
+
+def test_the_corpora_are_the_size_the_check_promised() -> None:
+    assert len(LEAK_CASES) >= 150
+    assert sum(len(c.secrets) for c in LEAK_CASES.values()) >= 250
+    assert len({c.family for c in LEAK_CASES.values()}) == 7
+    assert sum(len(t.splitlines()) for t in benign_files().values()) >= 700
+    assert len(CARD_CASES) >= 30 and all(c.invisible for c in CARD_CASES.values())
+
+
+def test_every_batch_fits_under_the_cap_so_exec_sees_each_case_whole() -> None:
+    groups = batches(LEAK_CASES.values())
+    assert sum(len(g) for g in groups) == len(LEAK_CASES)
+    assert all(len(batch_text(g).encode()) < 48 << 10 for g in groups)
+
+
+def test_no_secret_of_a_closed_case_survives_exec_and_each_open_case_still_leaks() -> None:
+    leaking = leaks_batched()
+    new = {name: found for name, found in leaking.items() if name not in OPEN_LEAKS}
+    fixed = sorted(set(OPEN_LEAKS) - set(leaking))
+    assert new == {}, f"secrets survive fisk-chatops exec: {new}"
+    assert fixed == [], f"no longer leaking: move out of OPEN_LEAKS: {fixed}"
+
+
+def test_ordinary_output_passes_exec_byte_identical_except_the_open_lines() -> None:
+    changed = benign_changes()
+    new = {where: pair for where, pair in changed.items() if where not in OPEN_BENIGN}
+    fixed = sorted(set(OPEN_BENIGN) - set(changed))
+    assert new == {}, f"ordinary lines changed by fisk-chatops exec: {new}"
+    assert fixed == [], f"no longer changed: move out of OPEN_BENIGN: {fixed}"
+
+
+def test_cards_show_no_secret_no_raw_invisible_character_and_warn() -> None:
+    failing = {name: found for name, case in CARD_CASES.items() if (found := card_failures(case))}
+    new = {name: found for name, found in failing.items() if name not in OPEN_CARDS}
+    fixed = sorted(set(OPEN_CARDS) - set(failing))
+    assert new == {}, f"cards show a secret or a raw invisible character, or do not warn: {new}"
+    assert fixed == [], f"card fixed: move out of OPEN_CARDS: {fixed}"
