@@ -4,10 +4,12 @@
 
 Both trees sanitize the same inputs, in the same order, each in a process of its own (``sanitize_output``, cap
 off): the leak and benign corpora of this tree, generated environment, diff, ini and YAML lines (one per text and
-in dense blocks that spend the density budget), and every adversarial input of ``bench_sanitize`` at 8 and 64 KiB
-with two seeds. The order matters: the verdict memos and remembered names live for the process, and what a
-candidate costs in the density budget depends on them, so both processes see the same history. Prints the number
-of inputs and of differing outputs (exit status 1 when any differs), with the first few differences.
+in dense blocks that spend the density budget), every adversarial input of ``bench_sanitize`` at 8 and 64 KiB
+with two seeds, real tool output (accept3's long outputs, accept4's long mixes) and CA bundles with candidates
+planted at the edges of their base64 bodies (``pem_edges``). The order matters: the verdict memos and remembered
+names live for the process, and what a candidate costs in the density budget depends on them, so both processes
+see the same history. Prints the number of inputs and of differing outputs (exit status 1 when any differs), with
+the first few differences.
 """
 
 from __future__ import annotations
@@ -61,6 +63,67 @@ def generated_lines(count: int, seed: int = 11) -> list[str]:
     return lines
 
 
+# What ``pem_edges`` plants around and inside a certificate's base64 body: tokens made of base64 bytes, names whose
+# value may start on the next line (the body's first line), padding, comments, blanks, carriage returns.
+_PLANTS = ("AKIAIOSFODNN7EXAMPLE", "AccountKey=", "AccountKey =", "Authorization:", "authorization: basic",
+           "password:", "password =", "Private-Lines: 4", "aws_secret_access_key =", "aws", "Bearer", "token=",
+           "DB_PASSWORD=hunter2x", "ghp_" + "a1B2" * 9, "SK" + "0123456789abcdef" * 2, "Q" * 86 + "==", "==", "=",
+           "# comment", "", "\r", "  indented", "mysql -u root -p", "-----END CERTIFICATE-----", "key:", "\"pw\": \"",
+           "-----BEGIN CERTIFICATE-----", "dapi" + "0123456789abcdef" * 2, "AIza" + "A" * 35, "-p", "secret\\n")
+
+
+def pem_edges(size: int, seed: int) -> bytes:
+    """A CA bundle of ``size`` bytes whose blocks have a plant (``_PLANTS``) before, after or inside them: on the
+    line before the BEGIN line or glued to its end, as a body line (first, last or between), glued to a body line's
+    start or end, after the END line. ``any_candidate``'s region split must find what the whole scan finds."""
+    rng = random.Random(seed)
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    parts: list[str] = []
+    total = 0
+    while total < size:
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(400, 1800)))
+        lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+        before, begin, end, after = "# Root CA", "-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----", ""
+        for _ in range(rng.randint(0, 2)):
+            plant = rng.choice(_PLANTS)
+            spot = rng.randrange(7)
+            if spot == 0:
+                before = plant
+            elif spot == 1:
+                begin += plant
+            elif spot == 2:
+                lines.insert(rng.choice((0, len(lines), rng.randrange(len(lines) + 1))), plant)
+            elif spot == 3:
+                where = rng.randrange(len(lines))
+                lines[where] = plant + lines[where]
+            elif spot == 4:
+                where = rng.choice((0, len(lines) - 1, rng.randrange(len(lines))))
+                lines[where] += plant
+            elif spot == 5:
+                end = plant + end
+            else:
+                after = plant
+        text = "\n".join((before, begin, *lines, end, after))
+        parts.append(text + rng.choice(("\n", "\n", "\r\n", "")))
+        total += len(text) + 1
+    return "".join(parts).encode()[:size]
+
+
+def real_outputs() -> list[bytes]:
+    """accept3's long outputs at 64 KiB (two seeds each), accept4's long mixes cut to 128 KiB, and ``pem_edges``."""
+    from tests.corpora.accept3_long import certificate_bundle, journalctl, kubectl_describe_pods, terraform_plan
+    from tests.corpora.accept4 import measure
+
+    texts = [make(64 << 10, seed).encode()[: 64 << 10] for seed in (1, 2)
+             for make in (kubectl_describe_pods, journalctl, terraform_plan, certificate_bundle)]
+    by = {p.name: p for p in measure.BENIGN}
+    texts += [measure.long_mix(128 << 10, measure.BENIGN, measure.LEAKS, 4096),
+              measure.long_mix(128 << 10, [by["kubectl.txt"], by["infra.txt"]], measure.PLATFORM, 8192),
+              measure.long_mix(128 << 10, [by["apps_ci.txt"], by["hosts.txt"]], measure.APPS, 16384)]
+    texts += [pem_edges(size, seed) for size in (8 << 10, 64 << 10) for seed in range(12)]
+    return texts
+
+
 def inputs(line_count: int) -> list[bytes]:
     """Every input, in the order both trees sanitize them."""
     from bench.bench_sanitize import BENIGN, TRIGGERS, adversarial, realistic
@@ -83,7 +146,7 @@ def inputs(line_count: int) -> list[bytes]:
         for size in (8 << 10, 64 << 10):
             texts += [adversarial(kind, size, seed) for seed in (0, 101)]
     texts += [realistic(64 << 10, seed) for seed in (5, 6)]
-    return texts
+    return texts + real_outputs()
 
 
 # The child: sanitize each input (all of them twice: the second time with the memos warm), write the outputs.

@@ -12,6 +12,7 @@ from pathlib import Path
 import re2
 
 from bot.sanitize import redact
+from bot.sanitize.any_candidate import candidate_scan, has_candidate
 from bot.sanitize.automata import (
     CONTEXT_PASS,
     TOKEN_PASS,
@@ -21,8 +22,6 @@ from bot.sanitize.automata import (
     Leftmost,
     MemoKey,
     _ungrouped,
-    candidate_scan,
-    has_candidate,
     re2_options,
 )
 from bot.sanitize.context_detectors import CONTEXT
@@ -129,7 +128,7 @@ def test_the_short_scan_then_the_anchored_finder_report_what_the_finder_alone_re
     and on text of overlapping candidates ("aaa..tokenbbb..=" runs) RE2 built DFA states for ever (0.05 MB/s,
     ``bench_sanitize.py`` "name runs"). The scan now looks for a value's first characters only and the finder
     is matched anchored at each hit: the spans must be exactly those of the finder searched on its own."""
-    from bot.sanitize.automata import _ANY_CANDIDATE
+    from bot.sanitize.any_candidate import _ANY_CANDIDATE
 
     rng = random.Random(11)
     runs = "".join("a" * rng.randint(30, 60) + "token" + "b" * rng.randint(30, 50) + "=" for _ in range(40))
@@ -155,7 +154,7 @@ def test_the_short_scan_then_the_anchored_finder_report_what_the_finder_alone_re
 def test_the_azure_storage_key_is_searched_apart_and_still_found_next_to_other_tokens() -> None:
     """Its count to 86 stays alive along any base64: merged with the other detectors it multiplied their DFA
     states (random base64 with ":@._-": 2.1 MB/s at 64 KiB, ``bench_sanitize.py``); apart, they add."""
-    from bot.sanitize.automata import _ANY_CANDIDATE
+    from bot.sanitize.any_candidate import _ANY_CANDIDATE
 
     own = {id(a): a for a in (*TOKEN_PASS.finders, *_ANY_CANDIDATE) if a.literals == (b"==",)}
     assert len(own) == 1 and all(a.finder.pattern.count("{86}") == 1 for a in own.values())
@@ -261,7 +260,7 @@ def test_the_candidate_check_scans_with_the_passes_own_automata() -> None:
     states for every 8 KiB it had not seen (5 MB/s, ``bench_sanitize.py``), and it kept a DFA budget of its own.
     ``has_candidate`` now scans with the automata the passes search with (no automaton of its own), and says yes
     exactly where one of them hits."""
-    from bot.sanitize.automata import _ANY_CANDIDATE
+    from bot.sanitize.any_candidate import _ANY_CANDIDATE
 
     passes = (*TOKEN_PASS.finders, *CONTEXT_PASS.finders)
     assert len(_ANY_CANDIDATE) == len(passes)

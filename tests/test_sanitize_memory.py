@@ -15,7 +15,8 @@ from pathlib import Path
 import re2
 
 from bot.sanitize import build_redactor
-from bot.sanitize.automata import _ANY_CANDIDATE, _NARROW_CANDIDATE, CONTEXT_PASS, MAX_MEM_PER_AUTOMATON, TOKEN_PASS
+from bot.sanitize.any_candidate import _ANY_CANDIDATE, _NARROW_CANDIDATE, _region_splits
+from bot.sanitize.automata import CONTEXT_PASS, MAX_MEM_PER_AUTOMATON, TOKEN_PASS
 from tests.support.fisk_app import make_script
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +26,8 @@ FIXTURE = ROOT / "tests" / "fixtures" / "fisk" / "opsctl.introspect.json"
 def _all_automata() -> list[re2._Regexp]:
     redactor = build_redactor(["a-credential-value-42"], [r"corp-[0-9]{6}"])
     narrowed = (automaton for automata in _NARROW_CANDIDATE for automaton in automata)
-    finders = (*_ANY_CANDIDATE, *TOKEN_PASS.finders, *CONTEXT_PASS.finders, *narrowed)
+    crossing = (split.crossing for split in _region_splits().values() if split.crossing is not None)
+    finders = (*_ANY_CANDIDATE, *TOKEN_PASS.finders, *CONTEXT_PASS.finders, *narrowed, *crossing)
     automata = [a.finder for a in finders] + [a.search for a in finders if a.search is not None]
     return automata + [redactor.values, *redactor.custom]  # type: ignore[list-item]
 

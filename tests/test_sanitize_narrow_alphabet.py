@@ -1,5 +1,5 @@
 """Text made of base64 and line breaks only is asked for candidates with the branches that can match there
-(``narrow_alphabet``, ``automata._NARROW_CANDIDATE``): it must find every candidate the passes' automata find,
+(``narrow_alphabet``, ``any_candidate._NARROW_CANDIDATE``): it must find every candidate the passes' automata find,
 and redact what they redact."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 import pytest
 
 from bot.sanitize import sanitize_output
-from bot.sanitize.automata import _ANY_CANDIDATE, _NARROW_CANDIDATE, candidate_scan
+from bot.sanitize.any_candidate import _ANY_CANDIDATE, _NARROW_CANDIDATE, candidate_scan
 from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 
 _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

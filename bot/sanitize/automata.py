@@ -18,7 +18,6 @@ from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.context_patterns import _NAME as SENSITIVE_NAME
 from bot.sanitize.detectors import TOKENS, Detector
 from bot.sanitize.literals import containment
-from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
 
@@ -109,11 +108,13 @@ class Automaton:
                 return False
         return True
 
-    def scan_hits(self, data: bytes) -> bool:
-        """Whether the unanchored scan (``search``, else ``finder``) hits anywhere in ``data``: no finder match
-        without a hit, and no anchored match at each hit (``has_candidate`` only asks whether to run the passes)."""
+    def scan_hits(self, data: bytes, start: int = 0, end: int = -1) -> bool:
+        """Whether the unanchored scan (``search``, else ``finder``) hits anywhere in ``data`` (within ``start`` ..
+        ``end``, read in the whole text's context: "^" and "\\b" see the bytes around): no finder match without a
+        hit, and no anchored match at each hit (``any_candidate.has_candidate`` only asks whether to run the
+        passes)."""
         scan = self._scan or self._verify  # type: ignore[attr-defined]
-        return bool(scan(UNANCHORED, data, 0, len(data))[0][0] >= 0)
+        return bool(scan(UNANCHORED, data, start, len(data) if end < 0 else end)[0][0] >= 0)
 
     def first(
         self, data: bytes, pos: int, length: int, dismiss: Callable[[int], bool] | None = None
@@ -406,66 +407,3 @@ def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
 
 TOKEN_PASS = _compile_pass(TOKENS)
 CONTEXT_PASS = _compile_pass(CONTEXT)
-# Whether either pass may find a candidate: the passes' own scans (a superset of their finders, so a hit the
-# finder would refuse only runs the passes for nothing), the assignment's first (the likeliest to hit at once in
-# logs), then the others apart, then the alternations. One automaton over both passes' alternations (what this was)
-# multiplied their DFA states instead of adding them: on random base64 it built states for every text it had not
-# seen (8 KiB at 5 MB/s, fresh 1 MiB at half the speed of the passes' automata), and it held DFA budgets of its
-# own. Searched with the passes' automata, the states this scan builds are the ones the passes then use.
-_ANY_CANDIDATE = tuple(sorted(
-    (*TOKEN_PASS.finders, *CONTEXT_PASS.finders),
-    key=lambda a: (a is not CONTEXT_PASS.finders[CONTEXT_PASS.assignment_automaton], not a.literals),
-))
-
-
-
-
-def _narrowed(alphabet: bytes) -> tuple[Automaton, ...]:
-    """Each automaton of ``_ANY_CANDIDATE`` cut down to the branches of its scan that can match a string of
-    ``alphabet``'s bytes (``narrow_alphabet.satisfiable``), with its literals; an automaton left with none, or with
-    a literal such a string cannot hold, is left out. In a text of those bytes these hit wherever
-    ``_ANY_CANDIDATE`` hits: a scan's hit is one branch's match, made of the text's bytes."""
-    groups = {id(automaton): group for pass_ in (TOKEN_PASS, CONTEXT_PASS)
-              for automaton, (group, _) in zip(pass_.finders, _groups(pass_.detectors), strict=True)}
-    narrowed = []
-    for automaton in _ANY_CANDIDATE:
-        if any(set(literal) - set(alphabet) for literal in automaton.literals):
-            continue
-        # The scan's branches (``_automata``: each detector's search, else its finder, else its pattern)
-        branches = [d.search or d.finder or d.pattern for d in groups[id(automaton)]]
-        kept = [branch for branch in branches if satisfiable(branch, alphabet)]
-        if kept:
-            narrowed.append(Automaton(re2.compile("|".join(f"(?:{_ungrouped(b)})" for b in kept), re2_options()),
-                                      automaton.literals))
-    return tuple(narrowed)
-
-
-# ``candidate_scan``'s automata for a text of each of ``narrow_alphabet.ALPHABETS``, in the same order.
-_NARROW_CANDIDATE = tuple(_narrowed(alphabet) for alphabet in ALPHABETS)
-
-
-def has_candidate(data: bytes) -> bool:
-    """Whether either pass may find a candidate in ``data`` (False: it finds none)."""
-    return candidate_scan(data)[0]
-
-
-def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
-    """``has_candidate``, and the automata (their ``id``) it found nothing of (a literal of theirs missing, or scanned
-    in full without a hit): a pass that searches the same bytes need not scan them again (``Leftmost``'s ``skip``).
-    Text with a candidate of one pass only (``Bearer x`` on every line) had the other pass's automata and the
-    assignment's scanned twice over the whole text, 7% of its cleaning; the literals asked twice cost 3-5% more.
-    A text of base64 and line breaks only is first scanned with the branches that can match there
-    (``_NARROW_CANDIDATE``): the passes' large automata built DFA states on every fresh line of it."""
-    alphabet = alphabet_of(data)
-    if alphabet >= 0 and not any(a.may_match(data) and a.scan_hits(data) for a in _NARROW_CANDIDATE[alphabet]):
-        # Text of base64 and line breaks only, where no branch that can match such text hits: none hits. (Nothing
-        # is named as missed: with no candidate, the passes do not search these bytes.)
-        return False, frozenset()
-    missed: list[int] = []
-    known: dict[bytes, bool] = {}
-    for automaton in _ANY_CANDIDATE:
-        if automaton.may_match(data, known) and automaton.scan_hits(data):
-            return True, frozenset(missed)
-        # (one whose literals are not all in the text finds nothing either: the passes need not look for them again)
-        missed.append(id(automaton))
-    return False, frozenset(missed)

@@ -4,7 +4,7 @@ Text that is nothing but base64 (``kubectl get secret -o jsonpath``, ``base64 -w
 holds no candidate of most detectors: no blank, quote, ":" or "=" for an assignment, a header or a URL. Yet asking
 whether it holds one scanned it with the passes' largest automata, and random base64 is where their DFAs keep
 building states (each fresh line a new run of name characters: 12 MB/s at 64 KiB in 64-column lines, issue #11).
-Before that scan, ``automata.candidate_scan`` asks whether the text's bytes all lie in one of ``ALPHABETS``; if so
+Before that scan, ``any_candidate.candidate_scan`` asks whether the text's bytes all lie in one of ``ALPHABETS``; if so
 it scans each automaton's branches that can match a string of those bytes (``satisfiable``), a few small automata,
 and the passes run as before wherever one of them hits.
 

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import re2
 
-from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, candidate_scan, re2_options
+from bot.sanitize.any_candidate import candidate_scan
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, re2_options
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.literals import containment

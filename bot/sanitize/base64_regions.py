@@ -1,0 +1,216 @@
+"""Base64 regions of a mixed text (a PEM body), and which patterns can match across a region's edge.
+
+A CA bundle (``cat /etc/ssl/certs/ca-certificates.crt``) is long runs of 64-column base64 between BEGIN/END lines
+and comment lines: it is not base64 alone, so ``narrow_alphabet``'s shortcut does not apply, and the passes' large
+alternations built DFA states on every fresh line of it (4.7 MB/s at 64 KiB, issue #11). Asked whether an automaton
+hits anywhere in such a text (``any_candidate.candidate_scan``), the answer is split by where a match can lie:
+
+- inside a region (a run of base64 lines): then it is a string of ``narrow_alphabet.ALPHABETS[0]``, so its branch
+  is one of the automaton's narrowed branches, which a small automaton scans the whole text for;
+- outside every region: the automaton itself scans the text between the regions (the gaps);
+- across a region's edge: only the branches ``crosses_edge`` says may, scanned over the whole text (few and small:
+  an ``AccountKey=`` or an ``Authorization:`` whose value may start on the next line).
+
+A region is preceded by a line break (or the text's start), followed by one (or the text's end), starts and ends
+with a base64 byte and holds nothing but base64 bytes and line breaks. A match that holds a region's byte and a
+byte outside it therefore holds the break before the region followed by base64 bytes (and line breaks) up to the
+match's end (``_INTO``), or base64 bytes and breaks from the match's start then a base64 byte and the break after
+the region (``_OUT_OF``), or the whole region between its two breaks (``_OVER``). ``crosses_edge`` asks each of
+these three small automata whether some string a pattern matches takes it to its accepting state, exactly for the
+three byte classes (base64, line break, other) and over-approximating only where it cannot read a construct
+(assertions count as satisfied, an unknown construct or a pattern Python cannot parse as crossing), so a branch
+it calls safe never matches across an edge.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+import re2
+
+from bot.sanitize.literals import containment
+
+BASE64 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# A region shorter than this is left in its gap: each region costs the gap scans a call or two more.
+MIN_REGION = 512
+# The armour a region follows (its BEGIN line): only texts holding it are searched for regions.
+_BEGIN = b"-----BEGIN"
+_HAS_BEGIN = containment(_BEGIN)
+_LINES_BYTES = BASE64 + b"\n"
+# The longest run of base64 bytes and line breaks at a position (an anchored match: one DFA state, ~1 ns a byte).
+_RUN_OPTIONS = re2.Options()
+_RUN_OPTIONS.log_errors = False
+_RUN = re2.compile(b"[A-Za-z0-9+/\n]*", _RUN_OPTIONS)._regexp.Match
+_ANCHOR_START = re2._Anchor.ANCHOR_START
+
+# What a match that crosses a region's edge holds (see the module docstring), as one automaton over three byte
+# classes (0 base64, 1 line break, 2 any other byte): it starts with base64 bytes then a break (it began inside a
+# region's first line), or ends with a break then base64 bytes (it ends inside a region), or holds a break, base64
+# bytes and a break (a region's line with the breaks around it). States: 0 nothing read, 1 read something else,
+# 2 a break last, 3 base64 bytes after a break, 4 base64 bytes since the start, 5 crossing (accepting, as is 3 at
+# the match's end).
+_MOVES = ((4, 2, 1), (1, 2, 1), (3, 2, 1), (3, 5, 1), (4, 5, 1), (5, 5, 5))
+_ACCEPTING = 1 << 3 | 1 << 5
+_ALL = (1 << 256) - 1
+_HIGH = _ALL ^ ((1 << 128) - 1)  # the bytes of a non-ASCII character's UTF-8 form
+_BASE64_BITS = sum(1 << byte for byte in BASE64)
+_NL_BIT = 1 << 10
+_CATEGORIES = {
+    sre.CATEGORY_DIGIT: r"\d", sre.CATEGORY_NOT_DIGIT: r"\D", sre.CATEGORY_SPACE: r"\s",
+    sre.CATEGORY_NOT_SPACE: r"\S", sre.CATEGORY_WORD: r"\w", sre.CATEGORY_NOT_WORD: r"\W",
+}
+
+
+class _Unknown(Exception):
+    """A construct the reading does not know: the pattern counts as crossing."""
+
+
+def regions(data: bytes) -> list[tuple[int, int]]:
+    """The base64 regions of ``data`` (start, end), in order: each PEM body's leading run of base64 lines (up to
+    the END line, or to the line before a byte of another kind: ``=`` padding, an armour header), when at least
+    ``MIN_REGION`` bytes long. Empty for a text without ``-----BEGIN``."""
+    if not _HAS_BEGIN(data):
+        return []
+    found: list[tuple[int, int]] = []
+    length, pos = len(data), 0
+    while (begin := data.find(_BEGIN, pos)) >= 0:
+        line_end = data.find(b"\n", begin)
+        if line_end < 0:
+            break
+        start = line_end + 1
+        while start < length and data[start] == 10:  # (a region starts with a base64 byte)
+            start += 1
+        end = _RUN(_ANCHOR_START, data, start, length)[0][1]
+        if end < length:  # a byte of another kind: the region ends with the line before it
+            end = max(start, data.rfind(b"\n", start, end))
+        while end > start and data[end - 1] == 10:
+            end -= 1
+        if end - start >= MIN_REGION:
+            found.append((start, end))
+        pos = max(end, start)
+    return found
+
+
+def crosses_edge(pattern: str) -> bool:
+    """Whether ``pattern`` may match a string that crosses a base64 region's edge (see the module docstring)."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, ValueError, TypeError, OverflowError):
+        return True
+    ignore_case = bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE)
+    dot_all = bool(parsed.state.flags & sre.SRE_FLAG_DOTALL)
+    try:
+        return bool(_sequence(list(parsed), 1, ignore_case, dot_all) & _ACCEPTING)
+    except _Unknown:
+        return True
+
+
+# A set of the automaton's states, as bits (it has 6).
+_States = int
+_OTHER_BITS = _ALL & ~(_BASE64_BITS | _NL_BIT)
+
+
+def _step(classes: int, states: _States) -> _States:
+    reached = 0
+    for state in range(len(_MOVES)):
+        if states >> state & 1:
+            for byte_class in range(3):
+                if classes >> byte_class & 1:
+                    reached |= 1 << _MOVES[state][byte_class]
+    return reached
+
+
+# The states one byte of a set of classes (bit 0 base64, bit 1 break, bit 2 other) takes each set of states to.
+_STEP = tuple(tuple(_step(classes, states) for states in range(1 << len(_MOVES))) for classes in range(8))
+# One-character items already read (the name patterns' classes recur in many detectors): key -> their classes
+_CLASSES: dict[tuple[Any, ...], int] = {}
+
+
+def _sequence(items: list[tuple[Any, Any]], states: _States, ignore_case: bool, dot_all: bool) -> _States:
+    """The states the strings of ``items`` may take the automaton to from ``states``."""
+    for op, argument in items:
+        states = _node(op, argument, states, ignore_case, dot_all)
+        if not states:
+            break
+    return states
+
+
+def _node(op: Any, argument: Any, states: _States, ignore_case: bool, dot_all: bool) -> _States:
+    if op in (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN):
+        key = (op, tuple(argument) if op is sre.IN else argument, ignore_case, dot_all)
+        classes = _CLASSES.get(key)
+        if classes is None:
+            taken = _bytes_of(op, argument, ignore_case, dot_all)
+            classes = _CLASSES[key] = sum(1 << c for c, bits in enumerate((_BASE64_BITS, _NL_BIT, _OTHER_BITS))
+                                          if taken & bits)
+        return _STEP[classes][states]
+    if op is sre.SUBPATTERN:
+        _group, add_flags, del_flags, inner = argument
+        scoped = (ignore_case or bool(add_flags & sre.SRE_FLAG_IGNORECASE)) and not del_flags & sre.SRE_FLAG_IGNORECASE
+        dotted = (dot_all or bool(add_flags & sre.SRE_FLAG_DOTALL)) and not del_flags & sre.SRE_FLAG_DOTALL
+        return _sequence(list(inner), states, scoped, dotted)
+    if op is sre.BRANCH:
+        reached = 0
+        for branch in argument[1]:
+            reached |= _sequence(list(branch), states, ignore_case, dot_all)
+        return reached
+    if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
+        low, high, inner = argument
+        for _ in range(low):
+            states = _sequence(list(inner), states, ignore_case, dot_all)
+        reached, seen = states, {states}
+        for _ in range(high - low):  # each further count, until it reaches a set of states seen before
+            states = _sequence(list(inner), states, ignore_case, dot_all)
+            if states in seen:
+                break
+            seen.add(states)
+            reached |= states
+        return reached
+    if op is sre.AT:
+        return states  # an assertion reads no byte: counted as satisfied
+    raise _Unknown(op)
+
+
+def _bytes_of(op: Any, argument: Any, ignore_case: bool, dot_all: bool) -> int:
+    """The bytes a one-character item may take as the first or only byte of its UTF-8 form, and every byte of a
+    non-ASCII character's (``_HIGH``), as a bit set."""
+    if op is sre.ANY:
+        return _ALL if dot_all else _ALL & ~_NL_BIT
+    if op is sre.LITERAL:
+        return _cased(argument, ignore_case)
+    if op is sre.NOT_LITERAL:
+        return _ALL & ~(1 << argument) if argument < 128 else _ALL
+    negated = bool(argument) and argument[0][0] is sre.NEGATE
+    members = 0
+    for item_op, item in argument[1:] if negated else argument:
+        if item_op is sre.LITERAL:
+            members |= (1 << item if item < 128 else 0) if negated else _cased(item, ignore_case)
+        elif item_op is sre.RANGE:
+            low, high = item
+            for code in range(low, min(high, 127) + 1):
+                members |= 1 << code if negated else _cased(code, ignore_case)
+            if high > 127 and not negated:
+                members |= _HIGH
+        elif item_op is sre.CATEGORY and item in _CATEGORIES:
+            members |= sum(1 << code for code in range(128) if re.fullmatch(_CATEGORIES[item], chr(code)))
+            if not negated:
+                members |= _HIGH  # (a category may hold non-ASCII characters)
+        else:
+            raise _Unknown(item_op)
+    # A negated class excludes only the ASCII bytes it lists: every non-ASCII byte stays in.
+    return _ALL & ~members if negated else members
+
+
+def _cased(code: int, ignore_case: bool) -> int:
+    if code > 127:
+        return _HIGH
+    bits = 1 << code
+    if ignore_case:
+        character = chr(code)
+        bits |= 1 << ord(character.lower()) | 1 << ord(character.upper())
+        if character.lower() in "ks":  # the Kelvin sign and the long s fold to these (non-ASCII bytes)
+            bits |= _HIGH
+    return bits
