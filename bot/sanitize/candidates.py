@@ -116,7 +116,8 @@ def run_pass(
     ``reports``: where a table's header may name a secret's column (``tables.HEADER_HINT``) and where a command is
     echoed (``echoed.ECHO_HINT``), both branches of the token pass, are added to it for the caller to read those
     lines (nothing is redacted for them here; without ``reports`` the branches are candidates that are rejected).
-    ``skip``: automata (their ``id``) known to find nothing in ``data`` (``automata.candidate_scan``), not searched."""
+    ``skip``: automata (their ``id``) known to find nothing in ``data`` (``any_candidate.candidate_scan``), not
+    searched."""
     pieces: list[bytes] = []
     edits = reports.edits if reports is not None else None  # what was replaced, for the reports' spans to join
     data_length = len(data)
