@@ -151,7 +151,13 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "\u2502 password \u2502 x{i} \u2502\n",
             "\u2502 id \u2502 password \u2502\n\u251c\u2500\u2500\u253c\u2500\u2500\u2524\n"
             "\u2502 1 \u2502 a{i} \u2502\n",
-            '{"password":"\\"b{i}"}\n', "DB_PASSWORD += a{i}\n", '  ~ password = (sensitive value) -> "a{i}"\n')
+            '{"password":"\\"b{i}"}\n', "DB_PASSWORD += a{i}\n", '  ~ password = (sensitive value) -> "a{i}"\n',
+            # leaks11's (#11), each different on every line: a US Government cloud's Key Vault value under an id on
+            # every line, a YAML and a JSON *_PW name, Ruby's and JavaScript's defaults for an unset variable; and the
+            # new gates' literal repeated with no blank.
+            '{"id": "https://kv.vault.usgovcloudapi.net/secrets/s/' + "0a" * 16 + '", "tags": {}, "value": "a{i}"}\n',
+            "DB_PW: a{i}\n", '{"SMTP_PW": "a{i}"}\n', 'ENV["DB_PASSWORD"] || "a{i}"\n',
+            "process.env.DB_PASSWORD || 'a{i}'\n", "usgovcloudapi", "ENV[", "process.env")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

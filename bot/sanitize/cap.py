@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bot.sanitize.controls import strip_controls
-from bot.sanitize.cut_tables import carried_header
+from bot.sanitize.cut_context import tail_context, withhold_leading_lines
 from bot.sanitize.redact import MARKER, build_redactor
 from bot.sanitize.withheld import TextRedactor
 
@@ -154,16 +154,31 @@ def _clean(data: bytes, redactor: TextRedactor, *, cut_start: bool = False, cut_
 
 
 def _clean_tail(tail: bytes, head: bytes, redactor: TextRedactor) -> tuple[str, int]:
-    """The tail cleaned, read under the header of a table with a secret column that the head ends inside
-    (``cut_tables``): its rows in the tail are that table's. Where the header does not come back whole from the
-    redaction (a marker reached into it), the tail is cleaned alone, as without one."""
-    carried = carried_header(head) if tail.startswith(b"\n") else b""
-    if carried:
-        text, redactions = _clean(carried + tail, redactor, cut_start=True)
-        header = strip_controls(carried.decode("utf-8", "replace"))
-        if text.startswith(header) and text[len(header) : len(header) + 1] == "\n":
-            return text[len(header) :], redactions
-    return _clean(tail, redactor, cut_start=True)
+    """The tail cleaned with what the head's end tells it (``cut_context``): after the head's lines that give its
+    first lines their meaning (a table's header, a Secret's kind and block, a Key Vault id), which are then taken
+    off; and with its first lines withheld when an echoed command near the head's end asked for a secret.
+
+    The carried lines are put before a tail that starts at a newline (one cut mid-line, in a line longer than
+    ``LINE_GUARD``, is cleaned alone as before), and the tail's text is what follows their last newline. A marker
+    that took newlines of those lines (a value spanning lines) moves that point on, so fewer of the tail's lines are
+    shown, never a line of the head again. The redactions counted are the tail's."""
+    context = tail_context(head)
+    if context.lines and tail.startswith(b"\n"):
+        carried = strip_controls(context.lines.decode("utf-8", "replace"))
+        text, redactions = _clean(context.lines + tail, redactor, cut_start=not context.opened)
+        at = -1
+        for _ in range(carried.count("\n") + 1):
+            at = text.find("\n", at + 1)
+            if at < 0:
+                text, at = "", 0  # markers took the carried lines and the tail with them
+                break
+        text, redactions = text[at:], max(0, redactions - text.count(_MARKER_START, 0, at))
+    else:
+        text, redactions = _clean(tail, redactor, cut_start=True)
+    if context.withheld is not None:
+        text, withheld = withhold_leading_lines(text, context.withheld)
+        redactions += withheld
+    return text, redactions
 
 
 def sanitize_captured(captured: Captured, redactor: TextRedactor, output_limit: int) -> SanitizedOutput:

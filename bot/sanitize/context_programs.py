@@ -14,15 +14,17 @@ places them after ``context_services.SERVICE_FORMATS``; every repetition is boun
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import Detector
 
 # A Key Vault secret's id as az prints it in ``secret show``/``secret set`` (a version after the name; ``secret list``
-# prints ids without one, and no values): the public cloud's and Azure China's vault domains (the US Government
-# cloud's, vault.usgovcloudapi.net, lacks the literal that gates the detector: not covered).
-KEY_VAULT_SECRET_ID = rb"https://[A-Za-z0-9-]{3,24}\.vault\.azure\.(?:net|cn)/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\""
+# prints ids without one, and no values): the public cloud's vault domain and the sovereign clouds' (Azure China's,
+# the US Government's, Azure Germany's).
+KEY_VAULT_SECRET_ID = (rb"https://[A-Za-z0-9-]{3,24}\.vault\.(?:azure\.net|azure\.cn|usgovcloudapi\.net"
+                       rb"|microsoftazure\.de)/secrets/[A-Za-z0-9-]{1,127}/[0-9a-f]{32}\"")
 # A JSON string value, to its closing quote (one that reaches the bound runs on to it: ``value_spans.extended_end``).
 _JSON_STRING = r"\"[^\"\n]{1,256}\"?"
 _QUOTED = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'"
@@ -46,6 +48,15 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         # (one literal, starting with its rarest byte "z": '"value"' and "/secrets/" hold bytes realistic output
         # is full of, and ``Automaton.may_match`` asks the shortest first)
         literals=(b"zure.",),
+    ),
+    Detector(
+        # The same in the US Government cloud (vault.usgovcloudapi.net), whose ids lack the literal above: an
+        # automaton of its own behind that cloud's domain (the public cloud's text pays one substring search)
+        "secret",
+        r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>" + _JSON_STRING + ")",
+        check="key_vault_value",
+        own_automaton=True,
+        literals=(b"usgovcloudapi",),
     ),
     Detector(
         # Rails (database.yml's ERB, an initializer): ENV.fetch("DB_PASSWORD") { "default" } or ENV.fetch("X", "d"),
@@ -117,13 +128,12 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
 
 
 _SECRET_ID = re.compile(KEY_VAULT_SECRET_ID)
-# How far back a Key Vault value's id may stand: az prints kid, managed, name and tags between them (tags of a few
-# keys; a secret with kilobytes of tags shows its value).
-KEY_VAULT_LOOKBACK = 2048
-# The most "https://" an id's "/secrets/" may follow by (the longest vault host and domain), and the most ids tried
-# back from a value (the nearest is the value's own in az's output; more is a text made to cost us).
+# How far back a Key Vault value's id may stand: az prints kid, managed, name and tags between them, and a secret's
+# tags are at most 15, each name up to 512 characters and its value up to 256 (about 12 KiB printed). The ids are
+# searched for forward, each byte once per text (``_nearest_secret_id``), so the reach costs nothing per value.
+KEY_VAULT_LOOKBACK = 16384
+# The most "https://" an id's "/secrets/" may follow by (the longest vault host and domain).
 _ID_HEAD_BYTES = 64
-_IDS_TRIED = 4
 _JSON_SKIP = re.compile(rb'"(?:[^"\\\n]|\\.)*"|[^"{}]+')
 # The last object walk (text, id's end, where it stopped, its depth there): the candidates of one text come in
 # order, so the next value under the same id goes on from there, and a text of many values reads each byte once.
@@ -155,16 +165,25 @@ def key_vault_value(text: bytes, start: int) -> bool:
 
 
 def _nearest_secret_id(text: bytes, floor: int, start: int) -> int:
-    """The end of the nearest Key Vault secret id in ``text[floor:start]``, -1 when none (of the last few
-    "/secrets/" there)."""
-    pos = start
-    for _ in range(_IDS_TRIED):
-        slash = text.rfind(b"/secrets/", floor, pos)
-        if slash < 0:
-            return -1
-        head = text.rfind(b"https://", max(floor, slash - _ID_HEAD_BYTES), slash)
+    """The end of the last Key Vault secret id in ``text[floor:start]``, -1 when none. Each "/secrets/" is found
+    once per text by a forward search that goes on from where the last one stopped (``_IDS``), and read as an id
+    (its "https://" at most ``_ID_HEAD_BYTES`` before it); a search back from each value, as far as
+    ``KEY_VAULT_LOOKBACK``, read 16 KiB per value of a text full of them. The ids' ends are kept in order, so a value
+    before where the search stopped (the other cloud's automaton reads the same text) finds its own."""
+    searched_text, searched, ends = _IDS[0]
+    if searched_text is not text:
+        searched, ends = floor, []
+    pos = max(searched, floor)
+    while (slash := text.find(b"/secrets/", pos, start)) >= 0:
+        head = text.rfind(b"https://", max(0, slash - _ID_HEAD_BYTES), slash)
         found = _SECRET_ID.match(text, head, start) if head >= 0 else None
-        if found is not None:
-            return found.end()
-        pos = slash
-    return -1
+        if found is not None and (not ends or found.end() > ends[-1]):
+            ends.append(found.end())
+        pos = slash + 1
+    _IDS[0] = (text, max(searched, pos, start - len(b"/secrets/")), ends)  # (one ending past ``start``: found again)
+    at = bisect.bisect_right(ends, start) - 1
+    return ends[at] if at >= 0 and ends[at] >= floor else -1
+
+
+# The search for ids in the last text asked about (the text, where it stopped, the ends of the ids found before there).
+_IDS: list[tuple[bytes, int, list[int]]] = [(b"", 0, [])]

@@ -34,6 +34,13 @@ from bot.sanitize.detectors import Detector
 # of its own).
 _RARE = "services"
 _QUOTED_OR_WORD = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"';][^\s\"';]{0,255}"
+# A name whose last word is "pw" (``DB_PW``, ``smtp-pw``), and any name of a secret (``_NAME``) or such a one.
+_PW_NAME = r"[A-Za-z0-9_.-]{0,40}[_.-](?i:pw)"
+_ANY_SECRET_NAME = rf"{_NAME}|{_PW_NAME}"
+# A quoted string literal to its closing quote, an escaped quote inside it read past (JSON, Ruby, JavaScript).
+_QUOTED_STRING = r"\"(?:[^\"\\\n]|\\.){1,256}\"|'(?:[^'\\\n]|\\.){1,256}'"
+# A YAML value to its line's end (a bare one may hold ",", ";", "}"), its trailing blanks left out.
+_LINE_VALUE = r"\"(?:[^\"\\\n]|\\.){1,256}\"|'[^'\n]{1,256}'|[^\s\"'#](?:[^\n]{0,254}[^\s])?"
 
 # A header set in a web server's configuration: nginx's proxy_set_header / add_header / grpc_set_header /
 # more_set_headers, Apache's RequestHeader set; the header's name must name a secret (X-Api-Key, X-Auth-Token).
@@ -217,6 +224,52 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         own_automaton=True,
         group=_RARE,
         literals=(b":     ",),
+    ),
+    Detector(
+        # A YAML key whose name's last word is "pw" (``DB_PW: x``, ``- smtp_pw: "x"``; ``shapes.name_kind`` reads it
+        # as a password's): the assignment detectors' names need a longer word (two letters are everywhere in base64,
+        # ``finder_name.py``), so it is read here, at a line's start only. The finder's runs are unbounded (one DFA
+        # state each, as the environment line's search) and it ends at the value's first character.
+        "password",
+        rf"(?:^|\n)[ \t]{{0,16}}(?:-[ \t]{{1,4}})?(?P<name>{_PW_NAME}):[ \t]{{1,8}}(?P<v>{_LINE_VALUE})",
+        check="xml_pair",  # the name's rules on the value: ``DB_PW: ${DB_PW}``, ``changeme``, ``3`` stay
+        finder=r"(?:^|\n)[ \t]*(?:-[ \t]+)?[A-Za-z0-9_.-]*[_.-](?i:pw):[ \t]+[^\s#]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b":",),
+    ),
+    Detector(
+        # The same name quoted as a JSON or a Python dict's key, anywhere on a line: ``{"SMTP_PW": "x"}``
+        "password",
+        rf"[\"'](?P<name>{_PW_NAME})[\"'][ \t]{{0,4}}:[ \t]{{0,4}}(?P<v>{_QUOTED_STRING})",
+        check="xml_pair",
+        finder=r"[\"'][A-Za-z0-9_.-]*[_.-](?i:pw)[\"'][ \t]*:[ \t]*[\"'][^\"'\n]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b":",),
+    ),
+    Detector(
+        # Ruby's default for an unset variable, in code grep or cat prints: ENV["DB_PASSWORD"] || "PW" (and ||=)
+        "password",
+        rf"\bENV\[[ \t]{{0,4}}[\"'](?P<name>{_ANY_SECRET_NAME})[\"'][ \t]{{0,4}}\][ \t]{{0,4}}\|\|=?[ \t]{{0,4}}"
+        rf"(?P<v>{_QUOTED_STRING})",
+        check="xml_pair",  # ``ENV["PORT"] || "3000"``, ``|| "changeme"``, ``|| ""`` stay
+        finder=r"\bENV\[[ \t]*[\"'][A-Za-z0-9_.-]+[\"'][ \t]*\][ \t]*\|\|=?[ \t]*[\"'][^\"'\n]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"ENV[",),
+    ),
+    Detector(
+        # JavaScript's: process.env.JWT_SECRET || "PW", process.env["X"] ?? 'PW', a template literal too
+        "password",
+        rf"\bprocess\.env(?:\.|\[[ \t]{{0,4}}[\"'`])(?P<name>{_ANY_SECRET_NAME})(?:[\"'`][ \t]{{0,4}}\])?[ \t]{{0,4}}"
+        rf"(?:\|\||\?\?)[ \t]{{0,4}}(?P<v>{_QUOTED_STRING}|`[^`\n]{{1,256}}`)",
+        check="xml_pair",
+        finder=r"\bprocess\.env(?:\.|\[[ \t]*[\"'`])[A-Za-z0-9_.-]+(?:[\"'`][ \t]*\])?[ \t]*(?:\|\||\?\?)[ \t]*"
+        r"[\"'`][^\"'`\n]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"process.env",),
     ),
     Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"

@@ -20,7 +20,14 @@ _HINTS = re2.compile(HEADER_HINT, re2_options())._regexp.Match
 
 def carried_header(head: bytes) -> bytes:
     """The header lines (with a psql or box table's rule) of the last table with a secret column whose rows run to
-    the end of ``head``, else b"". One scan for the headers' hints, then each table's rows read once (linear)."""
+    the end of ``head``, else b""."""
+    span = open_table_span(head)
+    return b"" if span is None else head[span[0] : span[1]]
+
+
+def open_table_span(head: bytes) -> tuple[int, int] | None:
+    """The span of ``carried_header``'s lines in ``head`` (None: no such table). One scan for the headers' hints,
+    then each table's rows read once (linear)."""
     hints, pos, length = [], 0, len(head)
     while pos < length:
         start, end = _HINTS(UNANCHORED, head, pos, length)[0]
@@ -29,6 +36,5 @@ def carried_header(head: bytes) -> bytes:
         hints.append(start)
         pos = end if end > start else start + 1
     if not hints:
-        return b""
-    open_span = read_tables(head, hints)[1]
-    return b"" if open_span is None else head[open_span[0] : open_span[1]]
+        return None
+    return read_tables(head, hints)[1]

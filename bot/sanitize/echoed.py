@@ -81,6 +81,12 @@ _VERDICTS: dict[bytes, str | None] = {}
 _VERDICT_ENTRIES = 1024
 
 
+def starts_echoed_command(data: bytes, start: int) -> bool:
+    """Whether the line at ``start`` is written as an echoed command line is (a prompt sign and a blank): the cap's
+    tail is read after the last one near the head's end (``cut_context``), whatever it asks for."""
+    return _ECHO_HEAD.match(data, start) is not None
+
+
 def echo_hint(data: bytes, start: int, end: int) -> bool:
     """Whether a candidate of the token pass at ``data[start:end]`` is an ``ECHO_HINT`` match: a prompt sign, or a
     shell's prompt (which holds "@": asked first, a token opening its line costs a ``find``), opening its line and
@@ -191,6 +197,33 @@ def _argv(command: str) -> list[str]:
     return words
 
 
+def _judged(command: bytes) -> str | None:
+    """The marker's kind for what an echoed command line prints (``echoed_<rule>``), None when it asks for no
+    secret; remembered per command line."""
+    words = _argv(command.decode("utf-8", "replace"))
+    verdict = (judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
+               or _echoed_secret_command(words))
+    kind = None if verdict is None else f"echoed_{verdict.kind}"
+    if len(_VERDICTS) >= _VERDICT_ENTRIES:
+        _VERDICTS.clear()
+    _VERDICTS[command] = kind
+    return kind
+
+
+def open_withholding(data: bytes, start: int, end: int) -> str | None:
+    """The marker's kind for what the echoed command line at ``start`` prints (it ends at a newline or ``end``),
+    None when it asks for no secret: a capped output's head whose last lines follow it withholds the tail's first
+    lines too (``cut_context``)."""
+    head = _ECHO_HEAD.match(data, start, end)
+    line_end = data.find(b"\n", start, end)
+    line_end = end if line_end < 0 else line_end
+    if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
+        return None
+    command = data[head.end() : line_end]
+    kind = _VERDICTS.get(command, UNJUDGED_KIND)
+    return _judged(command) if kind == UNJUDGED_KIND else kind
+
+
 def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     """The spans (start, end, kind) of the non-blank lines printed after each echoed command that asks for a
     secret's value, in increasing order. ``hints``: where the token pass found ``ECHO_HINT``, in increasing order.
@@ -210,13 +243,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         kind = _VERDICTS.get(command, UNJUDGED_KIND)
         if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
-            words = _argv(command.decode("utf-8", "replace"))
-            verdict = (judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
-                       or _echoed_secret_command(words))
-            kind = None if verdict is None else f"echoed_{verdict.kind}"
-            if len(_VERDICTS) >= _VERDICT_ENTRIES:
-                _VERDICTS.clear()
-            _VERDICTS[command] = kind
+            kind = _judged(command)
         if kind is None:
             continue
         row_start, rows = pos, 0

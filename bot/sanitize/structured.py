@@ -208,7 +208,10 @@ def redact_secret_manifests(
     value_units = VALUE_UNITS if constant is not None else CARD_VALUE_UNITS
     units = FREE_UNITS + len(data) // BYTES_PER_UNIT - len(orphans) * value_units  # what the walk may still spend
     line_units, total = LINE_UNITS, len(lines)
-    search_top, search = -1, _NEXT_LINE_ANY.search  # the search for the next line, for the innermost indentation
+    # The search for the next line, for the innermost indentation; none chosen yet (-2: an orphan mapping whose
+    # indentation is unknown has -1, and taking that for the chosen one left the placeholder reading every line,
+    # which ran a cut tail of ordinary lines out of budget: a dense marker over its end)
+    search_top, search = -2, _NEXT_LINE_ANY.search
     compact_line = -1  # where the next line holding '"Secret"' starts, once searched for
     while number < total:
         units -= line_units
