@@ -75,7 +75,8 @@ _PLANTS = ("AKIAIOSFODNN7EXAMPLE", "AccountKey=", "AccountKey =", "Authorization
 def pem_edges(size: int, seed: int) -> bytes:
     """A CA bundle of ``size`` bytes whose blocks have a plant (``_PLANTS``) before, after or inside them: on the
     line before the BEGIN line or glued to its end, as a body line (first, last or between), glued to a body line's
-    start or end, after the END line. ``any_candidate``'s region split must find what the whole scan finds."""
+    start or end, after the END line; the block indented or not. ``any_candidate``'s region split must find what
+    the whole scan finds."""
     rng = random.Random(seed)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     parts: list[str] = []
@@ -103,7 +104,8 @@ def pem_edges(size: int, seed: int) -> bytes:
                 end = plant + end
             else:
                 after = plant
-        text = "\n".join((before, begin, *lines, end, after))
+        indent = rng.choice(("", "", "    ", "  "))  # (a PEM in a YAML block scalar is indented)
+        text = "\n".join(indent + line for line in (before, begin, *lines, end, after))
         parts.append(text + rng.choice(("\n", "\n", "\r\n", "")))
         total += len(text) + 1
     return "".join(parts).encode()[:size]

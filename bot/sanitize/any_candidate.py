@@ -82,16 +82,19 @@ class _RegionSplit:
 
 
 @functools.cache
-def _region_splits() -> dict[int, _RegionSplit]:
-    """Each automaton's ``_RegionSplit``, built on the first text with regions (reading every branch costs ~50 ms,
-    which a process that never meets a PEM body need not pay at import)."""
-    inside = _NARROWED[0]  # a region is a string of ALPHABETS[0]'s bytes
+def _region_splits(indented: bool = False) -> dict[int, _RegionSplit]:
+    """Each automaton's ``_RegionSplit`` for regions that may be ``indented`` (``base64_regions.regions``), built
+    on the first text with such regions (reading every branch costs ~50 ms, which a process that never meets a PEM
+    body need not pay at import)."""
+    # A region is a string of ALPHABETS[0]'s bytes, and of spaces too where it is indented.
+    alphabet = ALPHABETS[0] + b" " if indented else ALPHABETS[0]
+    inside = _narrowed(alphabet) if indented else _NARROWED[0]
     splits = {}
     for automaton in _ANY_CANDIDATE:
         narrowed = inside.get(id(automaton))
         branches = _scan_branches(automaton)
         crossing = [b for b in branches
-                    if not (narrowed is not None and satisfiable(b, ALPHABETS[0])) and crosses_edge(b)]
+                    if not (narrowed is not None and satisfiable(b, alphabet)) and crosses_edge(b, indented)]
         whole = len(crossing) == len(branches)
         splits[id(automaton)] = _RegionSplit(
             narrowed, None if whole or not crossing else Automaton(
@@ -121,9 +124,9 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
         # Text of base64 and line breaks only, where no branch that can match such text hits: none hits. (Nothing
         # is named as missed: with no candidate, the passes do not search these bytes.)
         return False, frozenset()
-    spans = regions(data) if alphabet < 0 else []
+    spans, indented = regions(data) if alphabet < 0 else ([], False)
     if spans and sum(end - start for start, end in spans) * _REGION_SHARE >= len(data):
-        return _scan_with_regions(data, spans)
+        return _scan_with_regions(data, spans, indented)
     missed: list[int] = []
     known: dict[bytes, bool] = {}
     for automaton in _ANY_CANDIDATE:
@@ -134,7 +137,9 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
     return False, frozenset(missed)
 
 
-def _scan_with_regions(data: bytes, spans: list[tuple[int, int]]) -> tuple[bool, frozenset[int]]:
+def _scan_with_regions(
+    data: bytes, spans: list[tuple[int, int]], indented: bool
+) -> tuple[bool, frozenset[int]]:
     """``candidate_scan`` of a text with base64 regions (``spans``): each automaton asked as ``_RegionSplit`` says,
     which finds a hit wherever the automaton's scan of the whole text would (``base64_regions``), without the large
     alternations reading the regions (on a CA bundle they built DFA states on every fresh line: 4.7 MB/s)."""
@@ -144,7 +149,7 @@ def _scan_with_regions(data: bytes, spans: list[tuple[int, int]]) -> tuple[bool,
         last = end
     gaps.append((last, len(data)))
     gaps = [(start, end) for start, end in gaps if end > start]
-    splits = _region_splits()
+    splits = _region_splits(indented)
     missed: list[int] = []
     known: dict[bytes, bool] = {}
     for automaton in _ANY_CANDIDATE:

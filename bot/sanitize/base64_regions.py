@@ -5,21 +5,24 @@ and comment lines: it is not base64 alone, so ``narrow_alphabet``'s shortcut doe
 alternations built DFA states on every fresh line of it (4.7 MB/s at 64 KiB, issue #11). Asked whether an automaton
 hits anywhere in such a text (``any_candidate.candidate_scan``), the answer is split by where a match can lie:
 
-- inside a region (a run of base64 lines): then it is a string of ``narrow_alphabet.ALPHABETS[0]``, so its branch
-  is one of the automaton's narrowed branches, which a small automaton scans the whole text for;
+- inside a region (a run of base64 lines): then it is a string of ``narrow_alphabet.ALPHABETS[0]``'s bytes (and
+  spaces, in an indented region), so its branch is one of the automaton's branches narrowed to those bytes, which
+  a small automaton scans the whole text for;
 - outside every region: the automaton itself scans the text between the regions (the gaps);
 - across a region's edge: only the branches ``crosses_edge`` says may, scanned over the whole text (few and small:
   an ``AccountKey=`` or an ``Authorization:`` whose value may start on the next line).
 
-A region is preceded by a line break (or the text's start), followed by one (or the text's end), starts and ends
-with a base64 byte and holds nothing but base64 bytes and line breaks. A match that holds a region's byte and a
-byte outside it therefore holds the break before the region followed by base64 bytes (and line breaks) up to the
-match's end (``_INTO``), or base64 bytes and breaks from the match's start then a base64 byte and the break after
-the region (``_OUT_OF``), or the whole region between its two breaks (``_OVER``). ``crosses_edge`` asks each of
-these three small automata whether some string a pattern matches takes it to its accepting state, exactly for the
-three byte classes (base64, line break, other) and over-approximating only where it cannot read a construct
-(assertions count as satisfied, an unknown construct or a pattern Python cannot parse as crossing), so a branch
-it calls safe never matches across an edge.
+A region is preceded by a line break and nothing but breaks and spaces after it (or the text's start), followed by
+a break (or the text's end), starts and ends with a base64 byte and holds nothing but base64 lines (each indented
+by spaces, in an indented region: a PEM in a YAML block scalar, ``kubectl get cm kube-root-ca.crt -o yaml``).
+A match that holds a region's byte and a byte outside it therefore holds the break (and the spaces) before one of
+its lines followed by that line's base64 bytes up to the match's end or a break, or it starts in a line's base64
+bytes (or in the breaks and spaces before the region) and holds them and the break after them. ``crosses_edge``
+asks a small automaton that accepts such strings whether some string a pattern matches takes it to its accepting
+state, exactly for the byte classes it tells apart (base64, break, space, other; a space counts as "other" for a
+region with no space in it or before it, whose edges only a break touches) and over-approximating only where it
+cannot read a construct (assertions count as satisfied, an unknown construct or a pattern Python cannot parse as
+crossing), so a branch it calls safe never matches across an edge.
 """
 
 from __future__ import annotations
@@ -39,25 +42,30 @@ MIN_REGION = 512
 # The armour a region follows (its BEGIN line): only texts holding it are searched for regions.
 _BEGIN = b"-----BEGIN"
 _HAS_BEGIN = containment(_BEGIN)
-_LINES_BYTES = BASE64 + b"\n"
 # The longest run of base64 bytes and line breaks at a position (an anchored match: one DFA state, ~1 ns a byte).
 _RUN_OPTIONS = re2.Options()
 _RUN_OPTIONS.log_errors = False
-_RUN = re2.compile(b"[A-Za-z0-9+/\n]*", _RUN_OPTIONS)._regexp.Match
+_RUN = re2.compile(b"[A-Za-z0-9+/\n ]*", _RUN_OPTIONS)._regexp.Match
+_LEAD = b"\n "  # what may stand between the BEGIN line and a region, and between a region and what follows
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 
-# What a match that crosses a region's edge holds (see the module docstring), as one automaton over three byte
-# classes (0 base64, 1 line break, 2 any other byte): it starts with base64 bytes then a break (it began inside a
-# region's first line), or ends with a break then base64 bytes (it ends inside a region), or holds a break, base64
-# bytes and a break (a region's line with the breaks around it). States: 0 nothing read, 1 read something else,
-# 2 a break last, 3 base64 bytes after a break, 4 base64 bytes since the start, 5 crossing (accepting, as is 3 at
-# the match's end).
-_MOVES = ((4, 2, 1), (1, 2, 1), (3, 2, 1), (3, 5, 1), (4, 5, 1), (5, 5, 5))
+# What a match that crosses a region's edge holds (see the module docstring), as an automaton over four byte
+# classes (0 base64, 1 line break, 2 any other byte, 3 space): it starts with base64 bytes then a break (it began
+# inside a region's line), or starts with breaks and spaces then base64 bytes and ends there or at a break (it began
+# before a region, in the breaks and indentation that precede it), or holds a break, breaks and spaces, then base64
+# bytes that end it or a break (a region's line with what is before it and after it). States: 0 nothing read,
+# 1 read something else, 2 breaks and spaces after a break or since the start, 3 base64 bytes after those,
+# 4 base64 bytes since the start, 5 crossing (accepting, as is 3 at the match's end).
+_INDENTED = ((4, 2, 1, 2), (1, 2, 1, 1), (3, 2, 1, 2), (3, 5, 1, 1), (4, 5, 1, 1), (5, 5, 5, 5))
+# The same for a region with no space in it or before it (a CA bundle's): a space is any other byte there, so a value
+# after blanks (``password:`` then a line of ``  value``) cannot reach into the region.
+_FLAT = tuple((*row[:3], row[2]) for row in _INDENTED)
 _ACCEPTING = 1 << 3 | 1 << 5
 _ALL = (1 << 256) - 1
 _HIGH = _ALL ^ ((1 << 128) - 1)  # the bytes of a non-ASCII character's UTF-8 form
 _BASE64_BITS = sum(1 << byte for byte in BASE64)
 _NL_BIT = 1 << 10
+_SPACE_BIT = 1 << 32
 _CATEGORIES = {
     sre.CATEGORY_DIGIT: r"\d", sre.CATEGORY_NOT_DIGIT: r"\D", sre.CATEGORY_SPACE: r"\s",
     sre.CATEGORY_NOT_SPACE: r"\S", sre.CATEGORY_WORD: r"\w", sre.CATEGORY_NOT_WORD: r"\W",
@@ -68,34 +76,53 @@ class _Unknown(Exception):
     """A construct the reading does not know: the pattern counts as crossing."""
 
 
-def regions(data: bytes) -> list[tuple[int, int]]:
+def regions(data: bytes) -> tuple[list[tuple[int, int]], bool]:
     """The base64 regions of ``data`` (start, end), in order: each PEM body's leading run of base64 lines (up to
     the END line, or to the line before a byte of another kind: ``=`` padding, an armour header), when at least
-    ``MIN_REGION`` bytes long. Empty for a text without ``-----BEGIN``."""
+    ``MIN_REGION`` bytes long; and whether one is indented (a PEM in a YAML block, ``kubectl get cm
+    kube-root-ca.crt -o yaml``: each line's leading spaces are inside the region, the first line's before it).
+    Empty for a text without ``-----BEGIN``."""
     if not _HAS_BEGIN(data):
-        return []
+        return [], False
     found: list[tuple[int, int]] = []
-    length, pos = len(data), 0
+    indented, length, pos = False, len(data), 0
     while (begin := data.find(_BEGIN, pos)) >= 0:
         line_end = data.find(b"\n", begin)
         if line_end < 0:
             break
         start = line_end + 1
-        while start < length and data[start] == 10:  # (a region starts with a base64 byte)
+        while start < length and data[start] in _LEAD:  # (a region starts with a base64 byte)
             start += 1
         end = _RUN(_ANCHOR_START, data, start, length)[0][1]
         if end < length:  # a byte of another kind: the region ends with the line before it
             end = max(start, data.rfind(b"\n", start, end))
-        while end > start and data[end - 1] == 10:
-            end -= 1
+        end = _whole_lines(data, start, end)
         if end - start >= MIN_REGION:
             found.append((start, end))
+            indented = indented or data[start - 1] == 32 or b" " in data[start:end]
         pos = max(end, start)
-    return found
+    return found, indented
 
 
-def crosses_edge(pattern: str) -> bool:
-    """Whether ``pattern`` may match a string that crosses a base64 region's edge (see the module docstring)."""
+def _whole_lines(data: bytes, start: int, end: int) -> int:
+    """Where the region from ``start`` ends: before its first line that is not base64 bytes after spaces (a blank
+    line, a space after a base64 byte), with no break or space at its end."""
+    while end > start and data[end - 1] in _LEAD:
+        end -= 1
+    if data.find(b" ", start, end) < 0:
+        return end  # (no indentation: base64 lines and breaks only)
+    stop = start
+    for line in data[start:end].split(b"\n"):
+        body = line.lstrip(b" ")
+        if not body or b" " in body:
+            break
+        stop += len(line) + 1
+    return max(start, stop - 1)
+
+
+def crosses_edge(pattern: str, indented: bool = False) -> bool:
+    """Whether ``pattern`` may match a string that crosses the edge of a base64 region, one that may be
+    ``indented`` (``regions``), as the module docstring says."""
     try:
         parsed = sre_parse.parse(pattern)
     except (re.error, ValueError, TypeError, OverflowError):
@@ -103,67 +130,72 @@ def crosses_edge(pattern: str) -> bool:
     ignore_case = bool(parsed.state.flags & sre.SRE_FLAG_IGNORECASE)
     dot_all = bool(parsed.state.flags & sre.SRE_FLAG_DOTALL)
     try:
-        return bool(_sequence(list(parsed), 1, ignore_case, dot_all) & _ACCEPTING)
+        return bool(_sequence(list(parsed), 1, _STEPS[indented], ignore_case, dot_all) & _ACCEPTING)
     except _Unknown:
         return True
 
 
-# A set of the automaton's states, as bits (it has 6).
+# A set of the automaton's states, as bits.
 _States = int
-_OTHER_BITS = _ALL & ~(_BASE64_BITS | _NL_BIT)
+_OTHER_BITS = _ALL & ~(_BASE64_BITS | _NL_BIT | _SPACE_BIT)
+_CLASS_BITS = (_BASE64_BITS, _NL_BIT, _OTHER_BITS, _SPACE_BIT)
 
 
-def _step(classes: int, states: _States) -> _States:
+def _step(moves: tuple[tuple[int, ...], ...], classes: int, states: _States) -> _States:
     reached = 0
-    for state in range(len(_MOVES)):
+    for state in range(len(moves)):
         if states >> state & 1:
-            for byte_class in range(3):
+            for byte_class in range(len(_CLASS_BITS)):
                 if classes >> byte_class & 1:
-                    reached |= 1 << _MOVES[state][byte_class]
+                    reached |= 1 << moves[state][byte_class]
     return reached
 
 
-# The states one byte of a set of classes (bit 0 base64, bit 1 break, bit 2 other) takes each set of states to.
-_STEP = tuple(tuple(_step(classes, states) for states in range(1 << len(_MOVES))) for classes in range(8))
+# For each automaton (flat, indented), the states one byte of a set of classes (bit 0 base64, 1 break, 2 other,
+# 3 space) takes each set of states to.
+_STEPS = tuple(tuple(tuple(_step(moves, classes, states) for states in range(1 << len(moves)))
+                     for classes in range(1 << len(_CLASS_BITS))) for moves in (_FLAT, _INDENTED))
 # One-character items already read (the name patterns' classes recur in many detectors): key -> their classes
 _CLASSES: dict[tuple[Any, ...], int] = {}
+_Steps = tuple[tuple[_States, ...], ...]
 
 
-def _sequence(items: list[tuple[Any, Any]], states: _States, ignore_case: bool, dot_all: bool) -> _States:
+def _sequence(
+    items: list[tuple[Any, Any]], states: _States, steps: _Steps, ignore_case: bool, dot_all: bool
+) -> _States:
     """The states the strings of ``items`` may take the automaton to from ``states``."""
     for op, argument in items:
-        states = _node(op, argument, states, ignore_case, dot_all)
+        states = _node(op, argument, states, steps, ignore_case, dot_all)
         if not states:
             break
     return states
 
 
-def _node(op: Any, argument: Any, states: _States, ignore_case: bool, dot_all: bool) -> _States:
+def _node(op: Any, argument: Any, states: _States, steps: _Steps, ignore_case: bool, dot_all: bool) -> _States:
     if op in (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN):
         key = (op, tuple(argument) if op is sre.IN else argument, ignore_case, dot_all)
         classes = _CLASSES.get(key)
         if classes is None:
             taken = _bytes_of(op, argument, ignore_case, dot_all)
-            classes = _CLASSES[key] = sum(1 << c for c, bits in enumerate((_BASE64_BITS, _NL_BIT, _OTHER_BITS))
-                                          if taken & bits)
-        return _STEP[classes][states]
+            classes = _CLASSES[key] = sum(1 << c for c, bits in enumerate(_CLASS_BITS) if taken & bits)
+        return steps[classes][states]
     if op is sre.SUBPATTERN:
         _group, add_flags, del_flags, inner = argument
         scoped = (ignore_case or bool(add_flags & sre.SRE_FLAG_IGNORECASE)) and not del_flags & sre.SRE_FLAG_IGNORECASE
         dotted = (dot_all or bool(add_flags & sre.SRE_FLAG_DOTALL)) and not del_flags & sre.SRE_FLAG_DOTALL
-        return _sequence(list(inner), states, scoped, dotted)
+        return _sequence(list(inner), states, steps, scoped, dotted)
     if op is sre.BRANCH:
         reached = 0
         for branch in argument[1]:
-            reached |= _sequence(list(branch), states, ignore_case, dot_all)
+            reached |= _sequence(list(branch), states, steps, ignore_case, dot_all)
         return reached
     if op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
         low, high, inner = argument
         for _ in range(low):
-            states = _sequence(list(inner), states, ignore_case, dot_all)
+            states = _sequence(list(inner), states, steps, ignore_case, dot_all)
         reached, seen = states, {states}
         for _ in range(high - low):  # each further count, until it reaches a set of states seen before
-            states = _sequence(list(inner), states, ignore_case, dot_all)
+            states = _sequence(list(inner), states, steps, ignore_case, dot_all)
             if states in seen:
                 break
             seen.add(states)
