@@ -21,7 +21,8 @@ Burst (``--burst N``, instead of load and soak): the load of issue #19, N signed
 ``--burst-in-flight`` in flight against a command pool of ``--burst-pool`` connections, against one combined
 process and against split roles (``bench/burst.py``).
 
-At the end every call must be terminal, have exactly one approved->running audit entry and one execution;
+At the end every call must be terminal, have exactly one approved->running audit entry (a hand-over given back
+unstarted, running->approved, undoes one) and one execution;
 otherwise the exit status is 1. Everything listens on 127.0.0.1; every wait has a deadline.
 """
 
@@ -278,9 +279,10 @@ def start_conversation(events_url: str, slack: FakeSlack, n: int) -> int:
 # ---------------------------------------------------------------- reading Redis
 
 
-def finished_times(client: redis.Redis) -> tuple[dict[str, float], Counter[str], dict[str, str]]:
-    """From the audit stream: time each call reached a terminal state, approved->running count per call, and
-    each call's last state."""
+def finished_times(client: redis.Redis, stages: dict[str, dict[str, float]] | None = None
+                   ) -> tuple[dict[str, float], Counter[str], dict[str, str]]:
+    """From the audit stream: time each call reached a terminal state, approved->running count per call (less
+    the hand-overs given back unstarted, running->approved), and each call's last state. ``stages``, if given, is filled with the time each call entered each state."""
     done: dict[str, float] = {}
     runs: Counter[str] = Counter()
     last: dict[str, str] = {}
@@ -290,8 +292,15 @@ def finished_times(client: redis.Redis) -> tuple[dict[str, float], Counter[str],
         for _entry_id, fields in entries:
             call, to = fields["call_id"], fields["to"]
             last[call] = to
+            if stages is not None:  # the first approval; the last claim (a hand-over given back is claimed again)
+                if to == "running":
+                    stages.setdefault(to, {})[call] = float(fields["at"])
+                else:
+                    stages.setdefault(to, {}).setdefault(call, float(fields["at"]))
             if fields["from"] == "approved" and to == "running":
                 runs[call] += 1
+            elif fields["from"] == "running" and to == "approved":
+                runs[call] -= 1  # a hand-over given back unstarted (no free slot): its claim is undone, nothing ran
             if to in TERMINAL:
                 done.setdefault(call, float(fields["at"]))
         if len(entries) < 5000:
@@ -306,6 +315,16 @@ def executions(path: Path) -> Counter[str]:
             found = TOKEN.search(line)
             counts[call_id_of(found.group(1), int(found.group(2))) if found else f"?{line}"] += 1
     return counts
+
+
+def command_counts(before: dict[str, Any], after: dict[str, Any], n_calls: int) -> str:
+    """Redis commands per call between two ``INFO commandstats`` (every process's, the bench's reads too), the
+    most frequent first: what each call costs Redis and the clients in round trips."""
+    counts = {name.removeprefix("cmdstat_"): int(stats["calls"]) - int((before.get(name) or {}).get("calls", 0))
+              for name, stats in after.items()}
+    total = sum(counts.values())
+    top = sorted(((n, c) for n, c in counts.items() if c), key=lambda item: -item[1])[:12]
+    return f"{total / n_calls:.1f}: " + ", ".join(f"{name} {count / n_calls:.2f}" for name, count in top)
 
 
 def summary_ms(values: list[float]) -> str:
@@ -423,6 +442,8 @@ class Bench:
         profilers = start_profilers({f"serve --role {r.name}": (r.process.pid, output) for r in self.roles
                                      if (output := {"slack": a.profile_slack, "agent": a.profile_agent}.get(r.name))})
         whole.start()
+        api_before = len(slack.calls)
+        commands_before = store.client.info("commandstats")
         t0 = time.time()
         with ThreadPoolExecutor(max_workers=32) as pool:
             statuses = list(pool.map(lambda i: start_conversation(events_url, slack, i), numbers))
@@ -451,8 +472,11 @@ class Bench:
                             and all(cid_of(i) in watch.answers for i in numbers)) or self.check_roles(),
                    a.timeout, "every result and answer in Slack", 0.2)
         cpu_whole = whole.stop()
+        commands_after = store.client.info("commandstats")
+        web_api = Counter(c.method for c in slack.calls[api_before:])
         stop_profilers(profilers)
-        done, _runs, _last = finished_times(store.client)
+        stages: dict[str, dict[str, float]] = {}
+        done, _runs, _last = finished_times(store.client, stages)
         t_done = max(done.get(c, 0.0) for c in expected)
         t_answers = max(watch.answers[cid_of(i)] for i in numbers)
         first_click = min(clicker.clicked[c] for c in expected if c in clicker.clicked)
@@ -474,6 +498,7 @@ class Bench:
             ("load: end to end", f"first /fisk -> last answer {t_answers - t0:.2f}s"
                                  f" = {n_calls / (t_answers - t0):.1f} calls/s (incl. the held clicks)"),
             ("load: click -> finished", summary_ms(to_finished)),
+            *self.stage_rows(expected, clicker.clicked, stages, done),
             ("load: CPU per call, burst", "clicks released -> last call finished: " + ", ".join(
                 f"{name} {1000 * seconds / n_calls:.2f} ms" for name, seconds in cpu_to_finished.items())
              + " (the slack role posts the earlier results meanwhile; one asyncio loop each: 1000/ms = calls/s"
@@ -483,10 +508,26 @@ class Bench:
                                               " answer; the 2 s settle included): " + ", ".join(
                 f"{name} {1000 * seconds / n_calls:.2f} ms" for name, seconds in cpu_whole.items())
              + f"; total {1000 * sum(cpu_whole.values()) / n_calls:.2f} ms"),
+            ("load: Slack Web API calls per call", ", ".join(
+                f"{method} {count / n_calls:.2f}" for method, count in web_api.most_common())),
+            ("load: Redis commands per call", command_counts(commands_before, commands_after, n_calls)),
             ("load: RSS before -> after (MiB)", ", ".join(
                 f"{k} {(rss_before[k] or 0) / 1024:.0f}->{(rss_after[k] or 0) / 1024:.0f}" for k in rss_before)),
         ]
         print(f"load done: {n_calls} calls in {t_answers - t0:.1f}s", flush=True)
+
+    @staticmethod
+    def stage_rows(expected: list[str], clicked: dict[str, float], stages: dict[str, dict[str, float]],
+                   done: dict[str, float]) -> list[tuple[str, str]]:
+        """Where click -> finished waits: the audit stream's time of each step (the click's own clock first),
+        so a queue shows as the step whose latency grows through the burst."""
+        steps = [("click", clicked), ("approved", stages.get("approved", {})), ("running", stages.get("running", {})),
+                 ("finished", done)]
+        rows = []
+        for (name_a, at_a), (name_b, at_b) in zip(steps, steps[1:], strict=False):
+            rows.append((f"load:   {name_a} -> {name_b}",
+                         summary_ms([at_b[c] - at_a[c] for c in expected if c in at_a and c in at_b])))
+        return rows
 
     # ------------------------------------------------------------ soak
 

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.agent import bus
 from bot.approvals.errors import CallNotFound
 from bot.approvals.policy import ApprovalPolicy
-from bot.approvals.records import CallRecord
+from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
 from bot.sanitize.redact import Redactor, build_redactor
 from bot.slack import client as api
@@ -309,7 +309,13 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
 
     A card this process last updated to exactly the same text and blocks (``shown.py``: the click's handler
     showed the approval, then the poster reads the same state from the approval's progress entry) is not sent
-    again, and with nothing sent there is nothing of ours to correct: no read back either."""
+    again, and with nothing sent there is nothing of ours to correct: no read back either.
+
+    A read back that finds the call ended with its outcome not yet recorded corrects nothing either: whoever posts
+    that outcome (``outcomes.py``) records it, then updates the card from the ended record, so its update is sent
+    after this read, hence after ours landed, and is the one the card keeps. Showing the end here as well cost a
+    burst of clicks a ``chat.update`` for every other call (the call ends while the click's update is on its way),
+    overwritten moments later with the result's link."""
     for _ in range(4):
         sent = await _update_card(deps, record, channel, ts)
         if sent is None:
@@ -322,8 +328,17 @@ async def refresh_card(deps: SlackDeps, record: CallRecord, channel: str = "", t
             return True
         if (latest.state, latest.cancel, latest.meta) == (record.state, record.cancel, record.meta):
             return True
+        if outcome_to_come(latest):
+            return True
         record = latest
     return True
+
+
+def outcome_to_come(record: CallRecord) -> bool:
+    """The call has ended and its outcome (result or note) is still to be posted: the poster that posts it
+    updates the card afterwards (every ended call but a rejected one, which never had a card, has an outcome)."""
+    return (record.terminal and record.state is not CallState.rejected
+            and not record.meta.get("slack_result_ts"))
 
 
 async def _update_card(deps: SlackDeps, record: CallRecord, channel: str, ts: str) -> bool | None:

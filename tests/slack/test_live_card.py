@@ -222,9 +222,9 @@ async def test_a_card_that_cannot_fit_is_refused_in_words(harness: Harness, post
     assert not harness.slack.calls_to("chat.update")  # the refusal stays; no oversized update is attempted
 
 
-async def test_a_late_card_update_never_leaves_an_older_state_on_the_card(harness: Harness) -> None:
-    """A click's handler updating the card from the record it read ("approved") after the poster already showed
-    "finished" (another task or replica) must not leave the card at "approved" with a Cancel button."""
+async def _ended_behind_a_late_click(harness: Harness) -> tuple[CallRecord, CallRecord, str]:
+    """A call approved (the click's handler holds that record), then claimed and finished before the handler's
+    card update: (the approved record, the finished one, the card's ts)."""
     record = await harness.propose(CONV, ["opsctl", "status", "web"])
     await harness.front.poster.post_card(record.id)
     card_ts = (await harness.store.get(record.id)).meta["slack_ts"]
@@ -232,11 +232,56 @@ async def test_a_late_card_update_never_leaves_an_older_state_on_the_card(harnes
                                            argv_hash=record.argv_hash)
     assert await harness.store.claim(record.id, "runner-1") is not None
     await harness.store.finish(record.id, "runner-1", {"status": "finished", "exit_code": 0, "output": "ok"})
-    await refresh_card(harness.front.deps, await harness.store.get(record.id))  # the poster's update
+    return approved, await harness.store.get(record.id), card_ts
+
+
+def _card_updates(harness: Harness, card_ts: str) -> int:
+    return len([c for c in harness.slack.calls_to("chat.update") if c.params["ts"] == card_ts])
+
+
+async def test_a_late_card_update_never_leaves_an_older_state_on_the_card(harness: Harness) -> None:
+    """A click's handler updating the card from the record it read ("approved") after the poster already showed
+    "finished" with the result (another task or replica) must not leave the card at "approved" with a Cancel
+    button: its read back finds the newer state and shows it."""
+    approved, finished, card_ts = await _ended_behind_a_late_click(harness)
+    await harness.front.poster.handle_completion(finished.id)  # the poster: the result posted, the card updated
+    assert (await harness.store.get(finished.id)).meta.get("slack_result_ts")
     await refresh_card(harness.front.deps, approved)  # the click's update, landing late
     shown = harness.slack.message(CHANNEL, card_ts)["blocks"]
     assert "Finished: exit code 0" in card_states(harness, card_ts)[-1]
+    assert "|result>" in json.dumps(shown)
     assert "fisk_cancel" not in actions(shown)
+
+
+async def test_a_late_click_leaves_an_ended_call_to_the_poster_of_its_result(harness: Harness) -> None:
+    """The click's update lands after the call ended but before its result is posted: the handler's read back
+    sees the end and sends nothing more (an update a burst paid for every other call, overwritten moments later),
+    since the poster of the result updates the card after recording it, so after that read: the card ends at
+    "finished" with the result's link, in one update after the click's, not two."""
+    approved, finished, card_ts = await _ended_behind_a_late_click(harness)
+    before = _card_updates(harness, card_ts)
+    await refresh_card(harness.front.deps, approved)  # the click's update, landing after the end
+    assert _card_updates(harness, card_ts) == before + 1
+    assert "Approved by <@UAPPROVER>" in json.dumps(harness.slack.message(CHANNEL, card_ts)["blocks"])
+    await harness.front.poster.handle_completion(finished.id)  # the completion entry, read after the click
+    assert _card_updates(harness, card_ts) == before + 2
+    shown = harness.slack.message(CHANNEL, card_ts)["blocks"]
+    assert "Finished: exit code 0" in card_states(harness, card_ts)[-1]
+    assert "|result>" in json.dumps(shown)
+    assert "fisk_cancel" not in actions(shown)
+    # the poster's own read back after a progress update stops there too (a "running" entry handled late)
+    running = await harness.propose(CONV, ["opsctl", "status", "db"])
+    await harness.front.poster.post_card(running.id)
+    running_ts = (await harness.store.get(running.id)).meta["slack_ts"]
+    await harness.store.approve(running.id, "UAPPROVER", [], harness.front.deps.policy, argv_hash=running.argv_hash)
+    claimed = await harness.store.claim(running.id, "runner-1")
+    assert claimed is not None
+    await harness.store.finish(running.id, "runner-1", {"status": "finished", "exit_code": 0, "output": "ok"})
+    sent = _card_updates(harness, running_ts)
+    await refresh_card(harness.front.deps, claimed)
+    assert _card_updates(harness, running_ts) == sent + 1
+    await harness.front.poster.handle_completion(running.id)
+    assert "Finished: exit code 0" in card_states(harness, running_ts)[-1]
 
 
 async def test_a_cancel_click_on_a_call_still_awaiting_approval_says_so(harness: Harness, poster: Start) -> None:
