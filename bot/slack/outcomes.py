@@ -202,7 +202,12 @@ class Outcomes:
     async def results_first(self, conversation: str, owner: str) -> None:
         """A reply is written from the results of the thread's calls, so it goes after them. One replica keeps
         that order by handling a thread's entries in turn; with several, another replica may still be posting a
-        result the agent has already answered from. Post it here first (once: ``post_outcome``)."""
+        result the agent has already answered from. Post it here first (once: ``post_outcome``).
+
+        Posted as a first attempt: an earlier attempt at the outcome, whichever path made it (a completion entry, this
+        reply before a restart, another replica), held it first, so the hold says "tried before" and the thread is
+        searched then (``_post_held``). Searching it every time cost a ``conversations.replies`` (the whole thread
+        read back) for every result a reply overtook: most results of a burst, whose completions wait behind it."""
         for call_id in await self.deps.state.awaiting_outcome(conversation):
             record = await self.deps.store.find(call_id)
             if record is None:
@@ -211,7 +216,7 @@ class Outcomes:
             if not record.terminal or record.meta.get("slack_result_ts"):
                 continue
             try:
-                record = await self.post_outcome(record, retry=True, owner=owner)
+                record = await self.post_outcome(record, retry=False, owner=owner)
             except SlackApiError as exc:
                 if api.is_transient(exc):
                     raise

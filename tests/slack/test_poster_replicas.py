@@ -19,6 +19,7 @@ from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
 from bot.slack import SlackFrontEnd, SlackSettings
+from bot.slack import client as api
 from bot.slack.client import close_client
 from bot.tools.catalog import Catalog
 from tests.slack.conftest import CHANNEL, Harness, make_front, wait_for
@@ -95,6 +96,24 @@ async def test_a_reply_posts_a_result_nobody_has_taken_yet_and_the_completion_do
     assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}", "reply:2-0"]
     card = slack.message(CHANNEL, (await store.get(record.id)).meta["slack_ts"])
     assert "Finished" in json.dumps(card["blocks"])
+    # nobody had tried to post that result, so the reply posted it without reading the thread back first
+    assert not slack.calls_to("conversations.replies")
+
+
+async def test_a_reply_finds_the_result_a_dead_replica_posted_and_does_not_post_it_again(
+    harness: Harness, other: SlackFrontEnd, slack: FakeSlack) -> None:
+    """Replica A took a result's hold, posted the result and died before recording it. B's reply, once A's hold
+    lapsed, is told someone tried before: it looks in the thread, finds A's post and records it instead of
+    posting the result a second time."""
+    other.poster.outcomes.hold_seconds = 1
+    record = await finished_with_card(harness)
+    assert (await harness.front.deps.state.take_outcome(record.id, "dead-replica", 1))[0]
+    await api.post(harness.front.deps.client, CHANNEL, "exit code 0", thread_ts=CONV.rsplit(":", 1)[1],
+                   key=f"result:{record.id}")  # A's post, never recorded
+    await other.poster.handle(bus.BusEvent("reply", CONV, {"text": "all done"}, id="2-0"))
+    assert posted_keys(slack) == [f"card:{record.id}", f"result:{record.id}", "reply:2-0"]
+    assert slack.calls_to("conversations.replies"), "the reply looked in the thread first"
+    assert (await harness.store.get(record.id)).meta.get("slack_result_ts")
 
 
 async def test_both_replicas_taking_one_result_at_once_post_it_once(
