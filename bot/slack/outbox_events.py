@@ -90,10 +90,11 @@ class OutboxEvents:
         posted = await api.post_once(self.deps.client, where, text, blocks, f"card:{call_id}", retry)
         await self.deps.store.set_meta(call_id, slack_ts=str(posted["ts"]))  # its channel: the thread's
         await self.deps.state.card_posted(record.conversation, call_id)
-        # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest
-        latest = await self.deps.store.get(call_id)
-        if latest.state != record.state:
-            await refresh_card(self.deps, latest)
+        # the call may have changed while we posted (a fast auto-approved run, the sweeper): show the latest. Its
+        # state alone says whether it did (one field, not the whole record read and built for every card posted)
+        (state,) = await self.deps.store.states([call_id])
+        if state is not None and state != record.state:
+            await refresh_card(self.deps, await self.deps.store.get(call_id))
 
     async def refuse_card(self, record: CallRecord, where: tuple[str, str], problem: str, retry: bool) -> None:
         """A card Slack could not take is never cut down to fit: the call is closed (denied, so the model hears

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from bot.fisk.environment import scrub_environment
 from bot.runner import run_argv
 from bot.slack.interactions import refresh_card
 from tests.slack.conftest import CHANNEL, Harness, wait_for
+from tests.support.fake_slack import SlackCall
 from tests.support.fisk_app import make_script
 
 THREAD_TS = "1700.000001"
@@ -335,3 +337,29 @@ async def test_an_update_that_would_change_nothing_on_the_card_is_not_sent(harne
     assert claimed is not None
     await wait_for(lambda: "runner-9" in json.dumps(harness.slack.message(CHANNEL, card_ts)["blocks"]))
     assert len([c for c in harness.slack.calls_to("chat.update") if c.params["ts"] == card_ts]) == 2
+
+
+async def test_a_call_that_moves_while_its_card_is_posted_is_shown_as_it_is_now(harness: Harness) -> None:
+    """The card is rendered "awaiting approval", and the call is approved while Slack has not answered the post
+    yet (a fast auto-approval, a sweeper): the poster looks at the call's state after posting and updates the
+    card to the newer state; a call that did not move gets no update."""
+    still = await harness.propose(CONV, ["opsctl", "status", "db"])
+    await harness.front.poster.post_card(still.id)
+    assert not harness.slack.calls_to("chat.update")
+    record = await harness.propose(CONV, ["opsctl", "status", "web"])
+    held, release = threading.Event(), threading.Event()
+
+    def post(call: SlackCall) -> dict[str, Any]:
+        held.set()
+        release.wait(10)  # this request's own server thread: the poster waits for Slack's answer meanwhile
+        return harness.slack._api_chat_postMessage(call.params)
+
+    harness.slack.on("chat.postMessage", post)
+    posting = asyncio.create_task(harness.front.poster.post_card(record.id))
+    assert await asyncio.to_thread(held.wait, 10)
+    await harness.store.approve(record.id, "UAPPROVER", [], harness.front.deps.policy, argv_hash=record.argv_hash)
+    release.set()
+    await posting
+    card_ts = (await harness.store.get(record.id)).meta["slack_ts"]
+    assert "Approved by <@UAPPROVER>" in json.dumps(harness.slack.message(CHANNEL, card_ts)["blocks"])
+    assert [c.params["ts"] for c in harness.slack.calls_to("chat.update")] == [card_ts]
