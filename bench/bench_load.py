@@ -282,7 +282,8 @@ def start_conversation(events_url: str, slack: FakeSlack, n: int) -> int:
 def finished_times(client: redis.Redis, stages: dict[str, dict[str, float]] | None = None
                    ) -> tuple[dict[str, float], Counter[str], dict[str, str]]:
     """From the audit stream: time each call reached a terminal state, approved->running count per call (less
-    the hand-overs given back unstarted, running->approved), and each call's last state. ``stages``, if given, is filled with the time each call entered each state."""
+    the hand-overs given back unstarted, running->approved), and each call's last state. ``stages``, if given, is
+    filled with the time each call entered each state."""
     done: dict[str, float] = {}
     runs: Counter[str] = Counter()
     last: dict[str, str] = {}

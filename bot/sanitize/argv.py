@@ -9,7 +9,9 @@ import functools
 import os
 import re
 import shlex
-from collections.abc import Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 
 from bot.sanitize import secret_names, shapes
 from bot.sanitize.controls import reveal_invisible, strip_controls
@@ -70,6 +72,12 @@ DISPLAYS_REMEMBERED = 256  # command lines whose display (card, result) is kept 
 # own, and 256 remembered command lines of 64 KiB arguments kept ~50 MB alive (found by review); a longer one is
 # redacted again each time it is shown.
 _REMEMBERED_ARGV_CHARS = 16 << 10
+# The cards' displays are kept by size, not by count: every card pending approval is rendered again when it is
+# clicked, and a burst has far more cards open than 256 (600 in the load bench: every click's update redacted its
+# command line again). Up to DISPLAY_CHARS_KEPT characters of command lines and displays together (ordinary ones
+# are ~100 characters: thousands of cards), and no more entries than DISPLAYS_KEPT.
+DISPLAY_CHARS_KEPT = 4 << 20
+DISPLAYS_KEPT = 8192
 
 
 def _marker(kind: str, secret: str, fingerprints: bool) -> str:
@@ -171,15 +179,57 @@ def display_command_line(argv: Sequence[str], patterns: Iterable[str] = ()) -> t
     different secrets are different, without seeing either. Nothing is stripped: every invisible or control
     character is written as an escape instead (``reveal_invisible``), so what is read is what runs. Only the
     display changes; the argv that runs and its hash are untouched."""
-    items = tuple(argv)
-    display = _display_command_line if _rememberable(items) else _display_command_line.__wrapped__
-    return display(items, tuple(patterns))
+    items, given = tuple(argv), tuple(patterns)
+    if not _rememberable(items):
+        return _display_command_line(items, given)
+    return _DISPLAYS.get((items, given), _display_command_line)
 
 
-@functools.lru_cache(maxsize=DISPLAYS_REMEMBERED)
 def _display_command_line(argv: tuple[str, ...], patterns: tuple[str, ...]) -> tuple[str, bool]:
-    """``display_command_line`` remembered per command line and patterns (it depends on nothing else): a call's
-    card is rendered at each of its transitions and its result names it again, and redacting the command line
-    was the largest part of rendering them in the slack role."""
+    """``display_command_line`` itself; remembered per command line and patterns (it depends on nothing else) in
+    ``_DISPLAYS``: a call's card is rendered at each of its transitions and its result names it again, and
+    redacting the command line was the largest part of rendering them in the slack role."""
     shown = _shown_items(argv, (), patterns, fingerprints=True, strip=False)
     return reveal_invisible(shlex.join(shown))
+
+
+DisplayKey = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+class DisplayMemo:
+    """Least recently used displays, bounded by the characters they hold (command line, patterns and display)
+    and by their number. Thread-safe: cards are rendered on the event loop, tests and tools may call from
+    threads."""
+
+    def __init__(self, chars: int = DISPLAY_CHARS_KEPT, entries: int = DISPLAYS_KEPT) -> None:
+        self.chars, self.entries = chars, entries
+        self._kept: OrderedDict[DisplayKey, tuple[tuple[str, bool], int]] = OrderedDict()
+        self._held = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: DisplayKey,
+            make: Callable[[tuple[str, ...], tuple[str, ...]], tuple[str, bool]]) -> tuple[str, bool]:
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found[0]
+        value = make(*key)  # outside the lock: two threads may both make it, and the second one is kept
+        size = sum(map(len, key[0])) + sum(map(len, key[1])) + len(value[0])
+        with self._lock:
+            old = self._kept.pop(key, None)
+            self._held -= old[1] if old is not None else 0
+            self._kept[key] = (value, size)
+            self._held += size
+            while self._kept and (self._held > self.chars or len(self._kept) > self.entries):
+                self._held -= self._kept.popitem(last=False)[1][1]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def held_chars(self) -> int:
+        return self._held
+
+
+_DISPLAYS = DisplayMemo()
