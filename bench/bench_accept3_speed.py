@@ -66,7 +66,14 @@ REALISTIC: dict[str, Callable[[int, int], bytes]] = {
     "realistic: journalctl": lambda size, s: journalctl(size, s).encode()[:size],
     "realistic: terraform plan": lambda size, s: terraform_plan(size, s).encode()[:size],
     "realistic: CA certificate bundle": lambda size, s: certificate_bundle(size, s).encode()[:size],
+    # The same bundle in a ConfigMap's block scalar (``kubectl get cm kube-root-ca.crt -o yaml``): indented lines.
+    "realistic: CA bundle in a ConfigMap": lambda size, s: _in_config_map(certificate_bundle(size, s), size),
 }
+
+
+def _in_config_map(bundle: str, size: int) -> bytes:
+    lines = "".join(f"    {line}\n" for line in bundle.splitlines())
+    return f"apiVersion: v1\ndata:\n  ca.crt: |\n{lines}kind: ConfigMap\n".encode()[:size]
 
 # name -> builder(size, start): every builder returns exactly `size` bytes (or close), different for each start
 INPUTS: dict[str, Callable[[int, int], bytes]] = {
