@@ -36,6 +36,9 @@ SECRETS: dict[str, tuple[str, str]] = {
     "key vault, Azure Germany": (_key_vault(PW, "vault.microsoftazure.de"), PW),
     "key vault, Azure China": (_key_vault(PW, "vault.azure.cn"), PW),
     "key vault, US Government cloud, long tags": (_key_vault(PW, "vault.usgovcloudapi.net", tags=15), PW),
+    # a value longer than the patterns' bound (256) with an escaped quote past it: read to the string's real end
+    "key vault, a long value with an escaped quote": (_key_vault("a" * 300 + '\\"' + "Zq9mW3xR7tY2" * 200),
+                                                       "Zq9mW3xR7tY2"),
     "YAML DB_PW": (f"DB_PW: {PW}\n", PW),
     "YAML indented, quoted": (f'  smtp_pw: "{PW}"\n', PW),
     "YAML list item": (f"  - ADMIN_PW: {PW}\n", PW),

@@ -261,6 +261,8 @@ def extended_end(data: bytes, match: re.Match[bytes], index: int, detector: Dete
             return _JSON_STRING_REST.match(data, end + 1).end()  # type: ignore[union-attr]
         if end - start < VALUE_BOUND or data[end : end + 1] == quote:
             return end
+        if quote == b'"':  # to the string's real end: an escaped quote past the bound is inside it (leaks11)
+            return _JSON_STRING_REST.match(data, end).end()  # type: ignore[union-attr]
         return _line_stop(data, end, quote)
     if detector.check == "line_value":
         return _plain_line_end(data, start)
