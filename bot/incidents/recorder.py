@@ -49,10 +49,11 @@ READ_COUNT = 50  # entries one read takes
 #: timeline is read when an incident is exported, so it can be a fraction of a second behind, while each read and
 #: its write cost the slack role a round trip or two whatever they carry. An approval's script writes two audit
 #: entries just as the runner starts its child; reading them at once took that CPU from the child's start.
-#: With 0.25 s the end-to-end incident flow (tests/incidents/test_incident_flow.py) once exported a timeline
-#: without the restart's approval and result: nothing was lost, the test exported within the linger after it
-#: waited for text ("restart") that the restart's proposal already carried; it waits for ``caught_up`` now.
-LINGER_SECONDS = 0.0
+#: It saves about half the recorder's CPU and most of its reads (``bench/bench_recorder.py``). It was off for a
+#: while: the end-to-end incident flow test exported a timeline without the restart's approval and result. Nothing
+#: was lost: the test exported inside the linger after waiting for text ("restart") that the restart's proposal,
+#: recorded earlier, already carried; it waits for ``caught_up`` now.
+LINGER_SECONDS = 0.25
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
 
