@@ -177,3 +177,14 @@ def test_a_tail_that_starts_by_closing_a_json_object_keeps_its_ordinary_lines() 
     data = _layout(b"done\n", b'{\n  "na', b'me": "orders-db",\n  "tags": {},\n  "note": "Zq9m!W3xR7tY2"\n}\n')
     tail = _capped(data).split("bytes omitted]")[1]
     assert "[REDACTED" not in tail and '"note": "Zq9m!W3xR7tY2"\n}\nstep 0 ok\n' in tail
+
+
+def test_a_staircase_of_indentations_is_read_up_to_a_bound() -> None:
+    """Each line indented less than the one after it is a search of its own (and a pattern for its indentation):
+    ``MAX_DEPTH`` of them are read, then the head gives nothing (the tail is read alone, as before)."""
+    from bot.sanitize.cut_manifests import MAX_DEPTH, open_secret_block
+
+    deep = "kind: Secret\nstringData:\n" + "".join(" " * (i + 1) + f"k{i}: |\n" for i in range(MAX_DEPTH + 1))
+    assert open_secret_block(deep.encode()) is None
+    shallow = "kind: Secret\nstringData:\n" + "".join(" " * (i + 1) + f"k{i}: |\n" for i in range(MAX_DEPTH - 2))
+    assert open_secret_block(shallow.encode()) is not None

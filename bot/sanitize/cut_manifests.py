@@ -8,8 +8,8 @@ they were shown (found by review, issue #11). ``open_secret_block`` finds the he
 Secret`` line, so that ``cut_context`` puts both before the tail for the redaction.
 
 Linear: the lines that may enclose the head's last line are found from the end by a search over the head reversed
-(each a line indented less than the one before, so at most as many searches as the last line's indentation), the
-mapping's kind lines by one search over the mapping's own lines.
+(each a line indented less than the one before, at most ``MAX_DEPTH`` of them), the mapping's kind lines by one
+search over the mapping's own lines.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from bot.sanitize.literals import containment
 from bot.sanitize.structured import _DATA_OPENING, _KEY, _SECRET_KIND
 
 _has_secret = containment(b"Secret")
+# The most lines indented less and less that are read up from the head's end (each a search, and a pattern compiled
+# for its indentation): a Secret's block is a few levels deep; a staircase of indentations made to cost us ends here
+# (no carried lines: the tail is read alone, as before ``cut_context``).
+MAX_DEPTH = 64
 _DATA_KEYS = (b"data", b"stringData")
 # A kind key's line (the walk's ``_KEY`` reads it the same way), for the search over one mapping's lines.
 _KIND_LINE = re.compile(rb'(?m)^(?P<indent>[ \t]*+)(?P<item>-[ \t]++)?"?kind"?[ \t]*+:[ \t]*+(?P<value>[^\n]*)')
@@ -61,7 +65,10 @@ def open_secret_block(head: bytes) -> tuple[tuple[int, int], tuple[int, int]] | 
         return None
     rev = head[::-1]
     pos, bound = len(head), None
-    while (line := _line_before(head, rev, pos, bound)) is not None:
+    for _ in range(MAX_DEPTH):
+        line = _line_before(head, rev, pos, bound)
+        if line is None:
+            return None
         start, end, indent = line
         text = head[start:end]
         if text.strip() == b"---":
