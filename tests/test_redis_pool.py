@@ -5,6 +5,7 @@ the server never sees more connections than the bound (CLIENT LIST)."""
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 import pytest
@@ -88,3 +89,84 @@ async def test_blocking_readers_do_not_take_command_connections(redis_url: str, 
     async def all_closed() -> bool:
         return await named_connections(redis, "pool-test-r") == 0
     assert await wait_for(all_closed)
+
+
+async def test_a_free_connection_is_taken_directly_only_while_nobody_waits(redis_url: str) -> None:
+    """Commands one after another take a free connection without the waiting path (the condition, a timeout armed
+    for each); once commands outnumber the connections they queue through it, and the pool is whole afterwards."""
+    handle = await connect_redis(redis_url, state_dir=".", pool=PoolSettings(2, 10.0), client_name="pool-test-d")
+    try:
+        (pool,) = [p for p in handle.pools() if p.pool_name == "commands"]
+        await handle.client.set("k", "v")
+        before = pool.taken_directly
+        for _ in range(50):
+            assert await handle.client.get("k") == b"v"
+        assert pool.taken_directly - before == 50
+        before = pool.taken_directly
+        replies = await asyncio.gather(*(handle.client.blpop([f"none-{i}"], timeout=0.1) for i in range(6)))
+        assert replies == [None] * 6
+        assert pool.taken_directly - before == 2  # the two free connections; the other four waited for them
+        assert (pool._slow, pool.waiting, pool.in_use()) == (0, 0, 0)
+    finally:
+        await handle.close()
+
+
+async def test_no_wake_up_is_lost_when_direct_takes_meet_waiters_and_cancellations(redis_url: str) -> None:
+    """Many tasks on 2 connections, commands of varied length, some tasks cancelled while they wait or run: every
+    task left finishes long before the pool's 30 s wait would run out (a lost wake-up leaves a waiter asleep with a
+    connection free), and the pool ends with nothing in use and nobody counted as waiting."""
+    handle = await connect_redis(redis_url, state_dir=".", pool=PoolSettings(2, 30.0), client_name="pool-test-w")
+    rng = random.Random(7)
+    try:
+        (pool,) = [p for p in handle.pools() if p.pool_name == "commands"]
+
+        async def worker(n: int) -> int:
+            done = 0
+            for k in range(15):
+                if rng.random() < 0.03:  # holds its connection ~0.1 s (the server's timer resolution)
+                    await handle.client.blpop([f"none-{n}-{k}"], timeout=0.01)
+                else:
+                    await handle.client.incr(f"n-{n}")
+                done += 1
+                if rng.random() < 0.3:
+                    await asyncio.sleep(0)
+            return done
+
+        for _round in range(2):
+            tasks = [asyncio.create_task(worker(n)) for n in range(60)]
+            for _ in range(12):  # cancellations at random moments: waiting for a connection, or in a command
+                await asyncio.sleep(rng.random() * 0.02)
+                rng.choice(tasks).cancel()
+            finished, pending = await asyncio.wait(tasks, timeout=20)
+            assert not pending, f"{len(pending)} tasks still waiting: a wake-up was lost"
+            assert all(t.cancelled() or t.result() == 15 for t in finished)
+            assert (pool._slow, pool.waiting, pool.in_use()) == (0, 0, 0)
+        assert await handle.client.set("k", "v")  # and the pool still serves
+    finally:
+        await handle.close()
+
+
+async def test_a_release_that_waits_inside_the_pool_still_wakes_a_task_that_started_waiting_meanwhile(
+        redis_url: str) -> None:
+    """The race a direct hand-back must not lose: a release begins with nobody waiting (so it does not take the
+    condition), then waits inside the pool (its lock is busy); a command arrives meanwhile, finds no connection and
+    goes to sleep on the condition. When the release completes it must wake that command, which otherwise sleeps
+    until its wait runs out (5 s here) with the connection free."""
+    handle = await connect_redis(redis_url, state_dir=".", pool=PoolSettings(1, 5.0), client_name="pool-test-x")
+    try:
+        (pool,) = [p for p in handle.pools() if p.pool_name == "commands"]
+        connection = await pool.get_connection()
+        await pool._lock.acquire()  # the pool's own lock, busy: the release below waits for it
+        releasing = asyncio.create_task(pool.release(connection))
+        await asyncio.sleep(0.05)
+        assert not releasing.done()
+        started = time.monotonic()
+        command = asyncio.create_task(handle.client.incr("raced"))
+        await asyncio.sleep(0.05)
+        assert not command.done() and pool._slow == 1  # asleep on the condition: no connection was free
+        pool._lock.release()
+        assert await asyncio.wait_for(command, 3) == 1
+        await releasing
+        assert time.monotonic() - started < 1.0
+    finally:
+        await handle.close()
