@@ -135,6 +135,7 @@ RECOVERY = ["Zq9mW3xR7tY2", "Abq9mW3xR7tY", "hT5sW1eR6tY0", "Kp8vN2cX4zQ7", "Wm3
     "$ kubectl get secret app -o jsonpath='{.data.recovery_codes}' | base64 -d",
     "$ vault kv get -field=password secret/app",
     "+ terraform output -raw admin_password",
+    "\x1b[32;1m$ terraform output -raw admin_password\x1b[0;m",  # as GitLab CI colours it
 ])
 def test_an_echoed_command_on_the_heads_last_line_withholds_what_the_tail_prints(
         tmp_path: Path, fixtures_dir: Path, command: str) -> None:

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 
 from bot.sanitize.context_programs import KEY_VAULT_LOOKBACK, KEY_VAULT_SECRET_ID
+from bot.sanitize.controls import strip_controls
 from bot.sanitize.cut_manifests import open_secret_block
 from bot.sanitize.cut_tables import open_table_span
 from bot.sanitize.echoed import MAX_WITHHELD_LINES, open_withholding, starts_echoed_command
@@ -63,13 +64,20 @@ def tail_context(head: bytes) -> TailContext:
 def _open_echo(head: bytes, end: int) -> tuple[str, int] | None:
     """The last echoed command line of the head's last ``MAX_WITHHELD_LINES`` lines, when it asks for a secret: its
     marker's kind, and how many lines the tail may still hold of what it printed. Only the last one matters: an
-    echoed command ends what the one before it withholds (``echoed.withheld_lines``)."""
-    start, rows = head.rfind(b"\n", 0, end) + 1, 1
-    while not starts_echoed_command(head, start):
-        if start == 0 or rows >= MAX_WITHHELD_LINES:
+    echoed command ends what the one before it withholds (``echoed.withheld_lines``). Read without control sequences,
+    as the redaction reads it (a CI log colours its echoed commands: ``\x1b[32;1m$ terraform output ...``)."""
+    region = head.rfind(b"\n", 0, end) + 1
+    for _ in range(MAX_WITHHELD_LINES - 1):
+        if region == 0:
+            break
+        region = head.rfind(b"\n", 0, region - 1) + 1
+    lines = strip_controls(head[region:end].decode("utf-8", "replace")).encode("utf-8", "surrogatepass")
+    start, rows = lines.rfind(b"\n") + 1, 1
+    while not starts_echoed_command(lines, start):
+        if start == 0:
             return None
-        start, rows = head.rfind(b"\n", 0, start - 1) + 1, rows + 1
-    kind = open_withholding(head, start, end)
+        start, rows = lines.rfind(b"\n", 0, start - 1) + 1, rows + 1
+    kind = open_withholding(lines, start, len(lines))
     return None if kind is None else (kind, MAX_WITHHELD_LINES - rows + 1)
 
 
