@@ -89,3 +89,13 @@ def test_a_box_rule_after_many_blanks_is_still_the_rule() -> None:
              f"\u2502 1 \u2502 {PW} \u2502\n")
     text = sanitize_output(table.encode()).text
     assert PW not in text
+
+
+def test_echoed_commands_on_every_other_line_each_withhold_their_own_lines() -> None:
+    # the head that ends one command's withheld lines is the next command's (``echoed.withheld_lines``)
+    text = (f"$ echo $DB_PASSWORD\n{PW}\n$ echo hello\nhello\n$ echo $API_TOKEN\n{PW}x\nmore\n"
+            "$ ls\nREADME.md\n")
+    shown = sanitize_output(text.encode()).text
+    assert PW not in shown
+    assert "$ echo hello\nhello\n" in shown and "$ ls\nREADME.md\n" in shown
+    assert shown.count("$ echo") == 3

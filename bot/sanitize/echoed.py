@@ -230,13 +230,16 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     Each line is read once: the lines withheld after one command are not read again for the next."""
     spans: list[tuple[int, int, str]] = []
     pos, length, judged = 0, len(data), 0
+    # The head that ended the last command's withheld lines (the next echoed command's), matched again at its hint
+    # otherwise (a command on every other line, each different, matched each head twice)
+    next_head: re.Match[bytes] | None = None
     for hint in hints:
         if hint < pos:
             continue
         line_end = data.find(b"\n", hint)
         line_end = length if line_end < 0 else line_end
         pos = line_end + 1
-        head = _ECHO_HEAD.match(data, hint)
+        head = next_head if next_head is not None and next_head.start() == hint else _ECHO_HEAD.match(data, hint)
         if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
             continue
         command = data[head.end() : line_end]
@@ -250,7 +253,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         while row_start < length and rows < MAX_WITHHELD_LINES:
             row_end = data.find(b"\n", row_start)
             row_end = length if row_end < 0 else row_end
-            if (row_start == 0 or data[row_start - 1] == 10) and _ECHO_HEAD.match(data, row_start):
+            if (row_start == 0 or data[row_start - 1] == 10) and (next_head := _ECHO_HEAD.match(data, row_start)):
                 break  # the next echoed command: its own hint decides about what follows it
             if data[row_start:row_end].strip():
                 spans.append((row_start, row_end, kind))
