@@ -90,9 +90,16 @@ class Keys:
         return self.base(shard) + "handoff:" + runner
 
     def taken(self, shard: int, runner: str) -> str:
-        """List of hand-overs ``runner``'s wait took off its hand-over list (BLMOVE) and it has not started yet (TAKE
-        removes each before the child starts): what a lost reply or a crash left there is given back, never lost."""
+        """List of hand-overs for ``runner`` that it has not started (TAKE removes each before the child starts): moved
+        there by a previous version's wait, or by the runner itself when it will not start one at once (DEMOTE).
+        What a crash left there is given back, never lost."""
         return self.base(shard) + "taken:" + runner
+
+    def moved(self, shard: int, runner: str, token: str) -> str:
+        """List of hand-overs one runner process's wait moved off its hand-over list (BLMOVE): being started or
+        running (the move is the take), each removed by the call's end. ``token``: the process's own, written with
+        its park, so a lost reply is told from what an earlier process of the same runner id moved."""
+        return self.base(shard) + "moved:" + runner + ":" + token
 
     def handovers(self, shard: int) -> str:
         """Sorted set of handed-over calls, scored by when the sweeper may take one back that was never taken."""

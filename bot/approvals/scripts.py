@@ -14,10 +14,10 @@ share KEYS[1]'s hash slot (see ``keys.py``).
 
 from __future__ import annotations
 
-from bot.approvals.scripts_handover import HANDBACK, TAKE, UNPARK
+from bot.approvals.scripts_handover import DEMOTE, HANDBACK, TAKE, UNPARK
 from bot.approvals.scripts_prelude import PRELUDE
 
-__all__ = ["APPROVE", "CANCEL", "CLAIM", "CLOSE", "CREATE", "FINISH", "HANDBACK", "HEARTBEAT", "INTERRUPT",
+__all__ = ["APPROVE", "CANCEL", "CLAIM", "CLOSE", "CREATE", "DEMOTE", "FINISH", "HANDBACK", "HEARTBEAT", "INTERRUPT",
            "PRELUDE", "RELEASE", "SET_META", "TAKE", "UNPARK"]
 
 # ARGV[5] = JSON list of {id, fields, body, target, actor, reason, decided[, grant, fallback_actor,

@@ -59,19 +59,35 @@ local function decide(key, actor, reason)
   redis.call('HSET', key, 'decision', cjson.encode({actor=actor, at=now, reason=reason}))
 end
 
--- The handed-over run of call id that its runner has not taken yet: (its list, the element, the state it was
--- claimed from), or nil once the runner took it (TAKE, before it starts the child; or an earlier version's pop:
--- then it may have started, and the heartbeat rules apply). Not taken: still on the runner's hand-over list, or on
--- its taken list (the runner's wait moved it there, BLMOVE, and it has not said it starts it: it never started).
-local function waiting_handover(key, id)
+-- A hand-over's mark on the call ('handoff'): "<runner> <state claimed from>[ <token>]". The token is the parked
+-- process's own (a random value per runner process, written with its park): then the element its wait moves
+-- lands on that process's own list ('moved:<runner>:<token>'), and being there means it is being started or
+-- runs (the move is the take: the process starts it without another round trip). Without a token (a runner of
+-- the previous version) a moved element lands on 'taken:<runner>' and has not started until TAKE removes it.
+local function handoff_mark(key)
   local handoff = redis.call('HGET', key, 'handoff')
   if not handoff then return nil end
-  local runner, from = string.match(handoff, '^(%S+) (%S+)$')
+  return string.match(handoff, '^(%S+) (%S+) ?(%S*)$')
+end
+
+local function element_on(list, id)
+  for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
+    if string.sub(item, 1, #id + 1) == id .. ' ' then return item end
+  end
+  return nil
+end
+
+-- The handed-over run of call id that has not started: (its list, the element, the state it was claimed from),
+-- or nil once it may have started. Not started: still on the runner's hand-over list, or on its taken list (a
+-- previous version's wait moved it there, or a runner put it there itself to wait for a slot: it has not said
+-- it starts it, TAKE). On a process's own moved list (a move of this version) or taken (TAKE) it may have
+-- started, and the heartbeat rules apply.
+local function waiting_handover(key, id)
+  local runner, from = handoff_mark(key)
   if not runner then return nil end
   for _, list in ipairs({base .. 'handoff:' .. runner, base .. 'taken:' .. runner}) do
-    for _, item in ipairs(redis.call('LRANGE', list, 0, -1)) do
-      if string.sub(item, 1, #id + 1) == id .. ' ' then return list, item, from end
-    end
+    local item = element_on(list, id)
+    if item then return list, item, from end
   end
   return nil
 end
@@ -103,8 +119,8 @@ local function move(key, id, from, to, actor, reason)
     local parked = redis.call('GET', base .. 'parked')
     if parked then
       redis.call('DEL', base .. 'parked')  -- one hand-over per park: the runner parks again when it took it
-      local runner, ttl, back = string.match(parked, '^(%S+) (%d+) ([%d.]+)$')
-      if runner then hand = {runner, ttl, back} end
+      local runner, ttl, back, token = string.match(parked, '^(%S+) (%d+) ([%d.]+) ?(%S*)$')
+      if runner then hand = {runner, ttl, back, token} end
     end
     if not hand then
       -- the decision rides along: a runner verifies its signature while its claim is in Redis (decisions.py
@@ -121,6 +137,12 @@ local function move(key, id, from, to, actor, reason)
     if from == 'running' then  -- the claim's nonce and a hand-over end with the call
       local list, item = waiting_handover(key, id)  -- ended untaken (not by this version's scripts): no stray element
       if list then redis.call('LREM', list, 1, item) end
+      local runner, _, token = handoff_mark(key)
+      if token and token ~= '' then  -- the element its process's wait moved (it started it, or died meanwhile)
+        local moved = base .. 'moved:' .. runner .. ':' .. token
+        local item = element_on(moved, id)
+        if item then redis.call('LREM', moved, 1, item) end
+      end
       redis.call('HDEL', key, 'claim', 'handoff')
       redis.call('ZREM', base .. 'handoffs', id)
     end
@@ -135,10 +157,13 @@ local function move(key, id, from, to, actor, reason)
   if hand then
     -- A runner waits for work (bot/approvals/worker.py, _handover_loop): claimed for it here, in the approval's
     -- own script, and handed over on its list with the record, so it starts the call when it is woken, without
-    -- a run entry or a claim round trip. Parked as "<runner> <heartbeat ttl ms> <seconds before hand-back>": a
-    -- runner that does not take it in time (it died while parked) has it taken back (HANDBACK), never run.
-    local runner, ttl, back = hand[1], hand[2], hand[3]
-    redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', runner .. ' ' .. to)
+    -- a run entry or a claim round trip. Parked as "<runner> <heartbeat ttl ms> <seconds before hand-back>
+    -- <process token>" (no token: a runner of the previous version, which says TAKE before it starts): a runner
+    -- that does not move it off its list in time (it died while parked) has it taken back (HANDBACK), never run.
+    local runner, ttl, back, token = hand[1], hand[2], hand[3], hand[4]
+    local mark = runner .. ' ' .. to
+    if token ~= '' then mark = mark .. ' ' .. token end
+    redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', mark)
     redis.call('SET', base .. 'hb:' .. id, runner, 'PX', ttl)
     move(key, id, to, 'running', 'runner:' .. runner, 'claimed (handed over)')
     redis.call('RPUSH', base .. 'handoff:' .. runner, id .. ' ' .. cjson.encode(record(id)))

@@ -75,6 +75,7 @@ class StoreBase:
         self._handback = redis.register_script(scripts.HANDBACK)
         self._unpark = redis.register_script(scripts.UNPARK)
         self._take = redis.register_script(scripts.TAKE)
+        self._demote = redis.register_script(scripts.DEMOTE)
 
     # ---------------------------------------------------------------- reads
 

@@ -57,12 +57,18 @@ class RunTransitions(StoreBase):
         return record
 
     async def park(self, shard: int, runner_id: str, park_seconds: float, heartbeat_ttl: float,
-                   hand_back_after: float) -> None:
+                   hand_back_after: float, token: str = "") -> None:
         """Name ``runner_id`` as waiting for the shard's next approved call, for ``park_seconds``: that approval then
         claims the call for it and hands it over on ``keys.handover`` (``scripts.move``), heartbeat key set for
-        ``heartbeat_ttl``. One hand-over per park. A hand-over not taken within ``hand_back_after`` seconds is
-        taken back by the sweeper (``hand_back``), so a runner that dies while parked loses nothing."""
+        ``heartbeat_ttl``. One hand-over per park. A hand-over still on that list after ``hand_back_after`` seconds
+        is taken back by the sweeper (``hand_back``), so a runner that dies while parked loses nothing.
+
+        ``token`` (the runner process's own, ``new_claim_nonce``): its wait moves the element onto its own list
+        (``keys.moved``) and the move is the take; the call's mark names the token, so its end removes that
+        element. Without one (the previous version's runners) a moved element waits for TAKE on ``keys.taken``."""
         value = f"{runner_id} {int(heartbeat_ttl * 1000)} {hand_back_after:g}"
+        if token:
+            value += f" {token}"
         await self.redis.set(self.keys.parked(shard), value, px=max(1, int(park_seconds * 1000)))
 
     async def unpark(self, shard: int, runner_id: str) -> None:
@@ -96,18 +102,35 @@ class RunTransitions(StoreBase):
         shard = self.keys.shard_of_call(call_id)
         reply = await self._take(
             keys=[self.keys.call(call_id), self.keys.heartbeat(call_id), self.keys.taken(shard, runner_id)],
-            args=[self.keys.base(shard), call_id, runner_id, int(heartbeat_ttl * 1000), nonce],
+            args=[*self._common(shard, self._clock()), call_id, runner_id, int(heartbeat_ttl * 1000), nonce],
         )
         return _text(reply[0])
 
+    async def set_aside(self, shard: int, runner_id: str, token: str, element: Any, hand_back_after: float) -> bool:
+        """Move one element from the runner process's own moved list (``keys.moved``: being started) to its taken
+        list (``keys.taken``: not started until TAKE), due for the hand-back sweep again ``hand_back_after`` from
+        now: the process will not start it at once (no free slot, stopping, an element it did not see itself move,
+        a second element of one call). False when the element was not there (the call's end removed it)."""
+        call_id = _text(element).partition(" ")[0]
+        return bool(await self._demote(
+            keys=[self.keys.moved(shard, runner_id, token), self.keys.taken(shard, runner_id),
+                  self.keys.handovers(shard)],
+            args=[element, call_id, self._clock() + hand_back_after],
+        ))
+
     async def taken_handovers(self, shard: int, runner_id: str) -> list[Any]:
-        """The elements on ``runner_id``'s taken list: hand-overs its wait moved there and it has not started."""
+        """The elements on ``runner_id``'s taken list: hand-overs for it that it has not started."""
         return list(await self.redis.lrange(self.keys.taken(shard, runner_id), 0, -1))
 
-    async def drop_taken(self, shard: int, runner_id: str, element: Any) -> None:
-        """Remove one element from ``runner_id``'s taken list that is not a hand-over claimed for it (written into
-        Redis by hand): it is not run, and not looked at again."""
-        await self.redis.lrem(self.keys.taken(shard, runner_id), 1, element)
+    async def moved_handovers(self, shard: int, runner_id: str, token: str) -> list[Any]:
+        """The elements on the moved list of ``runner_id``'s process ``token``: what its wait moved and the call's
+        end has not removed yet (a move whose reply was lost is among them)."""
+        return list(await self.redis.lrange(self.keys.moved(shard, runner_id, token), 0, -1))
+
+    async def drop_taken(self, shard: int, runner_id: str, element: Any, moved: str | None = None) -> None:
+        """Remove one element from ``runner_id``'s taken list (or the ``moved`` list named) that is not a hand-over
+        claimed for it (written into Redis by hand): it is not run, and not looked at again."""
+        await self.redis.lrem(moved or self.keys.taken(shard, runner_id), 1, element)
 
     async def due_hand_backs(self, shard: int) -> list[str]:
         """Handed-over calls whose runner had its time to take them (the sweeper asks ``hand_back`` for each)."""
@@ -224,10 +247,18 @@ class RunTransitions(StoreBase):
         pipe.eval(scripts.SET_META, 1, self.keys.call(call_id), *_meta_args(meta))
 
 
-def handed_over(element: Any) -> CallRecord:
-    """The claimed call of a hand-over list element (``<id> <record JSON>``, written by ``scripts.move``)."""
+def handed_over(element: Any) -> tuple[CallRecord, str]:
+    """The claimed call of a hand-over list element (``<id> <record JSON>``, written by ``scripts.move``), and its
+    hand-over mark (``<runner> <claimed from>[ <process token>]``; '' when there is none)."""
     call_id, _, record = _text(element).partition(" ")
-    return CallRecord.from_reply(json.loads(record), call_id)
+    reply = json.loads(record)
+    flat = reply[0]
+    mark = ""
+    for index in range(0, len(flat) - 1, 2):
+        if flat[index] == "handoff":
+            mark = flat[index + 1]
+            break
+    return CallRecord.from_reply(reply, call_id), str(mark)
 
 
 def new_claim_nonce() -> str:

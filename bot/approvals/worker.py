@@ -58,6 +58,7 @@ class RunnerWorker(HandoverWorker):
     async def run(self, stop_event: asyncio.Event) -> None:
         """Consume until ``stop_event`` is set, then stop gracefully (see ``_drain``)."""
         self._stopping = False
+        self._token = new_claim_nonce()  # a new process, as far as hand-overs go: see worker_handover.py
         await self._retry(self.ensure_groups)
         loops = [asyncio.create_task(self._read_loop(s)) for s in self.store.keys.all_shards()]
         loops.append(asyncio.create_task(self._recovery_loop()))

@@ -19,6 +19,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from bot.approvals.errors import ApprovalError, InvalidTransition, NotDurable
 from bot.approvals.records import CallRecord
 from bot.approvals.store import CallStore
+from bot.approvals.store_runs import new_claim_nonce
 from bot.logcontext import log_context
 from bot.runner.execute import STOP_REQUEST, StopRequest
 
@@ -92,6 +93,9 @@ class ExecutingWorker:
         self._parked: set[int] = set()  # shards this runner is parked on
         self._handling: dict[str, int] = {}  # call id -> handlers of its hand-over elements (worker_handover.py)
         self._handovers_seen = 0
+        self._started: OrderedDict[str, None] = OrderedDict()  # hand-overs started by this process (recent last)
+        #: this process's own token, written with its parks (``worker_handover.py``): new for every ``run``
+        self._token = new_claim_nonce()
 
     async def _acquire_slot(self) -> None:
         await self._slots.acquire()

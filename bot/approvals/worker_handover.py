@@ -18,6 +18,8 @@ from bot.streams import text as _text
 
 log = logging.getLogger("bot.approvals.worker")
 
+STARTED_KEPT = 8192  # hand-overs this process started, remembered (recent last) so a copy is never started again
+
 
 class HandoverWorker(ExecutingWorker):
     """The hand-over loops of a runner (``RunnerWorker`` runs them when ``handover`` is set)."""
@@ -27,36 +29,35 @@ class HandoverWorker(ExecutingWorker):
     async def _handover_loop(self, shard: int) -> None:
         """While this runner has room, park on the shard: the next approval claims its call for this runner in
         its own script and pushes it, with the record, onto this runner's list (``scripts.move``). The blocking
-        move (BLMOVE onto this runner's taken list) is the wake-up, and the record comes with it; the claim's work
-        was done in the approval's script (TAKE, the runner's one round trip before the start, is a small script
-        sent while it verifies the decision's signature). Exactly once: the call was claimed for this runner alone;
-        TAKE moves it off the taken list atomically before the child starts, and a hand-over still on either list
-        after ``hand_back_after`` is given back by the sweeper (``RunTransitions.hand_back``: the runner died, or
-        lost the move's reply), never one that was taken (it may have started: the heartbeat rules apply, as to a
-        claim). What a lost reply left on the taken list this runner takes itself as soon as Redis answers again
-        (the taken list is read again after every failed wait, and at start): nothing waits for the hand-back.
+        move (BLMOVE onto this process's own moved list) is the wake-up, the record comes with it, and the move is
+        the take: the child starts without another round trip (the claim's work was done in the approval's
+        script). Exactly once: the call was claimed for this runner alone, and once moved it is never given back
+        (the heartbeat rules apply, as to a claim: a process that dies after the move leaves it ``interrupted``).
+        The park names this process's token and so does the call's mark, so the call's end removes the element
+        from the moved list, and a move whose reply was lost is told from what an earlier process of the same
+        runner id moved: the moved list is read again after every failed wait, and what is there that this
+        process never saw goes through TAKE (``_recover``). A hand-over still on the hand-over list after
+        ``hand_back_after`` (the runner died while parked) is given back by the sweeper.
 
         Not parked where a claim must be confirmed by a replica before the child starts (``waits_for_replicas``):
         the approval's script is confirmed for the approving side only. The wait is not cancelled at shutdown
         (what it moved would wait for the hand-back): ``_stop_handovers`` unparks and lets it time out."""
         key = self.store.keys.handover(shard, self.runner_id)
-        taken = self.store.keys.taken(shard, self.runner_id)
+        moved_list = self.store.keys.moved(shard, self.runner_id, self._token)
         backoff = 0.1
         parked = False
-        recover = True  # first what a previous run of this runner id, or a lost reply, left on the taken list
+        recover = True  # first what waits on the taken list (a previous run of this runner id), then lost replies
         while not self._stopping:
             try:
                 if recover:
-                    for element in await self.store.taken_handovers(shard, self.runner_id):
-                        if _text(element).partition(" ")[0] not in self._handling:  # else its handler has it
-                            self._take_handover(shard, element)
+                    await self._recover(shard)
                     recover = False
                 may_park = self._may_park(shard)
                 if may_park:
                     self._parked.add(shard)  # before any await: the other shards' loops count it at once
                 if may_park and not await self.store.durable.waits_for_replicas():
                     await self.store.park(shard, self.runner_id, self.park_seconds, self.stale_after,
-                                          self.hand_back_after)
+                                          self.hand_back_after, self._token)
                     parked = True
                 else:
                     self._parked.discard(shard)
@@ -64,23 +65,36 @@ class HandoverWorker(ExecutingWorker):
                         await self.store.unpark(shard, self.runner_id)
                         parked = False
                 # listening even when not parked: takes what was handed over just before the unpark
-                moved: Any = await self.reader.blmove(key, taken, self.block_ms / 1000,  # type: ignore[arg-type]
+                moved: Any = await self.reader.blmove(key, moved_list, self.block_ms / 1000,  # type: ignore[arg-type]
                                                       "LEFT", "RIGHT")  # (Redis takes seconds with a decimal part)
                 backoff = 0.1
             except _TRANSIENT as exc:
                 log.warning("runner %s: waiting for hand-overs on shard %d failed (%s); retrying", self.runner_id,
                             shard, exc)
-                recover = True  # a move whose reply was lost left its element on the taken list
+                recover = True  # a move whose reply was lost left its element on this process's moved list
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
                 continue
             if moved:
-                self._take_handover(shard, moved)
+                self._take_handover(shard, moved, seen=True)
                 # the child's start before this loop parks again (a send, and a wake-up of Redis): the hand-over's
                 # handler runs on the next loop pass and its executor's first step (the spawn) on the one after
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
         self._parked.discard(shard)
+
+    async def _recover(self, shard: int) -> None:
+        """Hand-overs this process did not see itself move: what waits on the runner's taken list, not started (a
+        previous run of this runner id set it aside, or a previous version's wait moved it), and what is on this
+        process's own moved list without a handler here (a move whose reply was lost, or one whose call ended
+        between the read and now). Each goes through TAKE, which starts it only if it is still a hand-over to
+        this runner that nobody started."""
+        for element in await self.store.taken_handovers(shard, self.runner_id):
+            if _text(element).partition(" ")[0] not in self._handling:  # else its handler has it
+                self._take_handover(shard, element, seen=False, on_taken=True)
+        for element in await self.store.moved_handovers(shard, self.runner_id, self._token):
+            if _text(element).partition(" ")[0] not in self._handling:
+                self._take_handover(shard, element, seen=False)
 
     def _may_park(self, shard: int) -> bool:
         """Room for one more call of any application (a hand-over's application is not known in advance), and
@@ -89,33 +103,58 @@ class HandoverWorker(ExecutingWorker):
         return (len(self._parked - {shard}) < free and not self._slots.locked()
                 and not any(s.locked() for s in self._app_limits.values()))
 
-    def _take_handover(self, shard: int, element: Any) -> None:
-        """Handle one element moved onto the taken list. Every element the wait moved gets a handler, even a second
-        one for the same call (written into Redis by hand): TAKE lets at most one of them start it."""
+    def _take_handover(self, shard: int, element: Any, *, seen: bool, on_taken: bool = False) -> None:
+        """Handle one hand-over element: ``seen``, this process's wait moved it and read the reply; ``on_taken``, it
+        waits on the runner's taken list (else on this process's moved list). Every element gets a handler, even a
+        second one for the same call (written into Redis by hand): only the first may start it."""
         call_id = _text(element).partition(" ")[0]
         self._handovers_seen += 1
         name = f"handover:{call_id}:{self._handovers_seen}"
+        copy = call_id in self._handling
         self._handling[call_id] = self._handling.get(call_id, 0) + 1
-        self._inflight[name] = asyncio.create_task(self._run_handover(shard, call_id, element, name))
+        self._inflight[name] = asyncio.create_task(
+            self._run_handover(shard, call_id, element, name, seen=seen and not copy, on_taken=on_taken, copy=copy))
 
-    async def _run_handover(self, shard: int, call_id: str, element: Any, name: str) -> None:
-        """Run a call handed over to this runner (claimed for it already), or give it back unstarted when this
-        runner is stopping, has no free slot (overall or for the application), or a claim now has to be confirmed
-        by a replica."""
+    async def _run_handover(self, shard: int, call_id: str, element: Any, name: str, *, seen: bool,
+                            on_taken: bool, copy: bool) -> None:
+        """Run a call handed over to this runner (claimed for it already). Started at once, without a round trip,
+        when this process saw its own wait move it (``seen``), the call's mark names this process, it did not
+        start this call before (a copy of an old element, written by hand, is not started again), and there is a
+        free slot overall and for its application. Anything else is set aside onto the taken list first (not
+        started, in one step; a second element of a call this process handles already is dropped) and goes the
+        careful way: a slot waited for, then TAKE before the start, or given
+        back unstarted when this runner is stopping, has no slot, or a claim now has to be confirmed by a
+        replica."""
         slot = app_slot = False
         limit: asyncio.Semaphore | None = None
         try:
-            record = await self._handed_record(shard, call_id, element)
+            record, mark = await self._handed_record(shard, call_id, element, on_taken)
             if record is None:
                 return
             limit = self._app_limits.get(record.app) or self._app_limits.get("*")
             slot = await self._try_slot()  # never waited for: parked on several shards, several may come at once
-            app_slot = slot and (limit is None or await self._slot_for_handover(limit))
-            if not app_slot or self._stopping or await self.store.durable.waits_for_replicas():
-                await self._retry(lambda: self.store.return_handover(shard, self.runner_id, element))
-                return
-            if await self._take(record):
-                await self._execute(record, "")
+            app_slot = slot and (limit is None or await _slot_now(limit))
+            if not (seen and app_slot and _names_process(mark, self.runner_id, self._token)
+                    and call_id not in self._started and not self._stopping
+                    and not await self.store.durable.waits_for_replicas()):
+                if copy:  # a second element of a call this process handles already: never run from here
+                    log.error("runner %s: a second hand-over element of %s; not run", self.runner_id, call_id)
+                    await self._retry(lambda: self._drop(shard, element, on_taken))
+                    return
+                if not on_taken and not await self._retry(lambda: self.store.set_aside(
+                        shard, self.runner_id, self._token, element, self.hand_back_after)):
+                    return  # not on the moved list any more: the call ended (or was handled here) meanwhile
+                if slot and not app_slot:
+                    app_slot = await self._slot_for_handover(limit)  # type: ignore[arg-type]
+                if not app_slot or self._stopping or await self.store.durable.waits_for_replicas():
+                    await self._retry(lambda: self.store.return_handover(shard, self.runner_id, element))
+                    return
+                if not await self._take(record):
+                    return
+            self._started[call_id] = None
+            while len(self._started) > STARTED_KEPT:
+                self._started.popitem(last=False)
+            await self._execute(record, "")
         except Exception:
             log.exception("runner %s: hand-over of %s failed", self.runner_id, call_id)
         finally:
@@ -129,12 +168,20 @@ class HandoverWorker(ExecutingWorker):
                 self._handling[call_id] = left
             self._freed.set()
 
-    async def _handed_record(self, shard: int, call_id: str, element: Any) -> CallRecord | None:
-        """The record a hand-over brought, or the call's own when the element is unreadable; None (and the element
-        dropped from the taken list) when it is not a call claimed for this runner."""
+    async def _drop(self, shard: int, element: Any, on_taken: bool) -> None:
+        """Remove an element that is not run from here from the list it is on."""
+        await self.store.drop_taken(shard, self.runner_id, element,
+                                    None if on_taken else self.store.keys.moved(shard, self.runner_id, self._token))
+
+    async def _handed_record(self, shard: int, call_id: str, element: Any,
+                             on_taken: bool) -> tuple[CallRecord | None, str]:
+        """The record a hand-over brought and its hand-over mark, or the call's own record (no mark) when the
+        element is unreadable; None (and the element dropped from its list) when it is not a call claimed for this
+        runner."""
         record: CallRecord | None
+        mark = ""
         try:
-            record = handed_over(element)
+            record, mark = handed_over(element)
         except Exception:  # noqa: BLE001 (whatever was written into Redis: the call is claimed for us, read it)
             log.error("runner %s: malformed hand-over %r; reading the call", self.runner_id, _text(element)[:200])
             record = await self._retry(lambda: self.store.find(call_id))
@@ -143,9 +190,9 @@ class HandoverWorker(ExecutingWorker):
             # list (written into Redis by hand) is not run from here
             log.error("runner %s: hand-over of %s is not claimed for this runner (%s, runner %s); not run",
                       self.runner_id, call_id, record.state.value if record else "gone", record and record.runner)
-            await self._retry(lambda: self.store.drop_taken(shard, self.runner_id, element))
-            return None
-        return record
+            await self._retry(lambda: self._drop(shard, element, on_taken))
+            return None, ""
+        return record, mark
 
     async def _take(self, record: CallRecord) -> bool:
         """TAKE before the child starts, the decision's signature verified while it is in Redis (``prepare`` runs
@@ -182,3 +229,18 @@ class HandoverWorker(ExecutingWorker):
                 await self.store.unpark(shard, self.runner_id)
         _, late = await asyncio.wait(loops, timeout=self.block_ms / 1000 + 2.0)
         await cancel_and_wait(list(late))
+
+
+async def _slot_now(limit: asyncio.Semaphore) -> bool:
+    """A slot of the application at once, or False (the semaphore's acquire does not suspend when it is free)."""
+    if limit.locked():
+        return False
+    await limit.acquire()
+    return True
+
+
+def _names_process(mark: str, runner_id: str, token: str) -> bool:
+    """Whether a hand-over's mark (``<runner> <claimed from> <token>``) names this runner process: the approval
+    found this process's park, so this process's wait is the only one that moves it onto its own list."""
+    parts = mark.split(" ")
+    return len(parts) == 3 and parts[0] == runner_id and parts[2] == token

@@ -72,8 +72,9 @@ async def test_a_stop_while_a_moved_hand_over_waits_for_a_slot_cancels_it_at_onc
         await wait_until(lambda: _ran(marker, first))
         await store.park(0, "w1", 5.0, worker.stale_after, worker.hand_back_after)
         await store.approve(second, "U_APP", [], ApprovalPolicy())
-        await wait_until(lambda: _list_empty(redis, store.keys.handover(0, "w1")))  # moved, waiting for a slot
-        assert await redis.llen(store.keys.taken(0, "w1")) == 1  # not taken (TAKE): it has not started
+        # moved, and set aside onto the taken list to wait for a slot: not taken (TAKE), it has not started
+        await wait_until(lambda: _list_has(redis, store.keys.taken(0, "w1"), 1))
+        assert await redis.llen(store.keys.handover(0, "w1")) == 0
         requested = await store.request_cancel(second, "U_REQ", [], ApprovalPolicy())
         assert requested.state is CallState.cancelled  # so the stop cancels it there and then
         assert await redis.llen(store.keys.taken(0, "w1")) == 0
@@ -102,5 +103,5 @@ async def test_a_taken_hand_over_past_its_hand_back_time_still_counts_as_running
     assert await redis.zcard(store.keys.handovers(0)) == 0  # the call's end takes it out of the index
 
 
-async def _list_empty(redis: Redis, key: str) -> bool:
-    return await redis.llen(key) == 0
+async def _list_has(redis: Redis, key: str, length: int) -> bool:
+    return await redis.llen(key) == length
