@@ -19,8 +19,9 @@ _BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
 @pytest.mark.parametrize(("pattern", "expected"), [
-    ("\nb", True), ("b\n", True), ("a\nb", True), (r"x\s*y", True), ("[^x]{0,9}b", True),
-    (r"=\s{0,4}[A-Za-z]{20}", True), (r"[^\s]+\s+:", True), ("(?s:x.y)", True), ("[", True), ("(?<=a)b", True),
+    ("-\nb", True), ("b\n", True), ("a\nb", True), (r"x\s*y", True), ("[^x]{0,9}b", True),
+    (r"-\s{0,4}[A-Za-z]{20}", True), (r"[^\s]+\s+:", True), ("\nb", True), ("(?s:x.y)", True), ("[", True),
+    ("(?<=a)b", True), (r"=\s{0,4}[A-Za-z]{20}", False), (":\nb", False), ("x\nb", True),
     ("ghp_[a-z]{3}\n", False), (r"(?:[^A-Za-z0-9_-])?ghp_[A-Za-z0-9]{30}", False), (r"x[ \t]*y", False),
     ("a+", False), (r"\n[ \t]{1,4}b", False), ("x.y", False), (r"key:\n-", False), ("(?i:k)ey=", False),
 ])
@@ -30,7 +31,8 @@ def test_crosses_edge_says_no_only_where_no_match_can_cross_a_region_edge(patter
 
 
 @pytest.mark.parametrize(("pattern", "expected"), [
-    (r"\n[ \t]{1,4}b", True), (" b", True), ("x:\n  b", True), ("a\n", True), (r"x[ \t]*y", False),
+    (r"-\n[ \t]{1,4}b", True), (" b", True), ("x-\n  b", True), ("a\n", True), (r"x[ \t]*y", False),
+    (r"\n[ \t]{1,4}b", True), ("x:\n  b", False), ("x: |-\n  b", True),
     ("x = b", False), ("(?:[^A-Za-z0-9_-])?ghp_[A-Za-z0-9]{30}", False), ("a+", False),
 ])
 def test_an_indented_regions_edge_is_crossed_after_a_break_and_spaces(pattern: str, expected: bool) -> None:
@@ -55,12 +57,23 @@ def _brute_force_crosses(pattern: str, strings: list[str], indented: bool) -> bo
 
 
 def _regions_of(text: str, indented: bool) -> list[tuple[int, int]]:
-    lines, found, pos = text.split("\n"), [], 0
-    for line in lines:
+    """Runs of base64 lines (after spaces, when ``indented``) that follow a line ending with "-" (a BEGIN line) and
+    lines of nothing (or of spaces, when ``indented``) after it."""
+    found: list[tuple[int, int]] = []
+    armed, region, pos = False, None, 0
+    for line in text.split("\n"):
         body = line.lstrip(" ") if indented else line
-        if body and all(c in _BASE64 for c in body):
-            found.append((pos + len(line) - len(body), pos + len(line)))
+        if (armed or region is not None) and body and all(c in _BASE64 for c in body):
+            start = pos + len(line) - len(body)
+            region = (region[0] if region is not None else start, pos + len(line))
+        else:
+            if region is not None:
+                found.append(region)
+            region = None
+            armed = (armed and not body and line == body or armed and indented and not body) or line.endswith("-")
         pos += len(line) + 1
+    if region is not None:
+        found.append(region)
     return found
 
 
@@ -71,11 +84,12 @@ def _crosses(text: str, start: int, end: int, region_start: int, region_end: int
 
 def test_crosses_edge_agrees_with_brute_force_on_short_patterns() -> None:
     """No pattern it calls safe matches across an edge of a region, on every string of a small alphabet."""
-    alphabet = ["a", "\n", ":", " "]
+    alphabet = ["a", "\n", ":", " ", "-"]
     strings = ["".join(p) for n in range(1, 6) for p in itertools.product(alphabet, repeat=n)]
     patterns = ["a", "a+", ":a", "a:", "\na", "a\n", ":\na", "a\n:", r"\s*a", "a{2}\n", ":[^:]", "=[ \n]?a",
                 "(?:a|:)\n", "a|:", ":\n:", r"\w\n", "[^a]a", "a[^a]", "(?:\n:)+a", ":{1,3}", " a", ": a",
-                "\n a", "\n {1,2}a", "a \n", " +a\n", ":[ \t]*a"]
+                "\n a", "\n {1,2}a", "a \n", " +a\n", ":[ \t]*a", "-\na", "-\n a", "[-:]\n a", "-\n\na:",
+                "[^a]\n[ \n]*a+", "a-\n"]
     for indented in (False, True):
         for pattern in patterns:
             if _brute_force_crosses(pattern, strings, indented):

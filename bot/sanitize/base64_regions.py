@@ -49,23 +49,28 @@ _RUN = re2.compile(b"[A-Za-z0-9+/\n ]*", _RUN_OPTIONS)._regexp.Match
 _LEAD = b"\n "  # what may stand between the BEGIN line and a region, and between a region and what follows
 _ANCHOR_START = re2._Anchor.ANCHOR_START
 
-# What a match that crosses a region's edge holds (see the module docstring), as an automaton over four byte
-# classes (0 base64, 1 line break, 2 any other byte, 3 space): it starts with base64 bytes then a break (it began
-# inside a region's line), or starts with breaks and spaces then base64 bytes and ends there or at a break (it began
-# before a region, in the breaks and indentation that precede it), or holds a break, breaks and spaces, then base64
-# bytes that end it or a break (a region's line with what is before it and after it). States: 0 nothing read,
-# 1 read something else, 2 breaks and spaces after a break or since the start, 3 base64 bytes after those,
-# 4 base64 bytes since the start, 5 crossing (accepting, as is 3 at the match's end).
-_INDENTED = ((4, 2, 1, 2), (1, 2, 1, 1), (3, 2, 1, 2), (3, 5, 1, 1), (4, 5, 1, 1), (5, 5, 5, 5))
+# What a match that crosses a region's edge holds (see the module docstring), as an automaton over five byte
+# classes (0 base64, 1 line break, 2 any other byte, 3 space, 4 "-"): the BEGIN line's last "-", its break, breaks
+# and spaces, then base64 bytes that end the match or a break (it reaches into a region, or over one); or, from the
+# match's start, breaks and spaces then base64 bytes and a break (it starts inside a region, or in what precedes
+# one), or at least one break or space then base64 bytes that end it. States: 0 nothing read, 1 read something
+# else, 2 "-" last, 3 breaks and spaces after "-" and a break, 4 base64 bytes after those (accepting at the match's
+# end), 5 crossing (accepting), 6 breaks and spaces since the start, 7 base64 bytes after those (accepting at the
+# end), 8 base64 bytes since the start.
+_INDENTED = (
+    (8, 6, 1, 6, 2), (1, 1, 1, 1, 2), (1, 3, 1, 1, 2), (4, 3, 1, 3, 2), (4, 5, 1, 1, 2), (5, 5, 5, 5, 5),
+    (7, 6, 1, 6, 2), (7, 5, 1, 1, 2), (8, 5, 1, 1, 2),
+)
 # The same for a region with no space in it or before it (a CA bundle's): a space is any other byte there, so a value
 # after blanks (``password:`` then a line of ``  value``) cannot reach into the region.
-_FLAT = tuple((*row[:3], row[2]) for row in _INDENTED)
-_ACCEPTING = 1 << 3 | 1 << 5
+_FLAT = tuple((*row[:3], row[2], row[4]) for row in _INDENTED)
+_ACCEPTING = 1 << 4 | 1 << 5 | 1 << 7
 _ALL = (1 << 256) - 1
 _HIGH = _ALL ^ ((1 << 128) - 1)  # the bytes of a non-ASCII character's UTF-8 form
 _BASE64_BITS = sum(1 << byte for byte in BASE64)
 _NL_BIT = 1 << 10
 _SPACE_BIT = 1 << 32
+_DASH_BIT = 1 << 45
 _CATEGORIES = {
     sre.CATEGORY_DIGIT: r"\d", sre.CATEGORY_NOT_DIGIT: r"\D", sre.CATEGORY_SPACE: r"\s",
     sre.CATEGORY_NOT_SPACE: r"\S", sre.CATEGORY_WORD: r"\w", sre.CATEGORY_NOT_WORD: r"\W",
@@ -91,6 +96,9 @@ def regions(data: bytes) -> tuple[list[tuple[int, int]], bool]:
         if line_end < 0:
             break
         start = line_end + 1
+        if data[line_end - 1] != 45:  # "-": what the edge reading takes to stand before the region's breaks
+            pos = start
+            continue
         while start < length and data[start] in _LEAD:  # (a region starts with a base64 byte)
             start += 1
         end = _RUN(_ANCHOR_START, data, start, length)[0][1]
@@ -99,7 +107,7 @@ def regions(data: bytes) -> tuple[list[tuple[int, int]], bool]:
         end = _whole_lines(data, start, end)
         if end - start >= MIN_REGION:
             found.append((start, end))
-            indented = indented or data[start - 1] == 32 or b" " in data[start:end]
+            indented = indented or data.find(b" ", line_end, end) >= 0
         pos = max(end, start)
     return found, indented
 
@@ -137,8 +145,8 @@ def crosses_edge(pattern: str, indented: bool = False) -> bool:
 
 # A set of the automaton's states, as bits.
 _States = int
-_OTHER_BITS = _ALL & ~(_BASE64_BITS | _NL_BIT | _SPACE_BIT)
-_CLASS_BITS = (_BASE64_BITS, _NL_BIT, _OTHER_BITS, _SPACE_BIT)
+_OTHER_BITS = _ALL & ~(_BASE64_BITS | _NL_BIT | _SPACE_BIT | _DASH_BIT)
+_CLASS_BITS = (_BASE64_BITS, _NL_BIT, _OTHER_BITS, _SPACE_BIT, _DASH_BIT)
 
 
 def _step(moves: tuple[tuple[int, ...], ...], classes: int, states: _States) -> _States:
