@@ -12,14 +12,15 @@ hits anywhere in such a text (``any_candidate.candidate_scan``), the answer is s
 - across a region's edge: only the branches ``crosses_edge`` says may, scanned over the whole text (few and small:
   an ``AccountKey=`` or an ``Authorization:`` whose value may start on the next line).
 
-A region is preceded by a line break and nothing but breaks and spaces after it (or the text's start), followed by
-a break (or the text's end), starts and ends with a base64 byte and holds nothing but base64 lines (each indented
-by spaces, in an indented region: a PEM in a YAML block scalar, ``kubectl get cm kube-root-ca.crt -o yaml``).
-A match that holds a region's byte and a byte outside it therefore holds the break (and the spaces) before one of
-its lines followed by that line's base64 bytes up to the match's end or a break, or it starts in a line's base64
-bytes (or in the breaks and spaces before the region) and holds them and the break after them. ``crosses_edge``
+A region follows its BEGIN line, which ends with "-", and nothing but breaks and spaces after that line's break; it
+is followed by a break (or the text's end), starts and ends with a base64 byte and holds nothing but base64 lines
+(each indented by spaces, in an indented region: a PEM in a YAML block scalar, ``kubectl get cm kube-root-ca.crt
+-o yaml``). A match that holds a region's byte and a byte outside it therefore holds the BEGIN line's "-", its
+break, the breaks and spaces after it and the region's first base64 bytes up to the match's end or a break; or it
+starts in a region line's base64 bytes, or in the breaks and spaces before the region (or an inner line's), and
+holds base64 bytes up to the match's end (from the breaks and spaces before the region) or a break. ``crosses_edge``
 asks a small automaton that accepts such strings whether some string a pattern matches takes it to its accepting
-state, exactly for the byte classes it tells apart (base64, break, space, other; a space counts as "other" for a
+state, exactly for the byte classes it tells apart (base64, break, space, "-", other; a space counts as "other" for a
 region with no space in it or before it, whose edges only a break touches) and over-approximating only where it
 cannot read a construct (assertions count as satisfied, an unknown construct or a pattern Python cannot parse as
 crossing), so a branch it calls safe never matches across an edge.
