@@ -27,11 +27,7 @@ from tests.corpora.accept4.measure import (
 from tests.support.exec_printing import exec_printing
 
 # case name -> what leaks (family, and why it is open)
-OPEN_LEAKS = {
-    "az-acr-credential": "az acr credential show: the `value` of `\"name\": \"password2\"` is shown",
-    "doppler-secrets-table": "doppler box table: POSTMARK_TOKEN and SESSION_SECRET values between `│` shown",
-    "op-item-get-json": "1Password JSON: a CONCEALED field's `value` (label/purpose on other keys) is shown",
-}
+OPEN_LEAKS: dict[str, str] = {}
 # "file:line" of benign/ -> why the line is changed (it must come out byte-identical)
 OPEN_BENIGN: dict[str, str] = {}
 # "file:line" of benign/ changed on purpose (decided, not open): the line must stay changed, for the reason given
@@ -88,7 +84,7 @@ def test_exec_prints_what_the_sanitizer_gives_for_the_benign_files_and_leak_case
     assert {line for line in changed_lines("all", benign, shown).values()} == {
         line for line in run_benign(sanitized).changed.values()}
     by_name = {c.name: c for c in LEAKS}
-    for name in ("kubeconfig-raw", "op-item-get-json"):  # one closed case, one open
+    for name in ("kubeconfig-raw", "op-item-get-json"):  # closed cases (op-item-get-json by leaks10)
         case_ = by_name[name]
         shown = str(exec_printing(tmp_path / name, fixtures_dir, case_.text.encode())["output"])
         assert shown == sanitized(case_.text)

@@ -91,3 +91,26 @@ def test_the_look_alikes_of_every_family_are_byte_identical() -> None:
     _whole(LOOKALIKES)
     for paragraph in LOOKALIKES.split("\n\n"):  # each alone too: a table's header at the text's start
         _whole(paragraph + "\n")
+
+
+def test_a_numbered_secrets_name_holds_a_secret_and_other_numbered_names_do_not() -> None:
+    text = ('{"passwords": [{"name": "password", "value": "Zq9mW3xR7tY2uI8o"},\n'
+            '  {"name": "password2", "value": "Kx8nV2cB5mL1qW4e"}]}\nDB_PASSWORD2=hunter22\n')
+    shown = sanitize_output(text.encode()).text
+    assert "Zq9mW3xR7tY2" not in shown and "Kx8nV2cB5mL1" not in shown and "hunter22" not in shown, shown
+    _whole('pass1: ok\npass2: ok\nkey1=value1 key2=value2\nsha256: 4f3c2b1a0e9d8c7b\n{"name": "pwd2", "value": "/srv"}\n')
+
+
+def test_a_1password_concealed_field_is_hidden_and_its_other_fields_stay() -> None:
+    compact = ('{"id":"x","fields":[{"id":"username","type":"STRING","purpose":"USERNAME","label":"username",'
+               '"value":"ops@acme.io"},{"id":"credential","type":"CONCEALED","label":"credential",'
+               '"value":"Zq9mW3xR7tY2uI8oP4aS","reference":"op://Infra/Cloudflare/credential"}]}\n')
+    sectioned = ('    {\n      "id": "kx3",\n      "section": {\n        "id": "api"\n      },\n      "type": "CONCEALED",\n'
+                 '      "label": "api key",\n      "value": "hunter2-Prod",\n      "reference": "op://Infra/API/api/api key"\n    }\n')
+    for text, secret in ((compact, "Zq9mW3xR7tY2"), (sectioned, "hunter2-Prod")):
+        shown = sanitize_output(text.encode()).text
+        assert secret not in shown and "[REDACTED:" in shown, shown
+    assert "ops@acme.io" in sanitize_output(compact.encode()).text
+    _whole('{"id": "notes", "type": "STRING", "label": "notes", "value": "rotated 2026-11-30"}\n'
+           '{"id": "password", "type": "CONCEALED", "label": "password", "value": ""}\n'
+           'Field types: STRING, CONCEALED, EMAIL, URL, OTP.\n')

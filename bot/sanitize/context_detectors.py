@@ -45,6 +45,8 @@ from bot.sanitize.context_patterns import (
     _MIDLINE_ALIGNED_HEAD,
     _MIDLINE_CELL_END,
     _MIDLINE_CELLS_HEAD,
+    _MIDLINE_TAB_CELL_END,
+    _MIDLINE_TAB_CELLS_HEAD,
     _NAME,
     _NODE_PROPERTIES,
     _PSQL_BORDER,
@@ -61,6 +63,7 @@ from bot.sanitize.context_patterns import (
     _XML_START,
     MAKE_APPEND_HEAD,
     MIDLINE_ALIGNMENT,
+    TAB,
     _characters_as_utf8,
 )
 from bot.sanitize.context_programs import PROGRAM_FORMATS
@@ -196,6 +199,16 @@ CONTEXT: tuple[Detector, ...] = (
         # short span is never remembered (``candidates.run_pass`` keeps one only when the match lies inside it).
         finder=_PW_ENV_LINE_HEAD + r"(?:[\"'][^\"'\n]|[^\s\"'])",
         search=_PW_ENV_LINE_HEAD.replace("{0,40}", "*").replace("{0,16}", "*") + r"[^\s]",
+    ),
+    # A secret's name's cell then its value's, separated by tabs mid-line (``_MIDLINE_TAB_CELLS_HEAD``): apart, searched
+    # only in text with a tab; before the five blanks' automata below (``candidate_scan`` stops at the first that hits).
+    Detector(
+        "key_value_line",
+        _MIDLINE_TAB_CELLS_HEAD + rf"(?P<v>[^\s\"'=:][^\s]{{0,255}}){_MIDLINE_TAB_CELL_END}",
+        check="key_value_line",
+        search=_MIDLINE_TAB_CELLS_HEAD + r"[^\s\"'=:-]",
+        own_automaton=True,
+        literals=(TAB,),
     ),
     # A name aligned in a column mid-line (``_MIDLINE_ALIGNED_HEAD``), judged as at a line's start (check "aligned":
     # after it, words make a sentence). Apart, searched only in text holding five spaces in a row; before the

@@ -197,6 +197,12 @@ MIDLINE_ALIGNMENT = b"     "
 _MIDLINE_CELL_NAME = rf"(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
 _MIDLINE_CELLS_HEAD = rf"[^\s+~>-][ \t]{{2,}}(?P<name>{_MIDLINE_CELL_NAME}) {{5,}}"
 _MIDLINE_CELL_END = r"(?: {2}|[ \t]*\r?(?m:$))"
+# The same cells separated by tabs (a tab, blanks around it), as a template's ``{{"\t"}}`` or a TSV row prints them
+# (``db-credentials<TAB>password<TAB>Xk9...``, ``loaded<TAB>host<TAB>db<TAB>password<TAB>Xk9...<TAB>port``): after
+# other text, the name's cell, a tab, the value's cell, then a tab or the line's end. Gated by a tab (``TAB``).
+_MIDLINE_TAB_CELLS_HEAD = rf"[^\s][ ]{{0,16}}\t[ \t]{{0,16}}(?P<name>{_MIDLINE_CELL_NAME})[ ]{{0,16}}\t[ \t]{{0,16}}"
+_MIDLINE_TAB_CELL_END = r"(?:[ ]{0,16}\t|[ \t]{0,16}\r?(?m:$))"
+TAB = b"\t"
 # Its finder's value: a candidate's start, then the rest of the value unbounded. The value's counters
 # (``_QUOTED_CANDIDATE``) grew the alternation's program by a quarter, past what its DFA budget keeps
 # (tests/test_sanitize_memory.py), and a finder without the value is no memo key (``candidates.run_pass``: the same

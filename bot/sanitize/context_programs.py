@@ -35,6 +35,18 @@ _PHP_ARGUMENT = r"(?:'[^'\n]{0,256}'|NULL|-?[0-9]{1,20}|true|false|Array|Object\
 # The password argument: a string, to the quote that ends the argument list's item (PHP prints a quote inside it raw).
 _PHP_PASSWORD = r"(?P<v>'[^\n]{1,256}?')(?:, |\))"
 
+# 1Password's ``op item get --format json``: a field object's other keys between its ``"type": "CONCEALED"`` and its
+# ``"value"`` (``purpose``, ``label``; op prints them in that order), each a string, a number, a boolean or a
+# one-line object, on their own lines or on one.
+_OP_OTHER_KEY = (
+    r",[ \t\r\n]{0,64}\"[A-Za-z_]{1,32}\"[ \t]{0,4}:[ \t]{0,4}"
+    r"(?:\"(?:[^\"\\\n]|\\.){0,128}\"|[A-Za-z0-9.-]{1,32}|\{[^{}\n]{0,128}\})"
+)
+_OP_CONCEALED = (
+    r"\"type\"[ \t]{0,4}:[ \t]{0,4}\"CONCEALED\"(?:" + _OP_OTHER_KEY + r"){0,5}"
+    r",[ \t\r\n]{0,64}\"value\"[ \t]{0,4}:[ \t]{0,4}"
+)
+
 PROGRAM_FORMATS: tuple[Detector, ...] = (
     Detector(
         # az keyvault secret show / set: the object's "value" (whatever its name says: it is what the vault keeps
@@ -123,6 +135,15 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         search=r"Changed password for user [^\s]{1,64}[ \t]{0,16}\r?\nPASSWORD [^\s]{1,64} = [^\s]",
         own_automaton=True,
         literals=(b"Changed password for user ",),
+    ),
+    Detector(
+        # 1Password's op item get --format json (and op item create's): a CONCEALED field's value, whatever its label
+        # says (a password, an API credential's, a custom field's): what the vault keeps concealed
+        "password",
+        _OP_CONCEALED + r"(?P<v>" + _JSON_STRING + ")",
+        search=_OP_CONCEALED + r"\"[^\"\n]",
+        own_automaton=True,
+        literals=(b"CONCEALED",),
     ),
 )
 

@@ -13,6 +13,7 @@ import re
 from bot.sanitize import code_expressions, secret_names, shapes
 from bot.sanitize.context_programs import key_vault_value
 from bot.sanitize.detectors import Detector
+from bot.sanitize.nkeys import is_seed
 from bot.sanitize.value_spans import (
     LOOK_AROUND,
     NAME,
@@ -53,7 +54,7 @@ _FIRST_WORD = re.compile(r"[^\s\"',;&}\])]+")
 # comparisons before the name checks (an environment line on every line reaches those).
 _VALUE_CHECKS = frozenset(
     {"not_hex", "not_placeholder", "not_reference", "generated", "connection_password", "url_password", "acl_secret",
-     "private_lines"}
+     "private_lines", "nkey_seed"}
 )
 # The checks that read neither a name nor the value alone: what stands around the candidate decides (a reported
 # hint's reader, a Key Vault value's object), so no verdict of theirs is remembered.
@@ -265,6 +266,8 @@ def _judge_value(detector: Detector, check: str, shown: str) -> str | None:
         return detector.kind if shapes.accept_url_password(shown) else None
     if check == "acl_secret":
         return detector.kind if shapes.acl_secret(shown) else None
+    if check == "nkey_seed":
+        return detector.kind if is_seed(shown) else None
     return detector.kind  # private_lines: a PuTTY key's first private line, its header says so
 
 

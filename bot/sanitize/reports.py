@@ -75,10 +75,11 @@ def reported_hint(data: bytes, start: int, end: int) -> int:
         return -1
     if first in b"$#+":  # (no hint: a token, ``$2y$10$...``)
         return 0
-    if first == 0xE2:  # "│" (its first byte): SQLite's box header (``box_tables.BOX_HEADER_HINT``)
+    if first == 0xE2:  # "│" or "║" (their first byte): a box's header (``box_tables.BOX_HEADER_HINT``)
         return header_hint_end(data[start:end])
-    if (start == 0 or data[start - 1] == 10) and data.find(b"\t", start, end) >= 0 and first not in b" \t":
-        return header_hint_end(data[start:end])  # mysql -B's tab-separated header (``tab_tables.TAB_HEADER_HINT``)
+    if (start == 0 or data[start - 1] == 10) and first not in b" \t" and (
+            data.find(b"\t", start, end) >= 0 or data.find(b",", start, end) >= 0 or data.find(b"|", start, end) >= 0):
+        return header_hint_end(data[start:end])  # a delimited header (``delimited_tables.DELIMITED_HEADER_HINT``)
     # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
     # blank (the first column); a token may start with one blank, and is longer than a column's name.
     if first in b" \t" or end - start > 2 and data[end - 2] in b" \t":

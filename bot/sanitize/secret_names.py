@@ -51,6 +51,10 @@ _PAGING_WORDS = word_set(
 )
 # ... and in German and French (PASSWORT, MOT_DE_PASSE), which contain "pass" as the patterns require
 _PASSWORD_WORDS = ("password", "passwd", "passphrase", "pass", "pwd", "pw", "passwort", "passe")
+# A secret's word with one or two digits glued on (``password2``, ``DB_PASSWORD2``, ``client_secret1``, ``token2``):
+# the second of two rotated credentials, as ``az acr credential show`` names them. Only these whole words: ``pass1``
+# (a compiler's pass), ``key1`` (``key1=value1``) and ``pwd2`` stay no names of a secret.
+_NUMBERED_SECRET = re.compile(r"(password|passwd|passphrase|secret|token)[0-9]{1,2}")
 _KEY_WORDS = (
     "apikey", "accesskey", "privatekey", "secretkey", "masterkey", "signingkey", "encryptionkey", "appkey",
     "accountkey", "sharedaccesskey", "clientkey", "authkey", "licensekey", "sessionkey", "hmackey", "key",
@@ -74,6 +78,9 @@ def name_kind(name: str) -> tuple[str, bool] | None:
     words = name_words(name)
     if not words:
         return None
+    numbered = _NUMBERED_SECRET.fullmatch(words[-1])
+    if numbered is not None:
+        words[-1] = numbered.group(1)  # the second of two: az acr credential show's "password2"
     described = words[-1]
     if described.isdigit():  # a describing word decides before a version number ("PuTTY-User-Key-File-3:")
         described = next((word for word in reversed(words) if not word.isdigit()), "")

@@ -26,7 +26,8 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import shapes
-from bot.sanitize.box_tables import BOX_HEADER_HINT, VERTICAL_BYTES, box_hint_end, box_table
+from bot.sanitize.box_tables import BOX_HEADER_HINT, DOUBLE_VERTICAL_BYTES, VERTICAL_BYTES, box_hint_end, box_table
+from bot.sanitize.delimited_tables import DELIMITED_HEADER_HINT, SEPARATORS, delimited_hint_end, delimited_table
 from bot.sanitize.psql_tables import (
     MAX_PSQL_NAME,
     MEMO_ENTRIES,
@@ -35,7 +36,6 @@ from bot.sanitize.psql_tables import (
     psql_table,
     table_rows,
 )
-from bot.sanitize.tab_tables import TAB_HEADER_HINT, tab_hint_end, tab_table
 
 # Column names whose cells are secrets, compared lower-case with single blanks (``Auth  Token`` is two columns).
 _SECRET_COLUMNS = frozenset({
@@ -62,11 +62,11 @@ _SECRET_ALTERNATION = "|".join(_header_styled(column) for column in sorted(_SECR
 # "password" then 40 blanks and "=", or the text's end, is none.
 _NAME_THEN_COLUMN = r"(?:" + _SECRET_ALTERNATION + r")(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]"
 # And psql's header, a secret column's name in any case beside a "|" (``psql_tables.py``), SQLite's box
-# (``box_tables.py``) and mysql -B's tab-separated one (``tab_tables.py``).
+# (``box_tables.py``) and the delimited ones: mysql -B's tabs, psql -A's "|", CSV (``delimited_tables.py``).
 HEADER_HINT = (  # the first column (another follows), or a later one (after blanks: another follows, or none)
     r"(?P<v>(?m:^)" + _NAME_THEN_COLUMN + r"|(?:[ \t]{2}|\t)(?:" + _NAME_THEN_COLUMN
     + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$))|" + PSQL_HEADER_HINT
-    + "|" + BOX_HEADER_HINT + "|" + TAB_HEADER_HINT + ")"
+    + "|" + BOX_HEADER_HINT + "|" + DELIMITED_HEADER_HINT + ")"
 )
 MAX_HEADER_BYTES = 1024
 # The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter (or
@@ -213,10 +213,10 @@ def header_hint_end(span: bytes) -> int:
 
 
 def _hint_end(span: bytes) -> int:
-    if span[:1] not in b" \t" and b"\t" in span:
-        return tab_hint_end(span)  # mysql -B's tab-separated header: ``tab_tables.py``
-    if span.startswith(VERTICAL_BYTES):
-        return box_hint_end(span)  # SQLite's box: ``box_tables.py``
+    if span[:1] not in b" \t|" and any(separator in span for separator in SEPARATORS):
+        return delimited_hint_end(span)  # a tab-, "|"- or comma-separated header: ``delimited_tables.py``
+    if span.startswith((VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES)):
+        return box_hint_end(span)  # a box's bars: ``box_tables.py``
     if b"|" in span:
         return psql_hint_end(span)
     name = span.rstrip()
@@ -261,8 +261,9 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
-        if data[line_start : line_start + 1] not in b" \t" and b"\t" in data[line_start:header_end]:
-            tabbed = tab_table(data, line_start, header_end, over_budget)  # mysql -B's header (``tab_tables``)
+        if data[line_start : line_start + 1] not in b" \t|" and any(
+                separator in data[line_start:header_end] for separator in SEPARATORS):
+            tabbed = delimited_table(data, line_start, header_end, over_budget)  # (``delimited_tables``)
             if tabbed is not None:
                 tab_cells, pos = tabbed
                 if pos >= length:
@@ -270,14 +271,14 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
                 spans += [(start, end, "table_secret") for start, end, password_like in tab_cells
                           if _secret_cell(data[start:end], password_like)]
                 continue
-        if VERTICAL_BYTES in data[line_start:header_end]:  # SQLite's box, its rule on the next line
-            box = box_table(data, line_start, header_end, over_budget)
+        if VERTICAL_BYTES in data[line_start:header_end] or DOUBLE_VERTICAL_BYTES in data[line_start:header_end]:
+            box = box_table(data, line_start, header_end, over_budget)  # a box, its rule on the next line
             if box is not None:
                 box_cells, pos = box
                 if pos >= length:
                     open_span = (line_start, _line_end(data, header_end + 1))
                 spans += [(start, end, "table_secret") for start, end, password_like in box_cells
-                          if _secret_cell(data[start:end], password_like)]
+                          if password_like is None or _secret_cell(data[start:end], password_like)]
             continue
         if b"|" in data[line_start:header_end]:  # psql's header, its rule on the next line (``psql_tables``)
             table = psql_table(data, line_start, header_end, over_budget, MAX_ROW_BYTES)

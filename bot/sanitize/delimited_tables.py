@@ -1,0 +1,146 @@
+"""Delimited results with a secret's column: a header of the columns' own names, one delimiter between them, then one
+row per line with as many cells. ``tables.py`` reads headers aligned by blanks and written as headers are
+(``TOKEN``); this reads the delimited ones:
+
+- **tabs**: ``mysql -B`` (batch mode, what ``mysql -e`` prints through a pipe) and ``psql -A -F $'\\t'``;
+- **"|"**: ``psql -A`` (unaligned: ``name|password``, the rows, then ``(2 rows)``), ``sqlite3``'s default list mode;
+- **","**: CSV, ``psql --csv``, ``sqlite3 -csv -header``, ``mysqlsh --result-format=csv``, AWS IAM's
+  ``credentials.csv`` (``User name,Password,Access key ID,Secret access key,...``): names may hold blanks and
+  cells may be quoted (``"a,b"``, ``""`` for a quote), as RFC 4180 writes them.
+
+A header's names are SQL-like names (a letter or ``_`` first; with blanks in CSV), one of them a secret's (psql's list,
+``psql_tables.PSQL_SECRET_COLUMNS``; in CSV also with blanks for ``_``); a name that looks like a commit's hash
+(``a1b2c3d``) makes the line no header, so ``git log --format='%h|%an|%s'`` is none. The rows below are read up to a
+blank line or a line with another number of cells (psql's ``(2 rows)`` footer ends it). Found by a branch of the token
+pass's scan (``DELIMITED_HEADER_HINT``, in ``tables.HEADER_HINT``: anchored at a line's start, so each line is read by
+it once); each row is read once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from bot.sanitize.psql_tables import PSQL_NAME_ALTERNATION, PSQL_SECRET_COLUMNS, table_rows
+
+_SPACED_SECRET_COLUMNS = frozenset(name.replace("_", " ") for name in PSQL_SECRET_COLUMNS if "_" in name)
+_CSV_NAME_ALTERNATION = (
+    "(?i:" + "|".join(sorted(PSQL_SECRET_COLUMNS | _SPACED_SECRET_COLUMNS, key=len, reverse=True)) + ")"
+)
+_FIELD = r"[A-Za-z_][A-Za-z0-9_]*"
+_CSV_FIELD = r"\"?[A-Za-z_][A-Za-z0-9_ ]*\"?"
+
+
+def _hint(field: str, separator: str, names: str) -> str:
+    """A header's line: names joined by ``separator`` (one at least), a secret's among them, then the separator and
+    the next name's first character, or the line's end."""
+    secret = r"\"?" + names + r"\"?" if field == _CSV_FIELD else names
+    following = rf"(?:{separator}[\"A-Za-z_]|\r?(?m:$))"
+    return rf"(?m:^)(?:(?:{field}{separator})+{secret}{following}|{secret}{separator}[\"A-Za-z_])"
+
+
+DELIMITED_HEADER_HINT = "|".join((
+    _hint(_FIELD, r"\t", PSQL_NAME_ALTERNATION),
+    _hint(_FIELD, r"\|", PSQL_NAME_ALTERNATION),
+    _hint(_CSV_FIELD, ",", _CSV_NAME_ALTERNATION),
+))
+SEPARATORS = b"\t|,"
+_SECRET_NAMES = frozenset(name.encode() for name in PSQL_SECRET_COLUMNS)
+_CSV_SECRET_NAMES = _SECRET_NAMES | frozenset(name.encode() for name in _SPACED_SECRET_COLUMNS)
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_CSV_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_ ]*")
+# A commit's abbreviated hash (or longer), which a name of letters and digits may look like: no header's name.
+_HASH = re.compile(rb"(?=[a-f]*[0-9])[0-9a-f]{7,40}")
+# One CSV cell (RFC 4180): quoted (a quote inside doubled), or anything up to the next comma.
+_CSV_CELL = re.compile(rb'"(?:[^"]|"")*"|[^,"]*')
+_COMMA = 0x2C
+
+
+def _separator(line: bytes) -> bytes:
+    """The delimiter of a header's line: a tab, "|" or "," (the first one found of them, in that order)."""
+    for separator in (b"\t", b"|", b","):
+        if separator in line:
+            return separator
+    return b""
+
+
+def _csv_cells(line: bytes) -> list[tuple[int, int]] | None:
+    """The cells of a CSV line as (start, end), a quoted cell's without its quotes; None when the line is none (a
+    quote that does not close the cell before a comma or the line's end)."""
+    cells, pos, length = [], 0, len(line)
+    while True:
+        found = _CSV_CELL.match(line, pos)
+        if found is None:
+            return None
+        start, end = found.span()
+        if end < length and line[end] != _COMMA:
+            return None
+        quoted = end - start >= 2 and line[start] == 0x22  # '"'
+        cells.append((start + 1, end - 1) if quoted else (start, end))
+        if end >= length:
+            return cells
+        pos = end + 1
+
+
+def _cells(line: bytes, separator: bytes) -> list[tuple[int, int]] | None:
+    if separator == b",":
+        return _csv_cells(line)
+    cells, offset = [], 0
+    for cell in line.split(separator):
+        cells.append((offset, offset + len(cell)))
+        offset += len(cell) + 1
+    return cells
+
+
+def _names(line: bytes, separator: bytes) -> list[bytes] | None:
+    """The header's names (lower case, blanks joined), None when ``line`` is no header."""
+    cells = _cells(line, separator)
+    if cells is None or len(cells) < 2:
+        return None
+    name_shape = _CSV_NAME if separator == b"," else _NAME
+    names = [line[start:end] for start, end in cells]
+    if not all(name_shape.fullmatch(name) and not _HASH.fullmatch(name) for name in names):
+        return None
+    return [b" ".join(name.lower().split()) for name in names]
+
+
+def delimited_hint_end(span: bytes) -> int:
+    """Where the hint's secret column name ends when ``span`` is a ``DELIMITED_HEADER_HINT`` match, else 0."""
+    separator = _separator(span)
+    if not separator:
+        return 0
+    names = span.rstrip(b"\r").split(separator)
+    if len(names) < 2:
+        return 0
+    secret = _CSV_SECRET_NAMES if separator == b"," else _SECRET_NAMES
+    if names[-1].strip(b'"').lower() not in secret:  # "<sep>x": the next column's first character
+        names.pop()
+    return len(separator.join(names)) if names[-1].strip(b'"').lower() in secret else 0
+
+
+def delimited_table(
+    data: bytes, line_start: int, header_end: int, over_budget: Callable[[int], int]
+) -> tuple[list[tuple[int, int, bool]], int] | None:
+    """The secret columns' cells (start, end, password-like) under the delimited header
+    ``data[line_start:header_end]`` and where reading stopped, None when the line is no such header."""
+    header = data[line_start:header_end].rstrip(b"\r")
+    separator = _separator(header)
+    names = _names(header, separator) if separator else None
+    if names is None:
+        return None
+    secret_names = _CSV_SECRET_NAMES if separator == b"," else _SECRET_NAMES
+    secret = [(i, b"pass" in name) for i, name in enumerate(names) if name in secret_names]
+    if not secret:
+        return None
+    found: list[tuple[int, int, bool]] = []
+    ended = header_end + 1
+    for row_start, row_end in table_rows(data, header_end + 1, over_budget):
+        row = data[row_start:row_end].rstrip(b"\r")
+        cells = _cells(row, separator) if row.strip() else None
+        if cells is None or len(cells) != len(names):
+            ended = row_start
+            break
+        found += [(row_start + cells[index][0], row_start + cells[index][1], password_like)
+                  for index, password_like in secret]
+        ended = row_end + 1
+    return found, ended
