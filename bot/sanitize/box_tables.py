@@ -46,6 +46,7 @@ _RULE_FIRST = frozenset(character.encode() for character in "\u251c\u255e\u255f\
 _BOTTOM_FIRST = ("\u2514", "\u255a")  # └, ╚
 _BLANKS = b" \t\r"
 _BAR_BYTES = 3  # each bar is three bytes in UTF-8
+_BAR_SET = frozenset({VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES})
 
 
 def box_hint_end(span: bytes) -> int:
@@ -63,10 +64,15 @@ def box_hint_end(span: bytes) -> int:
 def _cells(line: bytes) -> list[tuple[int, int]] | None:
     """The cells of a box row between its bars as (start, end) without their blanks, None when the line is none."""
     stripped = line.rstrip(_BLANKS)
-    if stripped.lstrip(_BLANKS)[:_BAR_BYTES] not in (VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES) \
-            or stripped[-_BAR_BYTES:] not in (VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES):
+    if stripped[-_BAR_BYTES:] not in _BAR_SET or stripped.lstrip(_BLANKS)[:_BAR_BYTES] not in _BAR_SET:
         return None
-    bars = [found.start() for found in _BARS.finditer(stripped)]
+    if DOUBLE_VERTICAL_BYTES in stripped:
+        bars = [found.start() for found in _BARS.finditer(stripped)]
+    else:  # (the light box alone, as SQLite draws it: a byte search, a hint on every line reads it)
+        bars, bar = [], stripped.find(VERTICAL_BYTES)
+        while bar >= 0:
+            bars.append(bar)
+            bar = stripped.find(VERTICAL_BYTES, bar + _BAR_BYTES)
     cells = []
     for left, right in pairwise(bars):
         cell_start, cell_end = left + _BAR_BYTES, right
@@ -95,7 +101,7 @@ def box_table(
     header = _cells(data[line_start:header_end])
     if header is None:
         return None
-    names = [b" ".join(data[line_start + start : line_start + end].lower().split()) for start, end in header]
+    names = [data[line_start + start : line_start + end].lower() for start, end in header]
     secret = [(index, name in _PASSWORD_NAMES) for index, name in enumerate(names) if name in _SECRET_NAMES]
     values = [index for index, name in enumerate(names) if index and name in _VALUE_COLUMNS] \
         if names[0] in _NAME_COLUMNS else []

@@ -45,6 +45,8 @@ DELIMITED_HEADER_HINT = "|".join((
     _hint(_CSV_FIELD, ",", _CSV_NAME_ALTERNATION),
 ))
 SEPARATORS = b"\t|,"
+# What a delimited header's line starts with: a name's first character, or a quote before it (CSV).
+DELIMITED_FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_\"")
 _SECRET_NAMES = frozenset(name.encode() for name in PSQL_SECRET_COLUMNS)
 _CSV_SECRET_NAMES = _SECRET_NAMES | frozenset(name.encode() for name in _SPACED_SECRET_COLUMNS)
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")

@@ -27,7 +27,13 @@ import re
 
 from bot.sanitize import shapes
 from bot.sanitize.box_tables import BOX_HEADER_HINT, DOUBLE_VERTICAL_BYTES, VERTICAL_BYTES, box_hint_end, box_table
-from bot.sanitize.delimited_tables import DELIMITED_HEADER_HINT, SEPARATORS, delimited_hint_end, delimited_table
+from bot.sanitize.delimited_tables import (
+    DELIMITED_FIRST,
+    DELIMITED_HEADER_HINT,
+    SEPARATORS,
+    delimited_hint_end,
+    delimited_table,
+)
 from bot.sanitize.psql_tables import (
     MAX_PSQL_NAME,
     MEMO_ENTRIES,
@@ -213,7 +219,7 @@ def header_hint_end(span: bytes) -> int:
 
 
 def _hint_end(span: bytes) -> int:
-    if span[:1] not in b" \t|" and any(separator in span for separator in SEPARATORS):
+    if span[0] in DELIMITED_FIRST and any(separator in span for separator in SEPARATORS):
         return delimited_hint_end(span)  # a tab-, "|"- or comma-separated header: ``delimited_tables.py``
     if span.startswith((VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES)):
         return box_hint_end(span)  # a box's bars: ``box_tables.py``
@@ -261,7 +267,7 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
-        if data[line_start : line_start + 1] not in b" \t|" and any(
+        if data[line_start] in DELIMITED_FIRST and any(
                 separator in data[line_start:header_end] for separator in SEPARATORS):
             tabbed = delimited_table(data, line_start, header_end, over_budget)  # (``delimited_tables``)
             if tabbed is not None:
