@@ -28,8 +28,6 @@ OPEN_LEAKS = {
     "secret name is the last segment of an SSM path in a box column, the value in the next column",
     "az-webapp-config-appsettings": "az -o table `SQL_PASSWORD   PW   False`: a name/value table with a third "
     "column (SlotSetting) after the value",
-    "az-acr-credential-show": "az acr credential show: the `value` beside `\"name\": \"password2\"` (password "
-    "is hidden; the same open case as accept4's)",
     "oci-vault-secret-bundle": "oci secrets secret-bundle get: `\"content\": \"<base64>\"` under "
     "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
     "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "
@@ -66,8 +64,6 @@ OPEN_LEAKS = {
     "(`tunnel token` is not a shape whose output is withheld)",
     "wg-show-private-key": "bare base64 key after echoed `$ sudo wg show wg0 private-key` (`private-key` as a "
     "subcommand word, not a flag)",
-    "csv-1password-export": "CSV export with header `Title,Url,Username,Password,Notes,Type`: the Password column "
-    "of each row",
     "java-spring-env-dump": "Spring debug `Found key 'spring.mail.password' in PropertySource ... with value of "
     "type String: PW` (the `app.jwt.secret` one is hidden by its base64 shape)",
 }
