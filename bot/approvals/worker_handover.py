@@ -82,6 +82,9 @@ class HandoverWorker(ExecutingWorker):
                 await asyncio.sleep(0)
                 await asyncio.sleep(0)
         self._parked.discard(shard)
+        if recover:  # stopping right after a failed wait: what it moved is given back now, not left to lapse
+            with contextlib.suppress(*_TRANSIENT):
+                await self._recover(shard)
 
     async def _recover(self, shard: int) -> None:
         """Hand-overs this process did not see itself move: what waits on the runner's taken list, not started (a

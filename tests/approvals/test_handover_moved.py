@@ -21,6 +21,7 @@ from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
 from tests.approvals.conftest import proposal
 from tests.approvals.helpers import all_terminal, executions, marker_executor, running, wait_until
+from tests.support.answer_losing_proxy import AnswerLosingProxy
 
 CONV = "C1/1.0"
 FAST = {"heartbeat_interval": 0.1, "stale_after": 0.6, "reclaim_after": 0.3, "recovery_interval": 0.1,
@@ -206,3 +207,36 @@ async def test_what_an_earlier_park_brought_runs_once_through_take(redis: Redis,
     assert await redis.llen(store.keys.taken(0, "w1")) == 0
     assert not await redis.exists(store.keys.moved(0, "w1", worker._token))
     assert await redis.zcard(store.keys.handovers(0)) == 0
+
+
+async def test_a_move_whose_answer_is_lost_just_before_a_stop_is_given_back_unstarted(redis_url: str,
+                                                                                      tmp_path: Path) -> None:
+    """The runner stops right after a failed wait whose move Redis did: on its way out it reads its moved list once
+    more and gives the call back (approved again, a run entry, never run), instead of leaving it to lapse into
+    `interrupted`."""
+    direct = Redis.from_url(redis_url)
+    store = CallStore(direct)
+    (call_id,) = await proposed(store, 1)
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    marker = tmp_path / "marker"
+    async with AnswerLosingProxy(host, int(port), call_id.encode()) as proxy:
+        waits = Redis.from_url(f"redis://127.0.0.1:{proxy.port}/0")
+        worker = RunnerWorker(direct, store, marker_executor(marker), runner_id="w1", reader=waits, handover=True,
+                              sweep=False, **FAST)  # type: ignore[arg-type]
+        async with running(worker):
+            await wait_until(lambda: direct.exists(store.keys.parked(0)))
+            await store.approve(call_id, "U_APP", [], ApprovalPolicy())
+            await wait_until(lambda: _lost(proxy))  # the stop comes within the wait's first retry pause (0.1 s)
+        await waits.aclose()
+    assert executions(marker) == []
+    record = await store.get(call_id)
+    assert record.state is CallState.approved and record.runner is None, (record.state, record.runner)
+    assert (await trail(direct, call_id))[-1] == ("running", "approved", "runner:w1")
+    assert await direct.xlen(store.keys.run_stream(0)) == 1
+    assert not await direct.exists(store.keys.moved(0, "w1", worker._token))
+    assert await direct.llen(store.keys.taken(0, "w1")) == 0
+    await direct.aclose()
+
+
+async def _lost(proxy: AnswerLosingProxy) -> bool:
+    return bool(proxy.lost)
