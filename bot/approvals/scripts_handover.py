@@ -105,9 +105,12 @@ return {'ok'}
 # itself move, a second element of one call): it says so in one step, moving it to its taken list, where a
 # hand-over has not started until TAKE (so a stop cancels it there, the sweep may give it back after its time,
 # TAKE and HANDBACK exclude each other). Only if the element is still on its own list: the call's end removed it
-# otherwise.
+# otherwise (0). A retry whose first answer was lost finds it on the taken list already (1, nothing written).
 DEMOTE = r"""
-if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then return 0 end
+if redis.call('LREM', KEYS[1], 1, ARGV[1]) == 0 then
+  if redis.call('LPOS', KEYS[2], ARGV[1]) then return 1 end
+  return 0
+end
 redis.call('RPUSH', KEYS[2], ARGV[1])
 if redis.call('ZSCORE', KEYS[3], ARGV[2]) then redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2]) end
 return 1

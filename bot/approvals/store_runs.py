@@ -110,7 +110,8 @@ class RunTransitions(StoreBase):
         """Move one element from the runner process's own moved list (``keys.moved``: being started) to its taken
         list (``keys.taken``: not started until TAKE), due for the hand-back sweep again ``hand_back_after`` from
         now: the process will not start it at once (no free slot, stopping, an element it did not see itself move,
-        a second element of one call). False when the element was not there (the call's end removed it)."""
+        a second element of one call). False when the element was on neither list (the call's end removed it);
+        True again for a retry whose first answer was lost."""
         call_id = _text(element).partition(" ")[0]
         return bool(await self._demote(
             keys=[self.keys.moved(shard, runner_id, token), self.keys.taken(shard, runner_id),

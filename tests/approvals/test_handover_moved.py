@@ -123,7 +123,7 @@ async def test_a_stop_after_the_move_is_a_stop_request_and_a_set_aside_call_neve
     requested = await store.request_cancel(call_id, "U_REQ", [], policy)
     assert requested.state is CallState.running and requested.cancel is not None
     assert await store.set_aside(0, "r1", "tok", element, 5.0)
-    assert not await store.set_aside(0, "r1", "tok", element, 5.0)  # once: it is not on the moved list any more
+    assert await store.set_aside(0, "r1", "tok", element, 5.0)  # a retry whose answer was lost: done already
     assert await redis.llen(store.keys.taken(0, "r1")) == 1
     assert await store.take_handover(call_id, "r1", 10.0, "n1") == "gone"
     record = await store.get(call_id)
@@ -131,6 +131,8 @@ async def test_a_stop_after_the_move_is_a_stop_request_and_a_set_aside_call_neve
     assert "never ran" in record.result["error"]
     assert await redis.llen(store.keys.taken(0, "r1")) == 0
     assert await redis.zcard(store.keys.handovers(0)) == 0
+    assert not await store.set_aside(0, "r1", "tok", element, 5.0)  # on neither list: not put back
+    assert await redis.llen(store.keys.taken(0, "r1")) == 0
 
 
 async def test_a_set_aside_call_is_given_back_by_the_sweep_if_its_process_dies(redis: Redis,
