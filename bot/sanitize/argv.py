@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from bot.sanitize import secret_names, shapes
-from bot.sanitize.controls import reveal_invisible, strip_controls
+from bot.sanitize.controls import has_invisible, reveal_invisible, strip_controls
 from bot.sanitize.redact import MARKER, build_redactor, fingerprint
 
 # A flag whose value is a secret: its last word names one (--password, --db-pass, --secret-key, --auth).
@@ -33,6 +33,7 @@ _PROGRAM_PASSWORD_FLAGS = {
     "sshpass": frozenset({"-p"}), "redis-cli": frozenset({"-a", "--pass"}), "cqlsh": frozenset({"-p"}),
     "sqlcmd": _MSSQL_PASSWORD, "bcp": _MSSQL_PASSWORD, "osql": _MSSQL_PASSWORD,
     "zip": frozenset({"-P"}), "unzip": frozenset({"-P"}),
+    "ssh-keygen": frozenset({"-N", "-P"}),  # the new passphrase and the old one (-p changes it, prompting)
     **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapmodrdn", "ldapcompare",
                      "ldapwhoami", "ldapexop"), _LDAP_BIND),
     "ldappasswd": frozenset({"-w", "-a", "-s"}),  # the bind password, the old one and the new one
@@ -48,6 +49,11 @@ _PASSWORD_FLAGS_AFTER_WORD = {
                     _LOGIN_PASSWORD),
     "gh": ("secret", frozenset({"-b", "--body"})),
 }
+# Programs whose password flag is glued to its value (7-Zip's -pPW: a lone -p prompts); mysql's -pPW is read
+# by its own branch (any program whose name starts with mysql or mariadb).
+_GLUED_PASSWORD_FLAG = dict.fromkeys(("7z", "7za", "7zz", "7zr"), "-p")
+# A subcommand whose next argument is a password: rclone obscure PW (it prints the obscured form).
+_PASSWORD_AFTER_SUBCOMMAND = {"rclone": "obscure"}
 # htpasswd's batch mode (-b, alone or among other letters: -bB, -nb) takes the password as its last argument.
 _HTPASSWD_BATCH = re.compile(r"-[A-Za-z]*b[A-Za-z]*")
 # A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
@@ -93,22 +99,26 @@ def _shown_items(
     shown: list[str] = []
     previous = ""
     batch_password = -1  # the index of htpasswd -b's password (the last argument)
+    password_word = -1  # the index of a subcommand's password argument (rclone obscure PW)
     for index, item in enumerate(argv):
         if index == 0 or previous == "--":
             # a command passed through after "--" (opsctl run -- mysql -pPW) is judged as its own program
             program = os.path.basename(item)
             mysql = program.startswith(("mysql", "mariadb"))
             program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
+            glued = _GLUED_PASSWORD_FLAG.get(program, "")
             if program == "htpasswd" and any(_HTPASSWD_BATCH.fullmatch(a) for a in argv[index + 1:]):
                 batch_password = len(argv) - 1
         word, flags_after_word = _PASSWORD_FLAGS_AFTER_WORD.get(program, ("", frozenset()))
         if item == word:
             program_flags = program_flags | flags_after_word
+        if index > 0 and item == _PASSWORD_AFTER_SUBCOMMAND.get(program) and password_word < 0:
+            password_word = index + 1  # its usage: rclone obscure PASSWORD [flags] ("-" reads it from stdin)
         text = strip_controls(item) if strip else item
         flag_equals = _FLAG_EQUALS.match(text)
         if (_FLAG_WITH_SECRET.match(previous) or previous in program_flags) and not item.startswith("-"):
             shown.append(_marker("flag_value", item, fingerprints))
-        elif index == batch_password and index > 0 and not item.startswith("-"):
+        elif index in (batch_password, password_word) and index > 0 and not item.startswith("-"):
             shown.append(_marker("password", item, fingerprints))
         elif flag_equals and flag_equals[1] in program_flags:
             shown.append(f"{flag_equals[1]}={_marker('flag_value', flag_equals[2], fingerprints)}")
@@ -123,6 +133,8 @@ def _shown_items(
             shown.append(f"{flag}{user}:{_marker('basic_auth', password, fingerprints)}")
         elif mysql and _MYSQL_PASSWORD.fullmatch(text):
             shown.append("-p" + _marker("password", text[2:], fingerprints))
+        elif glued and text.startswith(glued) and len(text) > len(glued):
+            shown.append(glued + _marker("password", text[len(glued):], fingerprints))
         else:
             redacted, found = redactor.redact(text, fingerprints=fingerprints)
             if flag_equals and _FLAG_WITH_SECRET.match(flag_equals[1]) and not shapes.trivial(flag_equals[2]):
@@ -173,7 +185,8 @@ def _redacted_argv(argv: tuple[str, ...], secret_values: tuple[str, ...], patter
 
 
 def display_command_line(argv: Sequence[str], patterns: Iterable[str] = ()) -> tuple[str, bool]:
-    """The command line for an approval card, and whether it holds characters shown as escapes.
+    """The command line for an approval card, and whether the argv holds invisible characters (shown as escapes,
+    or hidden inside a redaction marker).
 
     Secrets become ``[REDACTED:<kind>#<fingerprint>]``: approvers see that a secret is there and that two
     different secrets are different, without seeing either. Nothing is stripped: every invisible or control
@@ -190,7 +203,9 @@ def _display_command_line(argv: tuple[str, ...], patterns: tuple[str, ...]) -> t
     ``_DISPLAYS``: a call's card is rendered at each of its transitions and its result names it again, and
     redacting the command line was the largest part of rendering them in the slack role."""
     shown = _shown_items(argv, (), patterns, fingerprints=True, strip=False)
-    return reveal_invisible(shlex.join(shown))
+    text, revealed = reveal_invisible(shlex.join(shown))
+    # a character hidden inside a marker is not escaped on the card but still runs: the warning says so too
+    return text, revealed or any(map(has_invisible, argv))
 
 
 DisplayKey = tuple[tuple[str, ...], tuple[str, ...]]

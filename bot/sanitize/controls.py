@@ -94,6 +94,18 @@ def _escape(char: str) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
+# ASCII's characters that do not show as themselves: C0 controls (tab and newline included) and DEL.
+_ASCII_INVISIBLE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``reveal_invisible`` would escape any character of ``text``: asked of the argv that runs, since
+    a redaction marker hides what it covers (a zero-width space inside a password still runs)."""
+    if text.isascii():
+        return _ASCII_INVISIBLE.search(text) is not None
+    return any(_escape(c) != c for c in text)
+
+
 def reveal_invisible(text: str) -> tuple[str, bool]:
     """``text`` with every character that would not show as itself written as an escape, and whether any was.
 
