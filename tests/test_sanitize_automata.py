@@ -28,6 +28,7 @@ from bot.sanitize.context_detectors import CONTEXT
 from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import TOKENS, Detector
 from bot.sanitize.judge import judge
+from bot.sanitize.literals import literal_strings
 from bot.sanitize.secret_names import name_kind
 from tests.corpora.leaks import LEAKS
 
@@ -60,7 +61,8 @@ def _gated_and_refused(pass_: DetectorPass, parsed: re.Match[bytes]) -> bool:
     Vault ``"value"`` and its object's id), so without it no candidate of that detector is a secret."""
     index = pass_.branch_of[parsed.lastgroup]  # type: ignore[index]
     detector = pass_.detectors[index]
-    if not detector.literals or all(literal in parsed.string for literal in detector.literals):
+    if not detector.literals or all(any(choice in parsed.string for choice in literal_strings(literal))
+                                    for literal in detector.literals):
         return False
     start, end = parsed.span(f"b{index}_v")
     return judge(detector, parsed, index, parsed.string[start:end])[0] is None

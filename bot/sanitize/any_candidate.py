@@ -16,6 +16,7 @@ import re2
 
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Automaton, _groups, _ungrouped, re2_options
 from bot.sanitize.base64_regions import crosses_edge, regions
+from bot.sanitize.literals import Literal, literal_strings
 from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 
 # Whether either pass may find a candidate: the passes' own scans (a superset of their finders, so a hit the
@@ -43,7 +44,8 @@ def _narrowed(alphabet: bytes) -> dict[int, Automaton]:
     ``_ANY_CANDIDATE`` hits: a scan's hit is one branch's match, made of the text's bytes."""
     narrowed = {}
     for automaton in _ANY_CANDIDATE:
-        if any(set(literal) - set(alphabet) for literal in automaton.literals):
+        if any(all(set(choice) - set(alphabet) for choice in literal_strings(literal))
+               for literal in automaton.literals):  # (a choice no such string can hold: none of its strings)
             continue
         kept = [branch for branch in _scan_branches(automaton) if satisfiable(branch, alphabet)]
         if kept:
@@ -128,7 +130,7 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
     if spans and sum(end - start for start, end in spans) * _REGION_SHARE >= len(data):
         return _scan_with_regions(data, spans, indented)
     missed: list[int] = []
-    known: dict[bytes, bool] = {}
+    known: dict[Literal, bool] = {}
     for automaton in _ANY_CANDIDATE:
         if automaton.may_match(data, known) and automaton.scan_hits(data):
             return True, frozenset(missed)
@@ -151,7 +153,7 @@ def _scan_with_regions(
     gaps = [(start, end) for start, end in gaps if end > start]
     splits = _region_splits(indented)
     missed: list[int] = []
-    known: dict[bytes, bool] = {}
+    known: dict[Literal, bool] = {}
     for automaton in _ANY_CANDIDATE:
         if automaton.may_match(data, known) and splits[id(automaton)].hits(automaton, data, gaps):
             return True, frozenset(missed)

@@ -17,7 +17,7 @@ import re2
 from bot.sanitize.context_detectors import CONTEXT, PARSER_CHARACTER_RUNS
 from bot.sanitize.context_patterns import _NAME as SENSITIVE_NAME
 from bot.sanitize.detectors import TOKENS, Detector
-from bot.sanitize.literals import containment
+from bot.sanitize.literals import Literal, literal_containment
 from bot.sanitize.parser_dispatch import FirstByteParsers
 from bot.sanitize.parser_rewrites import rewrite
 
@@ -69,10 +69,11 @@ def memo_key(data: bytes, start: int, end: int, length: int) -> MemoKey:
 
 @dataclass(frozen=True)
 class Automaton:
-    """One finder automaton; ``literals`` are in every match (text without one of them is not searched)."""
+    """One finder automaton; ``literals`` are in every match (text without one of them is not searched; a tuple among
+    them is a choice, present when one of its strings is)."""
 
     finder: re2._Regexp
-    literals: tuple[bytes, ...] = ()
+    literals: tuple[Literal, ...] = ()
     # The unanchored scan, when some detector has a ``search``: where a finder match may start, without the long
     # value counters (their overlapping threads multiplied RE2's DFA states); ``finder`` is then matched anchored
     # at each hit (one thread, bounded window), which gives the span the unanchored finder would have given.
@@ -92,9 +93,10 @@ class Automaton:
         object.__setattr__(self, "_scan", self.search._regexp.Match if self.search is not None else None)
         object.__setattr__(self, "_verify", self.finder._regexp.Match)
         object.__setattr__(self, "_searched", self.searched._regexp.Match if self.searched is not None else None)
-        object.__setattr__(self, "_contains", tuple((lit, containment(lit)) for lit in sorted(self.literals, key=len)))
+        object.__setattr__(self, "_contains", tuple((lit, literal_containment(lit)) for lit in sorted(
+            self.literals, key=lambda lit: len(lit) if isinstance(lit, bytes) else 1 << 20)))
 
-    def may_match(self, data: bytes, known: dict[bytes, bool] | None = None) -> bool:
+    def may_match(self, data: bytes, known: dict[Literal, bool] | None = None) -> bool:
         """Whether every literal is in ``data`` (the one-byte ones first: a missing one answers at once).
         ``known``: what earlier automata's literals said of the same ``data``, added to here (two automata gated by
         one literal, the mid-line columns' five blanks, search the text for it once)."""
@@ -270,7 +272,7 @@ class Leftmost:
         # the one automaton left (``_narrow``: no other automaton's hit can then come first or share a start).
         self._finders, self._dismiss, self._dismissing, self._remembered = finders, dismiss, dismissing, remembered
         # ``skip``: automata (their ``id``) whose scan is known to find nothing in ``data`` (``candidate_scan``).
-        known: dict[bytes, bool] = {}
+        known: dict[Literal, bool] = {}
         self._sources = [i for i, a in enumerate(finders) if id(a) not in skip and a.may_match(data, known)]
         self._data, self._length = data, len(data)
         self._matches = [
@@ -336,12 +338,12 @@ def _ungrouped(pattern: str) -> str:
     return re.sub(r"\(\?P<\w+>", "(?:", pattern)
 
 
-def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[bytes, ...]]]:
+def _groups(detectors: tuple[Detector, ...]) -> list[tuple[tuple[Detector, ...], tuple[Literal, ...]]]:
     """The alternation's detectors, then each ``own_automaton`` detector alone with its literals, or with the
     detectors next to it of its ``group``, in one alternation without literals (in the pass's order, so that at a
     start where two of them match, the first wins as in the pass's parser)."""
     together = tuple(d for d in detectors if not d.own_automaton)
-    groups: list[tuple[tuple[Detector, ...], tuple[bytes, ...]]] = [(together, ())] if together else []
+    groups: list[tuple[tuple[Detector, ...], tuple[Literal, ...]]] = [(together, ())] if together else []
     previous: Detector | None = None
     for detector in detectors:
         if detector.own_automaton and detector.group and previous is not None and previous.group == detector.group:

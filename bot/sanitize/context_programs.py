@@ -58,17 +58,9 @@ PROGRAM_FORMATS: tuple[Detector, ...] = (
         check="key_vault_value",
         own_automaton=True,
         # (one literal, starting with its rarest byte "z": '"value"' and "/secrets/" hold bytes realistic output
-        # is full of, and ``Automaton.may_match`` asks the shortest first)
-        literals=(b"zure.",),
-    ),
-    Detector(
-        # The same in the US Government cloud (vault.usgovcloudapi.net), whose ids lack the literal above: an
-        # automaton of its own behind that cloud's domain (the public cloud's text pays one substring search)
-        "secret",
-        r"\"value\"[ \t]{0,4}:[ \t]{0,4}(?P<v>" + _JSON_STRING + ")",
-        check="key_vault_value",
-        own_automaton=True,
-        literals=(b"usgovcloudapi",),
+        # is full of, and ``Automaton.may_match`` asks the shortest first; or, a choice, the US Government cloud's
+        # domain, whose ids lack it)
+        literals=((b"zure.", b"usgovcloudapi"),),
     ),
     Detector(
         # Rails (database.yml's ERB, an initializer): ENV.fetch("DB_PASSWORD") { "default" } or ENV.fetch("X", "d"),

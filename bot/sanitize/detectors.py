@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 
 from bot.sanitize.echoed import ECHO_HINT
+from bot.sanitize.literals import Literal
 from bot.sanitize.tables import HEADER_HINT
 
 # The longest value a context detector captures in one piece; a longer one is extended by extend_value.
@@ -62,7 +63,7 @@ class Detector:
     # ``literals``: strings every match contains (or, for a check that reads around the candidate, strings the text
     # must hold for the check to accept one: a Key Vault value's id); text without one of them skips that automaton.
     own_automaton: bool = False
-    literals: tuple[bytes, ...] = ()
+    literals: tuple[Literal, ...] = ()  # (a tuple among them: a choice, ``literals.literal_containment``)
     # Several ``own_automaton`` detectors next to each other with the same ``group`` share one automaton (see
     # ``automata._groups``), scanned whenever the pass runs: their ``literals`` then gate nothing. For rare
     # detectors whose literals ordinary text holds anyway, where a literal gate each cost a search of the text

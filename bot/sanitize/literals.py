@@ -33,3 +33,21 @@ def containment(literal: bytes) -> Callable[[bytes], bool]:
     # answers most texts that lack the literal in a few microseconds.
     rare = bytes((max(literal, key=lambda byte: _COMMON.find(byte) if byte in _COMMON else len(_COMMON)),))
     return lambda data: rare in data and bool(match(UNANCHORED, data, 0, len(data))[0][0] >= 0)
+
+
+Literal = bytes | tuple[bytes, ...]
+
+
+def literal_containment(literal: Literal) -> Callable[[bytes], bool]:
+    """``containment`` of a detector's literal: a tuple is a choice, in the text when any one of its strings is (a
+    Key Vault id's domain: ``zure.`` in the public, China's and Germany's clouds, ``usgovcloudapi`` in the US
+    Government's)."""
+    if isinstance(literal, bytes):
+        return containment(literal)
+    choices = tuple(containment(choice) for choice in literal)
+    return lambda data: any(contains(data) for contains in choices)
+
+
+def literal_strings(literal: Literal) -> tuple[bytes, ...]:
+    """The strings of a literal (one, or each of a choice)."""
+    return (literal,) if isinstance(literal, bytes) else literal
