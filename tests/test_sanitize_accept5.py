@@ -26,8 +26,6 @@ from tests.corpora.accept5.measure import (
 OPEN_LEAKS = {
     "aws-ssm-get-parameters-by-path-table": "aws --output table rows `| /app/prod/DATABASE_PASSWORD | PW |`: the "
     "secret name is the last segment of an SSM path in a box column, the value in the next column",
-    "az-webapp-config-appsettings": "az -o table `SQL_PASSWORD   PW   False`: a name/value table with a third "
-    "column (SlotSetting) after the value",
     "oci-vault-secret-bundle": "oci secrets secret-bundle get: `\"content\": \"<base64>\"` under "
     "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
     "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "

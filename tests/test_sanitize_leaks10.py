@@ -87,6 +87,10 @@ def test_a_box_table_of_names_and_values_hides_the_secrets_values(leak: Leak) ->
     _hidden(leak)
 
 
+def test_an_aligned_table_of_names_and_values_hides_the_secrets_values() -> None:
+    _hidden(_cases("az webapp config appsettings list -o table")[0])
+
+
 def test_the_look_alikes_of_every_family_are_byte_identical() -> None:
     _whole(LOOKALIKES)
     for paragraph in LOOKALIKES.split("\n\n"):  # each alone too: a table's header at the text's start

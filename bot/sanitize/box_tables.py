@@ -30,7 +30,7 @@ DOUBLE_VERTICAL_BYTES = "\u2551".encode()  # ║
 _BAR = "[\u2502\u2551]"
 _BARS = re.compile(b"\xe2\x94\x82|\xe2\x95\x91")
 # A name/value table's header: its names' column then a value column (``doppler secrets``: ``NAME``, ``VALUE``).
-_NAME_COLUMNS = frozenset({b"name", b"key"})
+NAME_COLUMNS = frozenset({b"name", b"key"})
 _VALUE_COLUMNS = frozenset({b"value", b"raw value", b"computed value"})
 BOX_HEADER_HINT = (
     _BAR + r"[ \t]{0,64}(?:" + PSQL_NAME_ALTERNATION + r"|(?i:name|key)[ \t]{0,64}" + _BAR + r"[ \t]{0,64}(?i:value))"
@@ -58,7 +58,7 @@ def box_hint_end(span: bytes) -> int:
     names = [span[left + _BAR_BYTES : right].strip(_BLANKS).lower() for left, right in pairwise(bars)]
     if len(names) == 1:
         return bars[-1] if names[0] in _SECRET_NAMES else 0
-    return bars[-1] if len(names) == 2 and names[0] in _NAME_COLUMNS and names[1] in _VALUE_COLUMNS else 0
+    return bars[-1] if len(names) == 2 and names[0] in NAME_COLUMNS and names[1] in _VALUE_COLUMNS else 0
 
 
 def _cells(line: bytes) -> list[tuple[int, int]] | None:
@@ -104,7 +104,7 @@ def box_table(
     names = [data[line_start + start : line_start + end].lower() for start, end in header]
     secret = [(index, name in _PASSWORD_NAMES) for index, name in enumerate(names) if name in _SECRET_NAMES]
     values = [index for index, name in enumerate(names) if index and name in _VALUE_COLUMNS] \
-        if names[0] in _NAME_COLUMNS else []
+        if names[0] in NAME_COLUMNS else []
     if not (secret or values):
         return None
     found: list[tuple[int, int, bool | None]] = []
@@ -129,15 +129,17 @@ def box_table(
 def _named_values(
     row: bytes, row_start: int, cells: list[tuple[int, int]], values: list[int]
 ) -> list[tuple[int, int, bool | None]]:
-    """The value cells of a name/value table's row that hold a secret by its name (the first cell): judged as an
-    environment variable's definition (a secret's name takes any non-trivial one-word value, placeholders aside)."""
-    name = row[cells[0][0] : cells[0][1]].decode("utf-8", "replace")
-    if " " in name or shapes.name_kind(name) is None:
-        return []
-    found: list[tuple[int, int, bool | None]] = []
-    for index in values:
-        start, end = cells[index]
-        value = row[start:end].decode("utf-8", "replace")
-        if value and shapes.accept_assignment(name, "=", value, True, code=False, environment=True) is not None:
-            found.append((row_start + start, row_start + end, None))
-    return found
+    """The value cells of a name/value table's row that hold a secret by its name (the first cell)."""
+    name = row[cells[0][0] : cells[0][1]]
+    return [(row_start + cells[index][0], row_start + cells[index][1], None) for index in values
+            if named_value(name, row[cells[index][0] : cells[index][1]])]
+
+
+def named_value(name_cell: bytes, value_cell: bytes) -> bool:
+    """Whether a names-and-values table's value holds a secret by its row's name: judged as an environment
+    variable's definition (a secret's name takes any non-trivial one-word value, placeholders aside)."""
+    name = name_cell.decode("utf-8", "replace")
+    if not value_cell or " " in name or shapes.name_kind(name) is None:
+        return False
+    value = value_cell.decode("utf-8", "replace")
+    return shapes.accept_assignment(name, "=", value, True, code=False, environment=True) is not None

@@ -26,7 +26,17 @@ from __future__ import annotations
 import re
 
 from bot.sanitize import shapes
-from bot.sanitize.box_tables import BOX_HEADER_HINT, DOUBLE_VERTICAL_BYTES, VERTICAL_BYTES, box_hint_end, box_table
+from bot.sanitize.box_tables import (
+    BOX_HEADER_HINT,
+    DOUBLE_VERTICAL_BYTES,
+    VERTICAL_BYTES,
+    box_hint_end,
+    box_table,
+    named_value,
+)
+from bot.sanitize.box_tables import (
+    NAME_COLUMNS as _NAME_COLUMNS,
+)
 from bot.sanitize.delimited_tables import (
     DELIMITED_FIRST,
     DELIMITED_HEADER_HINT,
@@ -67,12 +77,18 @@ _SECRET_ALTERNATION = "|".join(_header_styled(column) for column in sorted(_SECR
 # A hint makes the passes run on a text that may have no other candidate, so it asks for what a header has:
 # "password" then 40 blanks and "=", or the text's end, is none.
 _NAME_THEN_COLUMN = r"(?:" + _SECRET_ALTERNATION + r")(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]"
+# A table of names and values with a third column (``az webapp config appsettings list -o table``: ``Name  Value
+# SlotSetting``): a name's column then a value's, each row's value judged by its name (``box_tables.named_value``).
+_NAMES_THEN_VALUES = (
+    r"(?m:^)(?:Name|NAME|Key|KEY)(?:[ \t]{2}|\t)[ \t]{0,62}(?:Value|VALUE)(?:[ \t]{2}|\t)[ \t]{0,62}[A-Za-z]"
+)
+_NAMES_THEN_VALUES_BYTES = frozenset({b"name value", b"key value"})
 # And psql's header, a secret column's name in any case beside a "|" (``psql_tables.py``), SQLite's box
 # (``box_tables.py``) and the delimited ones: mysql -B's tabs, psql -A's "|", CSV (``delimited_tables.py``).
 HEADER_HINT = (  # the first column (another follows), or a later one (after blanks: another follows, or none)
     r"(?P<v>(?m:^)" + _NAME_THEN_COLUMN + r"|(?:[ \t]{2}|\t)(?:" + _NAME_THEN_COLUMN
     + r"|(?:" + _SECRET_ALTERNATION + r")[ \t]{0,64}\r?(?m:$))|" + PSQL_HEADER_HINT
-    + "|" + BOX_HEADER_HINT + "|" + DELIMITED_HEADER_HINT + ")"
+    + "|" + BOX_HEADER_HINT + "|" + DELIMITED_HEADER_HINT + "|" + _NAMES_THEN_VALUES + ")"
 )
 MAX_HEADER_BYTES = 1024
 # The most a header hint holds without its blanks: the longest secret's column name, a blank and a letter (or
@@ -116,7 +132,8 @@ def _header_style(name: bytes) -> bool:
 # A header as the rows are read under it: its columns (offset, name), its secret columns (offset, password-like),
 # each column's neighbours (``_column_bounds``) and the secret columns by their position (index, password-like).
 _Header = tuple[
-    list[tuple[int, bytes]], list[tuple[int, bool]], dict[int, tuple[int, int, int]], list[tuple[int, bool]]
+    list[tuple[int, bytes]], list[tuple[int, bool | None]], dict[int, tuple[int, int, int]],
+    list[tuple[int, bool | None]],
 ]
 
 
@@ -128,8 +145,10 @@ def _header(line: bytes) -> _Header | None:
     found: _Header | None = None
     columns = _columns(line)
     if columns is not None:
-        secret = [(offset, name.lower() in _PASSWORD_COLUMNS)
+        secret: list[tuple[int, bool | None]] = [(offset, name.lower() in _PASSWORD_COLUMNS)
                   for offset, name in columns if b" ".join(name.lower().split()) in _SECRET_BYTES]
+        if columns[0][1].lower() in _NAME_COLUMNS:  # a value's cells, judged by the row's name (None)
+            secret += [(offset, None) for offset, name in columns[1:] if name.lower() == b"value"]
         if secret:
             position = {offset: i for i, (offset, _) in enumerate(columns)}
             found = (columns, secret, _column_bounds(columns),
@@ -228,7 +247,8 @@ def _hint_end(span: bytes) -> int:
     name = span.rstrip()
     if name[-1:].isalpha() and name[-2:-1] in (b" ", b"\t"):
         name = name[:-1].rstrip()  # the next column's first letter
-    return len(name) if b" ".join(name.lower().split()) in _SECRET_BYTES else 0
+    words = b" ".join(name.lower().split())
+    return len(name) if words in _SECRET_BYTES or words in _NAMES_THEN_VALUES_BYTES else 0
 
 
 def secret_cells(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
@@ -306,18 +326,27 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
                 ended = row_start
                 break
             if row.lstrip(b" \t")[:1] not in _RULE_FIRST or _RULE.fullmatch(row) is None:
+                name_cell: tuple[int, int] | None = None
                 if _cells_starting(row, columns) >= 2:  # only the secret columns' cells are then read
                     cells = [(_cell_at(row, offset) or _cell_under(row, offset, bounds[offset]), password_like)
                              for offset, password_like in secret]
+                    name_cell = _cell_at(row, columns[0][0])
                 elif len(found := [(m.start(), m.end()) for m in _CELL.finditer(row)]) == len(columns):
                     # As many cells as the header has columns but not aligned under it (a tool that pads by
                     # another width): the secret columns' cells by their position.
                     cells = [(found[position], password_like) for position, password_like in by_position]
+                    name_cell = found[0]
                 else:
                     ended = row_start
                     break  # the table ended: this line does not fit it
                 for cell, password_like in cells:
-                    if cell is not None and _secret_cell(row[cell[0] : cell[1]], password_like):
+                    if cell is None:
+                        continue
+                    value = row[cell[0] : cell[1]]
+                    if password_like is None:  # a names-and-values table's value: its row's name decides
+                        if name_cell is not None and named_value(row[name_cell[0] : name_cell[1]], value):
+                            spans.append((row_start + cell[0], row_start + cell[1], "table_secret"))
+                    elif _secret_cell(value, password_like):
                         spans.append((row_start + cell[0], row_start + cell[1], "table_secret"))
         if ended >= length:
             open_span = (line_start, header_end)

@@ -91,4 +91,13 @@ case("doppler secrets with computed values",
      f"│ GITHUB_TOKEN   │ {b3} │      │\n"
      "└────────────────┴──────────────────────────────────────────┴──────┘\n", b3)
 
+# an aligned table of names and values with a third column
+w1, w2 = pw(18), rs(40)
+case("az webapp config appsettings list -o table",
+     "Name                      Value                                     SlotSetting\n"
+     "------------------------  ----------------------------------------  -------------\n"
+     "WEBSITE_RUN_FROM_PACKAGE  1                                         False\n"
+     f"SQL_PASSWORD              {w1}                        False\n"
+     f"STRIPE_API_KEY            {w2}  True\n", w1, w2)
+
 TABLES10_LEAKS: tuple[Leak, ...] = tuple(CASES)
