@@ -160,13 +160,14 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "process.env.DB_PASSWORD || 'a{i}'\n", "usgovcloudapi", "ENV[", "process.env",
             # leaks10's (#11), each different on every line: a CSV header hint and a small CSV table, psql -A's table,
             # a double-line box's hint, doppler's name/value box, tab cells mid-line, a 1Password CONCEALED field,
-            # what an nkey seed's first characters look like, and a seed's shape whose checksum fails.
+            # what an nkey seed's first characters look like, a seed's shape whose checksum fails, az's names and
+            # values.
             "user,password\n", "name,password\na{i},b{i}\n", "name|password\na|x{i}\n(1 row)\n",
             "\u2551 password \u2551 x{i} \u2551\n",
             "\u2502 NAME \u2502 VALUE \u2502\n\u251c\u2500\u2500\u253c\u2500\u2500\u2524\n"
             "\u2502 DB_PASSWORD \u2502 a{i} \u2502\n",
             "x\tpassword\ta{i}\n", '"type": "CONCEALED", "value": "a{i}"\n', "SUAPQ{i}\n",
-            "SUAP" + "Q" * 54 + "\n")
+            "SUAP" + "Q" * 54 + "\n", "Name  Value  SlotSetting\nSQL_PASSWORD  a{i}  False\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

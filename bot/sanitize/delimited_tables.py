@@ -44,7 +44,6 @@ DELIMITED_HEADER_HINT = "|".join((
     _hint(_FIELD, r"\|", PSQL_NAME_ALTERNATION),
     _hint(_CSV_FIELD, ",", _CSV_NAME_ALTERNATION),
 ))
-SEPARATORS = b"\t|,"
 # What a delimited header's line starts with: a name's first character, or a quote before it (CSV).
 DELIMITED_FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_\"")
 _SECRET_NAMES = frozenset(name.encode() for name in PSQL_SECRET_COLUMNS)

@@ -40,7 +40,6 @@ from bot.sanitize.box_tables import (
 from bot.sanitize.delimited_tables import (
     DELIMITED_FIRST,
     DELIMITED_HEADER_HINT,
-    SEPARATORS,
     delimited_hint_end,
     delimited_table,
 )
@@ -238,7 +237,7 @@ def header_hint_end(span: bytes) -> int:
 
 
 def _hint_end(span: bytes) -> int:
-    if span[0] in DELIMITED_FIRST and any(separator in span for separator in SEPARATORS):
+    if span[0] in DELIMITED_FIRST and _delimited(span):
         return delimited_hint_end(span)  # a tab-, "|"- or comma-separated header: ``delimited_tables.py``
     if span.startswith((VERTICAL_BYTES, DOUBLE_VERTICAL_BYTES)):
         return box_hint_end(span)  # a box's bars: ``box_tables.py``
@@ -287,8 +286,7 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
         header_end = data.find(b"\n", hint)
         header_end = length if header_end < 0 else header_end
         pos = header_end + 1
-        if data[line_start] in DELIMITED_FIRST and any(
-                separator in data[line_start:header_end] for separator in SEPARATORS):
+        if data[line_start] in DELIMITED_FIRST and _delimited(data[line_start:header_end]):
             tabbed = delimited_table(data, line_start, header_end, over_budget)  # (``delimited_tables``)
             if tabbed is not None:
                 tab_cells, pos = tabbed
@@ -319,6 +317,7 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
         if header is None:
             continue
         columns, secret, bounds, by_position = header
+        named = secret[-1][1] is None  # a names-and-values table: each row's name cell read too (its values last)
         ended = length  # where the table ends: the text's end, unless a line ends it first
         for row_start, row_end in table_rows(data, header_end + 1, over_budget):
             row = data[row_start:row_end]
@@ -330,7 +329,7 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
                 if _cells_starting(row, columns) >= 2:  # only the secret columns' cells are then read
                     cells = [(_cell_at(row, offset) or _cell_under(row, offset, bounds[offset]), password_like)
                              for offset, password_like in secret]
-                    name_cell = _cell_at(row, columns[0][0])
+                    name_cell = _cell_at(row, columns[0][0]) if named else None
                 elif len(found := [(m.start(), m.end()) for m in _CELL.finditer(row)]) == len(columns):
                     # As many cells as the header has columns but not aligned under it (a tool that pads by
                     # another width): the secret columns' cells by their position.
@@ -352,6 +351,11 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
             open_span = (line_start, header_end)
         pos = max(pos, ended)
     return spans, open_span
+
+
+def _delimited(line: bytes) -> bool:
+    """Whether a header's line holds a delimiter of ``delimited_tables`` (a tab, "|" or ",")."""
+    return b"\t" in line or b"," in line or b"|" in line
 
 
 def _line_end(data: bytes, start: int) -> int:
