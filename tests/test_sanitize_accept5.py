@@ -67,21 +67,7 @@ OPEN_LEAKS = {
 }
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)
-_CERT = ("`$ kubectl get secret ... -o jsonpath='{.data.tls\\.crt}' | base64 -d` echoed: the public certificate "
-         "printed after it is withheld line by line as echoed_secret_query (tls.crt names a certificate)")
-OPEN_BENIGN = {
-    "gitdocker.txt:64": "pip freeze `python-secrets==0.1.0` -> `python-secrets=[REDACTED:secret]` (a package "
-    "name ending in `secrets` before `==version`)",
-    "lookalikes.txt:21": "`mysql_password_validation: strong` -> `[REDACTED:password]` (a setting's word value)",
-    "lookalikes.txt:26": "`.env.example` `STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx` redacted (an x-filled "
-    "placeholder)",
-    "lookalikes.txt:28": "debatable: `.env.example` `SESSION_SECRET=change-me-in-production` redacted (a "
-    "placeholder, but a weak real secret could look so)",
-    "lookalikes.txt:43": "Helm values `existingSecret: oauth2-proxy-creds` redacted (names a Secret object; "
-    "`existingSecret: payments-db` two blocks above passes)",
-    **{f"lookalikes.txt:{line}": _CERT for line in range(101, 108)},
-    "lookalikes.txt:125": "grep of source `const apiKey = 'test-key';` -> `'[REDACTED:api_key]'`",
-}
+OPEN_BENIGN: dict[str, str] = {}
 
 # card case -> what is wrong with its card
 OPEN_CARDS: dict[str, str] = {}

@@ -8,7 +8,8 @@ import shlex
 
 import pytest
 
-from bot.sanitize import display_command_line, redact_argv
+from bot.sanitize import display_command_line, redact, redact_argv, sanitize_output
+from bot.sanitize.secret_argv import judge_argv
 
 PW = "Zq7xK2mP9vL4wT8n"
 
@@ -51,3 +52,62 @@ def test_an_invisible_character_inside_a_redacted_secret_still_draws_the_warning
     assert PW not in shown and "\u200b" not in shown and "\\u200b" not in shown and warned, shown
     assert display_command_line(("env", f"DB_PASSWORD={PW}", "./migrate"))[1] is False
     assert display_command_line(("printf", "a\tb"))[1] is True  # ASCII controls too
+
+
+CERT_LINES = ("-----BEGIN CERTIFICATE-----\nMIIDIeQo6vKOpeRFV6+ndrYaW3hsawPiAzeF6hHjkMtAVWv66zS3nB7IjkBUtreX\n"
+              "Jt9b2MWMXPIupA6PUBKXYymCe4FPe+PklKbjr8Sm0Vqp846iB/qr5VpggOdIuvtk\n")
+
+
+@pytest.mark.parametrize("line", [
+    "python-secrets==0.1.0",  # pip freeze
+    "django-secrets==1.2.3rc1",
+    "mysql_password_validation: strong",
+    "password_strength: medium",
+    "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx",  # an .env.example's x-filled key
+    "stripe: rk_test_XXXXXXXXXXXXXXXXXXXXXXXX",
+    "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "SLACK_BOT_TOKEN=xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx",
+    "SESSION_SECRET=change-me-in-production",  # a placeholder that asks to be replaced
+    "JWT_SECRET=CHANGE_ME",
+    "APP_SECRET=replace-this-before-deploy",
+    "SECRET_KEY=your-secret-key-here",
+    "    existingSecret: oauth2-proxy-creds",  # a Helm value naming a Secret object
+    "existingSecretName: grafana-admin.v2",
+    "src/client.test.ts:8:  const apiKey = 'test-key';",
+    "api_key = 'fake-api-key'",
+    "token = 'my_dummy_token'",
+])
+def test_ordinary_look_alikes_stay_as_they_are(line: str) -> None:
+    assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    ("PYTHON_SECRET=Xk29dLq0Zp2mW8", "Xk29dLq0Zp2mW8"),
+    ("secrets=0.1.0x9Kq2Lm", "0.1.0x9Kq2Lm"),  # no "==": an assignment
+    ("mysql_password: strong", "strong"),
+    ("STRIPE_SECRET_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"),
+    ("see sk_live_xxxxxxxxxxxxxxxxxxxxxxxxA7 there", "xxxxxxxxxxxxxxxxxxxxxxxxA7"),  # not only x's
+    ("GITHUB_TOKEN=ghp_4eC39HqLyjWDarjtT1zdp7dcXk29dLq0Zp2m", "ghp_4eC39HqLyjWDarjtT1zdp7dc"),
+    ("SESSION_SECRET=correct-horse-battery-staple", "correct-horse-battery-staple"),  # no placeholder's opening
+    ("SESSION_SECRET=changeme-2024", "changeme-2024"),  # a digit: a weak real one
+    ("password: change-me-now!", "change-me-now!"),
+    ("    existingSecret: Xk29dk2LqP0sW8", "Xk29dk2LqP0sW8"),  # no object's name
+    ("    secret: oauth2-proxy-creds-9fK2xQ", "oauth2-proxy-creds-9fK2xQ"),  # not existing...: a literal
+    ("const apiKey = 'staging-key';", "staging-key"),
+    ("const apiKey = 'test-9Xk2mPq7';", "test-9Xk2mPq7"),
+    ("password = 'test-password'", "test-password"),  # a password's name takes any value
+])
+def test_the_real_secrets_of_the_same_shapes_are_still_redacted(line: str, secret: str) -> None:
+    assert secret not in redact(line)[0]
+
+
+def test_a_secrets_certificate_is_public_and_shown_but_its_key_is_withheld() -> None:
+    crt = "$ kubectl get secret wildcard-tls -n ingress -o jsonpath='{.data.tls\\.crt}' | base64 -d | head -3\n"
+    assert sanitize_output((crt + CERT_LINES).encode()).text == crt + CERT_LINES
+    for public in ("{.data.ca\\.crt}", "{.data.cert\\.pem}", "{.data.id_rsa\\.pub}"):
+        assert judge_argv(["kubectl", "get", "secret", "s", "-o", f"jsonpath={public}"]) is None
+    for secret in ("{.data.tls\\.key}", "{.data}", "{.data.key\\.pem}", "{.data.tls\\.crt}{.data.tls\\.key}",
+                   "{.data.password}"):
+        assert judge_argv(["kubectl", "get", "secret", "s", "-o", f"jsonpath={secret}"]) is not None, secret
+    key = crt.replace("tls\\.crt", "tls\\.key")
+    assert "MIIDIeQo6" not in sanitize_output((key + CERT_LINES).encode()).text

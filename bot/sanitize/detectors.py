@@ -98,7 +98,9 @@ def _shortest(pattern: str) -> str:
 
 
 def _token(kind: str, pattern: str, check: str = "") -> Detector:
-    """A detector whose pattern ends with its value's repetition: the scan looks for its shortest match."""
+    """A detector whose pattern ends with its value's repetition: the scan looks for its shortest match.
+    ``not_placeholder``: a documentation's example with its random part written as x's (``sk_live_xxxxxxxx``,
+    ``shapes.trivial``) is no key (the vendors whose examples are written so)."""
     return Detector(kind, pattern, check, search=_shortest(pattern))
 
 
@@ -109,14 +111,14 @@ TOKENS: tuple[Detector, ...] = (
              r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{16,20}/(?P<v>[A-Za-z0-9_-]{60,256})",
              search=r"(?i:discord(?:app)?\.com/api/webhooks/)[0-9]{16,20}/[A-Za-z0-9_-]{60}",
              own_automaton=True, literals=(b"/api/webhooks/",)),
-    _token("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})"),
+    _token("slack_token", _ANY + r"(?P<v>xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{8,256})", "not_placeholder"),
     _token("slack_token", _ANY + r"(?P<v>xapp-[A-Za-z0-9-]{10,256})"),
     _token("anthropic_key", _ANY + r"(?P<v>sk-ant-[A-Za-z0-9_-]{16,256})"),
-    _token("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})"),
-    _token("github_token", _ANY + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})"),
+    _token("openai_key", _B + r"(?P<v>sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,256})", "not_placeholder"),
+    _token("github_token", _ANY + r"(?P<v>(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256})", "not_placeholder"),
     _token("github_token", _ANY + r"(?P<v>github_pat_[A-Za-z0-9_]{22,256})"),
     _token("gitlab_token", _ANY + rf"(?P<v>(?:{_GITLAB})-[A-Za-z0-9_-]{{20,256}})"),
-    _token("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})"),
+    _token("stripe_key", _B + r"(?P<v>(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,256})", "not_placeholder"),
     Detector("npm_token", _B + r"(?P<v>npm_[A-Za-z0-9]{36})(?:[^A-Za-z0-9]|$)"),
     _token("sendgrid_key", r"(?:^|[^A-Za-z0-9_.-])(?P<v>SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64})"),
     _token("vault_token", _ANY + r"(?P<v>hv[sbr]\.[A-Za-z0-9_-]{24,256})"),

@@ -221,12 +221,27 @@ def _filter_names_secret(expression: str) -> bool:
                for literal in (quoted or bare for quoted, bare in _FILTER_LITERAL.findall(body)))
 
 
+# A file's or a field's last word that names a certificate or a public key (kubectl's ``{.data.tls\.crt}``,
+# ``{.data.ca\.crt}``, ``id_rsa.pub``): public by design, so a query ending only at such names asks for nothing
+# secret, even in a Secret's ``data``. ``.pem`` alone may hold a key: only after a certificate's word (``cert.pem``).
+_PUBLIC_LAST_WORDS = frozenset({"crt", "cer", "cert", "certs", "certificate", "certificates", "pub", "cacert"})
+_PUBLIC_PEM_WORDS = frozenset({"cert", "ca", "chain", "fullchain", "certificate", "bundle", "cacert"})
+
+
+def _names_public(name: str) -> bool:
+    """Whether a path's last name names a certificate or a public key (``tls.crt``, ``ca.crt``, ``cert.pem``)."""
+    words = re.split(r"[._-]+", name.lower())
+    return words[-1] in _PUBLIC_LAST_WORDS or words[-1] == "pem" and len(words) > 1 and words[-2] in _PUBLIC_PEM_WORDS
+
+
 def _query_selects_secret(expression: str, about_secret: bool) -> bool:
     ends, through_data = _path_ends(expression)
     if any(_names_secret(name) for name in ends):
         return True
     if any(name.lower() in _SECRET_HOLDERS for name in ends) and _filter_names_secret(expression):
         return True
+    if ends and all(_names_public(name) for name in ends):
+        return False  # a Secret's certificate (``{.data.tls\.crt}``): public, whatever holds it
     return about_secret and (through_data or any(name.lower() in _SECRET_HOLDERS for name in ends))
 
 

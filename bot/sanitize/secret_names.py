@@ -32,6 +32,8 @@ _DESCRIBING_WORDS = word_set(
     "manager digest digests checksum checksums sha256 sha1 md5 "
     # when or how a secret is used, not the secret (LDAP's pwdChangedTime, KMS's KeyUsage / KeySpec / KeyMetadata)
     "time times timestamp date usage spec specs metadata "
+    # a rule a secret must pass (mysql_password_validation: strong, password_strength: 3)
+    "validation validator validators strength "
     # a socket's path (OpenSSH's SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234: random letters, no secret)
     "sock socket sockets "
     # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)

@@ -63,6 +63,16 @@ _PLACEHOLDER_WORDS = word_set(
     "changeme change-me change_me changeit replaceme replace-me replace_me fixme todo tbd placeholder "
     "pwd passwd passphrase creds credentials apikey api_key api-key omitted data+omitted"
 )
+# A key's example with its random part written as a run of x (``sk_live_xxxxxxxxxxxxxxxx``, ``ghp_XXXXXXXX``) or of
+# "*" (a masked one): a vendor's prefix, a separator, then six or more of them. Nothing random is left to hide.
+_FILLED_EXAMPLE = re.compile(r"[^\s]{0,40}[_.:/-](?:[xX]{6,}|\*{6,})")
+# A placeholder written as a phrase that asks to be replaced (``change-me-in-production``, ``replace_this``,
+# ``your-secret-key-here``): lower-case letters only, words joined by "-" or "_". A real secret of the same shape
+# (``correct-horse-battery-staple``, ``changeme-2024``) has no such opening or holds a digit.
+_PLACEHOLDER_PHRASE = re.compile(
+    r"(?:change|replace|update|fill)[-_]?(?:me|this|it|in)(?:[-_][a-z]{1,20}){0,8}|your[-_][a-z]{1,20}(?:[-_][a-z]{1,20}){0,8}"
+)
+_PHRASE_FIRST = frozenset("crufy")  # each branch's first letter
 # The values ``rejected_value`` refuses by their lower-case spelling alone (a plain word outside it is no trivial
 # value, unless it is a number or one character repeated: ``cheap_rejection``'s quick screen).
 REFUSED_WORDS = _TRIVIAL_VALUES | _PLACEHOLDER_WORDS | _ALGORITHM_VALUES
@@ -91,7 +101,11 @@ def _trivial(value: str) -> bool:
         return True
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
         return True
-    return bare.count(first) == len(bare)  # one character repeated
+    if bare.count(first) == len(bare):
+        return True  # one character repeated
+    if (bare[-1] in "xX*" and len(bare) <= 64) and _FILLED_EXAMPLE.fullmatch(bare):
+        return True
+    return lowered[0] in _PHRASE_FIRST and len(bare) <= 120 and _PLACEHOLDER_PHRASE.fullmatch(lowered) is not None
 
 
 # asked two or three times of one candidate (cheap refusal, judgement); short values only (``_MEMO_VALUE_CHARS``)
@@ -238,6 +252,10 @@ def accept_assignment(
     kind, password_like = found
     if names_a_location(name, bare):
         return None
+    if bare[:1] == "=" and _PINNED_VERSION.fullmatch(bare):
+        return None  # pip freeze's ``python-secrets==0.1.0``: a package pinned to a version, no assignment
+    if not password_like and _not_a_key(name, bare):
+        return None
     if bare in _WINDOWS_SETUP_PASSES and name.strip("\"'").lower() == "pass":
         return None  # an answer file's <settings pass="oobeSystem">: the setup pass the settings apply to
     if code and not quoted and EXPRESSION_HINT.search(bare) and code_reference(bare, following, separator == ":"):
@@ -259,6 +277,30 @@ def accept_assignment(
     if kind == "auth" and basic_credentials(bare):
         return kind  # docker's "auth": base64 of user:password, however weak the password (dXNlcjpwYXNz)
     return kind if generated(value) else None
+
+
+# "==" and a version (``requests==2.31.0``, ``secrets==1.0.0rc1``, ``x==1.2+local``): read with the "=" before it.
+_PINNED_VERSION = re.compile(r"==?v?\d{1,6}(?:\.[0-9A-Za-z]{1,20}){0,6}(?:[+-][\w.]{1,40})?")
+# A value that says it is a test's or an example's (``'test-key'``, ``fake_token``, ``my-dummy-secret``): lower-case
+# letters in two to five words, one of them such a word. ``staging-key``, ``correct-horse-battery`` and anything
+# with a digit are still literals.
+_TEST_VALUE = re.compile(
+    r"(?:[a-z]{1,20}[-_]){0,4}(?:test|testing|dummy|fake|mock|example|sample|demo|placeholder|fixture)"
+    r"(?:[-_][a-z]{1,20}){0,4}"
+)
+# A Helm chart's ``existingSecret:`` (``existingSecretName``): the name of a Secret object made elsewhere, which
+# Kubernetes spells in lower case (``oauth2-proxy-creds``); a value of another shape is judged as usual.
+_OBJECT_NAME = re.compile(r"[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?")
+
+
+def _not_a_key(name: str, bare: str) -> bool:
+    """Whether a value beside a name that needs a generated value (a token's, a key's, a secret's: not a password's)
+    is a test's placeholder or, beside ``existing...``, an object's name (``_TEST_VALUE``, ``_OBJECT_NAME``)."""
+    if "-" in bare or "_" in bare:
+        if _TEST_VALUE.fullmatch(bare) is not None:
+            return True
+        return name.strip("\"'").lower().startswith("existing") and _OBJECT_NAME.fullmatch(bare) is not None
+    return False
 
 
 _BASE64_VALUE = re.compile(r"(?:[A-Za-z0-9+/]{4}){2,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
