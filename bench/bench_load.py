@@ -481,6 +481,7 @@ class Bench:
         t_done = max(done.get(c, 0.0) for c in expected)
         t_answers = max(watch.answers[cid_of(i)] for i in numbers)
         first_click = min(clicker.clicked[c] for c in expected if c in clicker.clicked)
+        last_click = max(clicker.clicked[c] for c in expected if c in clicker.clicked)
         to_finished = [done[c] - clicker.clicked[c] for c in expected if c in done and c in clicker.clicked]
         to_posted = [watch.results[c] - clicker.clicked[c] for c in expected
                      if c in watch.results and c in clicker.clicked]
@@ -498,6 +499,8 @@ class Bench:
                                     f" {t_done - first_click:.2f}s = {n_calls / (t_done - first_click):.1f} calls/s"),
             ("load: end to end", f"first /fisk -> last answer {t_answers - t0:.2f}s"
                                  f" = {n_calls / (t_answers - t0):.1f} calls/s (incl. the held clicks)"),
+            ("load: clicks sent", f"first -> last click {last_click - first_click:.2f}s (the clickers send as the"
+                                  " slack role acknowledges: a click is answered once recorded, before it is decided)"),
             ("load: click -> finished", summary_ms(to_finished)),
             *self.stage_rows(expected, clicker.clicked, stages, done),
             ("load: CPU per call, burst", "clicks released -> last call finished: " + ", ".join(
