@@ -224,7 +224,10 @@ class HandoverWorker(ExecutingWorker):
         return True
 
     async def _stop_handovers(self, loops: list[asyncio.Task[None]]) -> None:
-        """Unpark, then let each blocked pop end by its timeout (what it pops is given back, not run)."""
+        """Unpark, then let each blocked pop end by its timeout (what it pops is given back, not run). A wait cut
+        off because its reply was held up longer may have moved a call that nothing here read: its shard's moved
+        list is read once more, and what is there is given back unstarted (``_drain`` waits for those handlers),
+        not left running with no one to run it until it lapses into ``interrupted``."""
         if not loops:
             return
         for shard in self.store.keys.all_shards():
@@ -232,6 +235,10 @@ class HandoverWorker(ExecutingWorker):
                 await self.store.unpark(shard, self.runner_id)
         _, late = await asyncio.wait(loops, timeout=self.block_ms / 1000 + 2.0)
         await cancel_and_wait(list(late))
+        for shard, loop in zip(self.store.keys.all_shards(), loops, strict=True):
+            if loop in late:
+                with contextlib.suppress(*_TRANSIENT, ResponseError):
+                    await self._recover(shard)
 
 
 async def _slot_now(limit: asyncio.Semaphore) -> bool:

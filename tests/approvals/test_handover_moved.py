@@ -22,6 +22,7 @@ from bot.approvals.worker import RunnerWorker
 from tests.approvals.conftest import proposal
 from tests.approvals.helpers import all_terminal, executions, marker_executor, running, wait_until
 from tests.support.answer_losing_proxy import AnswerLosingProxy
+from tests.support.delaying_proxy import DelayingProxy
 
 CONV = "C1/1.0"
 FAST = {"heartbeat_interval": 0.1, "stale_after": 0.6, "reclaim_after": 0.3, "recovery_interval": 0.1,
@@ -242,3 +243,39 @@ async def test_a_move_whose_answer_is_lost_just_before_a_stop_is_given_back_unst
 
 async def _lost(proxy: AnswerLosingProxy) -> bool:
     return bool(proxy.lost)
+
+
+async def test_a_move_whose_wait_is_cut_off_at_the_stop_is_given_back_unstarted(redis_url: str,
+                                                                                 tmp_path: Path) -> None:
+    """A stop that has to cut off a wait (its reply held up longer than the stop waits for it, ``block + 2 s``)
+    after Redis moved the call onto the process's own list: nothing here read the reply, so nothing started it. On
+    its way out the runner reads its moved list once more and gives the call back (approved again, a run entry,
+    never run), instead of leaving it running with no one to run it until it lapses into `interrupted`."""
+    direct = Redis.from_url(redis_url)
+    store = CallStore(direct)
+    (call_id,) = await proposed(store, 1)
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    marker = tmp_path / "marker"
+    settings = {**FAST, "stale_after": 30.0, "block_seconds": 0.5}  # the heartbeat does not lapse meanwhile
+    async with DelayingProxy(host, int(port), b"BLMOVE", delay=4.0) as proxy:
+        waits = Redis.from_url(f"redis://127.0.0.1:{proxy.port}/0")
+        worker = RunnerWorker(direct, store, marker_executor(marker), runner_id="w1", reader=waits, handover=True,
+                              sweep=False, **settings)  # type: ignore[arg-type]
+        async with running(worker):
+            await wait_until(lambda: _held(proxy))  # the first wait is in Redis, its reply will be held up
+            await wait_until(lambda: direct.exists(store.keys.parked(0)))
+            await store.approve(call_id, "U_APP", [], ApprovalPolicy())
+            await wait_until(lambda: direct.exists(store.keys.moved(0, "w1", worker._token)))
+        await waits.aclose()
+    assert executions(marker) == []
+    record = await store.get(call_id)
+    assert record.state is CallState.approved and record.runner is None, (record.state, record.runner)
+    assert (await trail(direct, call_id))[-1] == ("running", "approved", "runner:w1")
+    assert await direct.xlen(store.keys.run_stream(0)) == 1
+    assert not await direct.exists(store.keys.moved(0, "w1", worker._token))
+    assert await direct.llen(store.keys.taken(0, "w1")) == 0
+    await direct.aclose()
+
+
+async def _held(proxy: DelayingProxy) -> bool:
+    return bool(proxy.held)
