@@ -30,9 +30,6 @@ OPEN_LEAKS = {
     "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
     "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "
     "row tuple (no name beside the value)",
-    "redis-cli-config-get": "redis-cli reply pairs: `1) \"masterauth\"`/`2) \"PW\"` is hidden but "
-    "`3) \"requirepass\"`/`4) \"PW\"` is not: only the first numbered pair is read",
-    "redis-acl-list": "redis ACL LIST `user migrator on >PW ~* +@all`: a `>` rule's cleartext password",
     "jenkins-initial-admin-password": "bare 32-hex value on its own line after Jenkins' `Please use the following "
     "password to proceed to installation:` (argv and echoed `kubectl logs | sed` do not say secret)",
     "buildkite-env-hook-trace": "`+ export PAGERDUTY_ROUTING_KEY=<32 hex>`: `*_ROUTING_KEY` is not judged secret "

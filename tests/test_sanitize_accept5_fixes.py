@@ -111,3 +111,23 @@ def test_a_secrets_certificate_is_public_and_shown_but_its_key_is_withheld() -> 
         assert judge_argv(["kubectl", "get", "secret", "s", "-o", f"jsonpath={secret}"]) is not None, secret
     key = crt.replace("tls\\.crt", "tls\\.key")
     assert "MIIDIeQo6" not in sanitize_output((key + CERT_LINES).encode()).text
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ('1) "masterauth"\n2) "Xk9qLm2Wp"\n3) "requirepass"\n4) "Zq8vR2mK9x"\n', "Zq8vR2mK9x"),  # the second pair
+    (" 9) \"maxclients\"\n10) \"10000\"\n11) \"requirepass\"\n12) \"Zq8vR2mK9x\"\n", "Zq8vR2mK9x"),
+    ('3) "user migrator on >Hv4mQ9zLp2 ~* +@all"\n', "Hv4mQ9zLp2"),  # an ACL rule's cleartext password
+    ("user deploy on #5e88489 ~app:* >Kq8sLp2m +@all\n", "Kq8sLp2m"),
+])
+def test_redis_replies_and_acl_rules_hide_their_passwords(text: str, secret: str) -> None:
+    assert secret not in redact(text)[0]
+
+
+@pytest.mark.parametrize("text", [
+    '1) "user default on nopass ~* &* +@all"\n2) "user worker on #9f86d08 ~jobs:* +@read"\n',
+    "sudo -u user id >/dev/null\n",  # a redirection
+    '1) "maxmemory"\n2) "0"\n3) "requirepass"\n4) ""\n',
+    "the user bob saw > 5 errors\n",
+])
+def test_redis_look_alikes_stay(text: str) -> None:
+    assert redact(text)[0] == text

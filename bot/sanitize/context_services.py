@@ -133,12 +133,23 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"psk=",),
     ),
     Detector(
-        # redis-cli's reply to CONFIG GET requirepass (or masterauth): 1) "requirepass" / 2) "PW"
+        # redis-cli's reply to CONFIG GET requirepass (or masterauth): 1) "requirepass" / 2) "PW", and any pair of
+        # a longer reply (CONFIG GET *pass*: 3) "requirepass" / 4) "PW"; numbers padded to their column past 9)
         "password",
-        r"(?m:^)1\) \"(?:requirepass|masterauth)\"\r?\n2\) (?P<v>\"[^\"\n]{1,256}\")",
+        r"(?m:^)[ ]{0,3}[0-9]{1,4}\) \"(?:requirepass|masterauth)\"\r?\n[ ]{0,3}[0-9]{1,4}\) (?P<v>\"[^\"\n]{1,256}\")",
         own_automaton=True,
         group=_RARE,
-        literals=(b'2) "',),
+        literals=(b') "',),
+    ),
+    Detector(
+        # redis's ACL rules (ACL LIST, ACL GETUSER, users.acl, ACL SETUSER echoed): ">PW" adds a cleartext
+        # password to the user ("#<sha256>" is its hash, "nopass" none); the first one on the rule is hidden
+        "password",
+        r"(?:^|[\s\"])user [^\s\"]{1,64}(?: [^\s\">]{1,64}){0,8} >(?P<v>[^\s\"]{1,256})",
+        check="connection_password",  # a shell's redirection (``sudo -u user id >/dev/null``) is a path, no password
+        own_automaton=True,
+        group=_RARE,
+        literals=(b" >",),
     ),
     Detector(
         # LDIF's base64 value of a password attribute (ldapsearch, slapcat): userPassword:: e1NTSEF9...
