@@ -131,3 +131,9 @@ def test_redis_replies_and_acl_rules_hide_their_passwords(text: str, secret: str
 ])
 def test_redis_look_alikes_stay(text: str) -> None:
     assert redact(text)[0] == text
+
+
+@pytest.mark.parametrize("text", ["sudo -u user id >&2\n", "sudo -u user run.sh >>/var/log/x\n",
+                                  "su user -c 'x' >$LOG\n"])
+def test_a_users_redirection_is_no_acl_password(text: str) -> None:
+    assert redact(text)[0] == text

@@ -145,8 +145,9 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # redis's ACL rules (ACL LIST, ACL GETUSER, users.acl, ACL SETUSER echoed): ">PW" adds a cleartext
         # password to the user ("#<sha256>" is its hash, "nopass" none); the first one on the rule is hidden
         "password",
-        r"(?:^|[\s\"])user [^\s\"]{1,64}(?: [^\s\">]{1,64}){0,8} >(?P<v>[^\s\"]{1,256})",
-        check="connection_password",  # a shell's redirection (``sudo -u user id >/dev/null``) is a path, no password
+        # (not a shell's redirection: ``sudo -u user id >/dev/null``, ``>&2``, ``>>log``, ``>$LOG``)
+        r"(?:^|[\s\"])user [^\s\"]{1,64}(?: [^\s\">]{1,64}){0,8} >(?P<v>[^\s\"/&>\x24][^\s\"]{0,255})",
+        finder=r"(?:^|[\s\"])user [^\s\"]{1,64}(?: [^\s\">]{1,64}){0,8} >[^\s\"/&>\x24]",  # (short, as LDIF's)
         own_automaton=True,
         group=_RARE,
         literals=(b" >",),
