@@ -90,6 +90,10 @@ class StoreBase:
             raw, body = await pipe.execute()
         return CallRecord.from_redis(raw, body, call_id) if raw else None
 
+    def clock(self) -> float:
+        """Now, by the clock the store's transitions are stamped with (epoch seconds)."""
+        return self._clock()
+
     def _call_keys(self, call_ids: Sequence[str]) -> list[str | None]:
         """The record key of each call, None for an id no key can be made of (the batch reads answer None)."""
         keys: list[str | None] = []

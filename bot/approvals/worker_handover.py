@@ -138,6 +138,7 @@ class HandoverWorker(ExecutingWorker):
             slot = await self._try_slot()  # never waited for: parked on several shards, several may come at once
             app_slot = slot and (limit is None or await _slot_now(limit))
             if not (seen and app_slot and _names_process(mark, self.runner_id, self._token)
+                    and self._heartbeat_outlives_first_beat(record)
                     and call_id not in self._started and not self._stopping
                     and not await self.store.durable.waits_for_replicas()):
                 if copy:  # a second element of a call this process handles already: never run from here
@@ -170,6 +171,18 @@ class HandoverWorker(ExecutingWorker):
             if left:
                 self._handling[call_id] = left
             self._freed.set()
+
+    def _heartbeat_outlives_first_beat(self, record: CallRecord) -> bool:
+        """Whether the heartbeat the approval set with the hand-over (for ``stale_after``, from ``started_at``) is
+        sure to last until the first beat of a call started now (``heartbeat_interval`` from now, plus its round
+        trip: one interval more is kept as margin, for that and for the clocks of two processes). A move that
+        reached Redis later (a wait held up on its way, a loop that was busy while its park still stood) goes
+        through TAKE, which refreshes the heartbeat: started at once, the sweep would find it running with no
+        heartbeat, mark it ``interrupted`` and have its child cut off."""
+        if record.started_at is None:
+            return False
+        age = self.store.clock() - record.started_at.timestamp()
+        return age <= self.stale_after - 2 * self.heartbeat_interval
 
     async def _drop(self, shard: int, element: Any, on_taken: bool) -> None:
         """Remove an element that is not run from here from the list it is on."""

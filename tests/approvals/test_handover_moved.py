@@ -279,3 +279,31 @@ async def test_a_move_whose_wait_is_cut_off_at_the_stop_is_given_back_unstarted(
 
 async def _held(proxy: DelayingProxy) -> bool:
     return bool(proxy.held)
+
+
+async def test_a_move_made_after_the_hand_overs_heartbeat_lapsed_goes_through_take(redis_url: str,
+                                                                                   tmp_path: Path) -> None:
+    """The approval set the hand-over's heartbeat for ``stale_after``; a wait that reaches Redis later than that
+    (held up on its way, here by a proxy) still moves the call. Started at once, with no beat before the first
+    ``heartbeat_interval``, the sweep would find a running call with no heartbeat and mark it `interrupted` while
+    its child runs, and the runner would then cut the child off. Such a late move goes through TAKE (which
+    refreshes the heartbeat): the call runs once, to its end."""
+    direct = Redis.from_url(redis_url)
+    store = CallStore(direct)
+    (call_id,) = await proposed(store, 1)
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    marker = tmp_path / "marker"
+    async with DelayingProxy(host, int(port), b"BLMOVE", delay=1.0, hold="request") as proxy:
+        waits = Redis.from_url(f"redis://127.0.0.1:{proxy.port}/0")
+        worker = RunnerWorker(direct, store, marker_executor(marker, sleep=1.0), runner_id="w1", reader=waits,
+                              handover=True, **FAST)  # type: ignore[arg-type]
+        async with running(worker):
+            await wait_until(lambda: _held(proxy))  # the first wait is held up on its way to Redis
+            await wait_until(lambda: direct.exists(store.keys.parked(0)))
+            await store.approve(call_id, "U_APP", [], ApprovalPolicy())
+            await wait_until(lambda: all_terminal(store, [call_id]))
+        await waits.aclose()
+    record = await store.get(call_id)
+    assert record.state is CallState.finished, (record.state, record.result)
+    assert executions(marker) == [call_id]
+    await direct.aclose()
