@@ -18,6 +18,7 @@ from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
 from tests.corpora.leaks_open5 import OPEN5_LEAKS
 from tests.corpora.leaks_open8 import OPEN8_LEAKS
 from tests.corpora.leaks_ops import OPS_LEAKS
+from tests.corpora.leaks_revsan5 import REVSAN5_LEAKS
 from tests.corpora.leaks_tables10 import TABLES10_LEAKS
 from tests.corpora.leaks_vendors import VENDOR_LEAKS
 
@@ -106,4 +107,4 @@ LEAKS: tuple[Leak, ...] = (
 )
 
 LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS + ACCEPT2_LEAKS
-LEAKS += OPEN5_LEAKS + OPEN8_LEAKS + LEAKS11_LEAKS + TABLES10_LEAKS
+LEAKS += OPEN5_LEAKS + OPEN8_LEAKS + LEAKS11_LEAKS + TABLES10_LEAKS + REVSAN5_LEAKS

@@ -1,0 +1,32 @@
+"""What ``revsan5``'s review of issue #11's round found (``tests/corpora/leaks_revsan5.py``, also run through
+``fisk-chatops exec`` by ``tests/test_corpora_exec.py``): each case's secrets hidden, every other line unchanged; and
+ordinary tab-separated lines that name a secret's setting with a value that is no secret stay whole."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize import sanitize_output
+from tests.corpora.leak_case import Leak
+from tests.corpora.leaks_revsan5 import REVSAN5_LEAKS
+
+
+@pytest.mark.parametrize("leak", REVSAN5_LEAKS, ids=lambda leak: leak.family)
+def test_revsan5_leaks_hidden(leak: Leak) -> None:
+    shown = sanitize_output(leak.text.encode()).text
+    assert [s for s in leak.secrets if s in shown] == [] and "[REDACTED:" in shown, shown
+    for before, after in zip(leak.text.splitlines(), shown.splitlines(), strict=True):
+        if not any(secret in before for secret in leak.secrets):
+            assert after == before
+
+
+@pytest.mark.parametrize("line", [
+    "password_policy\tstrong\ttrue\n",
+    "token_ttl\t3600\tseconds\n",
+    "secret_rotation\tenabled\t2026-12-01\n",
+    "DB_PASSWORD\t<set in vault>\tfalse\n",
+    "api_key_header\tX-Api-Key\tdefault\n",
+    "KEY\tVALUE\tSOURCE\nPASSWORD_MIN_LENGTH\t12\tdefault\n",
+])
+def test_ordinary_tab_cells_at_a_line_start_stay(line: str) -> None:
+    assert sanitize_output(line.encode()).text == line
