@@ -200,7 +200,11 @@ _MIDLINE_CELL_END = r"(?: {2}|[ \t]*\r?(?m:$))"
 # The same cells separated by tabs (a tab, blanks around it), as a template's ``{{"\t"}}`` or a TSV row prints them
 # (``db-credentials<TAB>password<TAB>Xk9...``, ``loaded<TAB>host<TAB>db<TAB>password<TAB>Xk9...<TAB>port``): after
 # other text, the name's cell, a tab, the value's cell, then a tab or the line's end. Gated by a tab (``TAB``).
-_MIDLINE_TAB_CELLS_HEAD = rf"[^\s][ ]{{0,16}}\t[ \t]{{0,16}}(?P<name>{_MIDLINE_CELL_NAME})[ ]{{0,16}}\t[ \t]{{0,16}}"
+# At a line's start too, when more cells follow the value's (``az ... -o tsv`` of name, value, enabled: the
+# two-column line, ``key_value_line``, wants the value last; found by review, revsan5).
+_MIDLINE_TAB_CELLS_HEAD = (
+    rf"(?:[^\s][ ]{{0,16}}\t|(?m:^))[ \t]{{0,16}}(?P<name>{_MIDLINE_CELL_NAME})[ ]{{0,16}}\t[ \t]{{0,16}}"
+)
 _MIDLINE_TAB_CELL_END = r"(?:[ ]{0,16}\t|[ \t]{0,16}\r?(?m:$))"
 TAB = b"\t"
 # Its finder's value: a candidate's start, then the rest of the value unbounded. The value's counters
