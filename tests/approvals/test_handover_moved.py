@@ -43,8 +43,9 @@ async def test_a_hand_over_starts_without_take_and_runs_once(redis_url: str, tmp
     client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
     store = CallStore(client)
     marker = tmp_path / "marker"
+    # a heartbeat long enough that a loaded machine's slow loop pass never makes the move look late (TAKE then)
     worker = RunnerWorker(client, store, marker_executor(marker), runner_id="w-fast", reader=reader, handover=True,
-                          **FAST)  # type: ignore[arg-type]
+                          **{**FAST, "stale_after": 5.0})  # type: ignore[arg-type]
     ids = await proposed(store, 3)
     takes: list[str] = []
     sentinel = f"ECHO moved-check-{tmp_path.name}"
