@@ -30,3 +30,31 @@ def test_revsan5_leaks_hidden(leak: Leak) -> None:
 ])
 def test_ordinary_tab_cells_at_a_line_start_stay(line: str) -> None:
     assert sanitize_output(line.encode()).text == line
+
+
+# An x-filled example (``shapes._FILLED_EXAMPLE``) is a vendor's short prefix then runs of x or "*": a real key with
+# a run of x glued after it, or between two runs, is a key still (before: any 40 characters before the run passed).
+_REAL = "Hq7vL2pxR9mK4zTbQw93"
+
+
+@pytest.mark.parametrize("line, secret", [
+    (f"api_key: XXXXXXXX-{_REAL}-XXXXXXXX\n", _REAL),
+    (f"api_key: {_REAL}-xxxxxxxx\n", _REAL),
+    (f"OPENAI_API_KEY=sk-proj-{_REAL}Ab12Cd-xxxxxxxx\n", _REAL),
+    (f"see sk-{_REAL}Ab12Cd_xxxxxxxxxxxx there\n", _REAL),
+    (f"SLACK_BOT_TOKEN=xoxb-{_REAL}-xxxxxxxxxxxx\n", _REAL),
+    (f"token: ghp_{_REAL}Ab12Cd34Ef56/******\n", _REAL),
+])
+def test_a_real_key_beside_x_runs_is_redacted(line: str, secret: str) -> None:
+    shown = sanitize_output(line.encode()).text
+    assert secret not in shown and "[REDACTED:" in shown, shown
+
+
+@pytest.mark.parametrize("line", [
+    "STRIPE_SECRET_KEY=sk_live_xxxxxxxxxxxxxxxxxxxxxxxx\n",
+    "SLACK_BOT_TOKEN=xoxb-xxxxxxxxxxxx-xxxxxxxxxxxx\n",
+    "OPENAI_API_KEY=sk-proj-xxxxxxxxxxxxxxxxxxxxxxxx\n",
+    "api_key: ********************\n",
+])
+def test_x_filled_examples_stay(line: str) -> None:
+    assert sanitize_output(line.encode()).text == line
