@@ -64,8 +64,11 @@ _PLACEHOLDER_WORDS = word_set(
     "pwd passwd passphrase creds credentials apikey api_key api-key omitted data+omitted"
 )
 # A key's example with its random part written as a run of x (``sk_live_xxxxxxxxxxxxxxxx``, ``ghp_XXXXXXXX``) or of
-# "*" (a masked one): a vendor's prefix, a separator, then six or more of them. Nothing random is left to hide.
-_FILLED_EXAMPLE = re.compile(r"[^\s]{0,40}[_.:/-](?:[xX]{6,}|\*{6,})")
+# "*" (a masked one): a vendor's prefix, a separator, then six or more of them. Nothing random is left to hide: the
+# prefix is at most four words of one case (``sk_live``, ``xoxb``, ``sk-proj``) or runs of x themselves, so a real
+# key with a run of x glued to it (``XXXX-<key>-XXXX``, ``sk-<key>-xxxxxx``) is no example (found by review, revsan5).
+_FILL = r"(?:[xX]{6,}|\*{6,})"
+_FILLED_EXAMPLE = re.compile(rf"(?:(?:[a-z]{{1,6}}|[A-Z]{{1,6}}|{_FILL})[_.:/-]){{1,4}}{_FILL}")
 # A placeholder written as a phrase that asks to be replaced (``change-me-in-production``, ``replace_this``,
 # ``your-secret-key-here``): lower-case letters only, words joined by "-" or "_". A real secret of the same shape
 # (``correct-horse-battery-staple``, ``changeme-2024``) has no such opening or holds a digit.
