@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sanitize import sanitize_output
+from bot.sanitize import display_command_line, sanitize_output
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_revsan5 import REVSAN5_LEAKS
 
@@ -58,3 +58,34 @@ def test_a_real_key_beside_x_runs_is_redacted(line: str, secret: str) -> None:
 ])
 def test_x_filled_examples_stay(line: str) -> None:
     assert sanitize_output(line.encode()).text == line
+
+
+# Cards: a password flag glued to its value where the program's option parser takes it so (getopt: ssh-keygen
+# -NPW, sshpass -pPW, zip/unzip -PPW), openssl enc's -k PW, and vault login's token as its argument.
+_PW = "Hq7vL2pxR9mK4zTb"
+
+
+@pytest.mark.parametrize("argv", [
+    ["ssh-keygen", "-t", "ed25519", "-N" + _PW, "-f", "key"],
+    ["ssh-keygen", "-p", "-P" + _PW, "-N" + _PW + "2", "-f", "key"],
+    ["sshpass", "-p" + _PW, "ssh", "host"],
+    ["unzip", "-P" + _PW, "a.zip"],
+    ["zip", "-P" + _PW, "a.zip", "f"],
+    ["openssl", "enc", "-aes-256-cbc", "-k", _PW, "-in", "f"],
+    ["vault", "login", _PW],
+])
+def test_card_hides_glued_and_positional_passwords(argv: list[str]) -> None:
+    shown, _warned = display_command_line(argv)
+    assert _PW not in shown and "[REDACTED:" in shown, shown
+
+
+@pytest.mark.parametrize("argv", [
+    ["ssh-keygen", "-lf", "key.pub"],
+    ["zip", "-r", "a.zip", "dir"],
+    ["unzip", "-l", "a.zip"],
+    ["vault", "login", "-method=oidc"],
+    ["openssl", "x509", "-in", "c.pem", "-noout", "-text"],
+])
+def test_card_keeps_ordinary_flags(argv: list[str]) -> None:
+    shown, _warned = display_command_line(argv)
+    assert "[REDACTED:" not in shown, shown
