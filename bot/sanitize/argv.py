@@ -34,6 +34,7 @@ _PROGRAM_PASSWORD_FLAGS = {
     "sqlcmd": _MSSQL_PASSWORD, "bcp": _MSSQL_PASSWORD, "osql": _MSSQL_PASSWORD,
     "zip": frozenset({"-P"}), "unzip": frozenset({"-P"}),
     "ssh-keygen": frozenset({"-N", "-P"}),  # the new passphrase and the old one (-p changes it, prompting)
+    "openssl": frozenset({"-k"}),  # openssl enc's password (-kfile names a file; -pass is a flag with its name)
     **dict.fromkeys(("ldapsearch", "ldapadd", "ldapmodify", "ldapdelete", "ldapmodrdn", "ldapcompare",
                      "ldapwhoami", "ldapexop"), _LDAP_BIND),
     "ldappasswd": frozenset({"-w", "-a", "-s"}),  # the bind password, the old one and the new one
@@ -49,11 +50,16 @@ _PASSWORD_FLAGS_AFTER_WORD = {
                     _LOGIN_PASSWORD),
     "gh": ("secret", frozenset({"-b", "--body"})),
 }
-# Programs whose password flag is glued to its value (7-Zip's -pPW: a lone -p prompts); mysql's -pPW is read
-# by its own branch (any program whose name starts with mysql or mariadb).
-_GLUED_PASSWORD_FLAG = dict.fromkeys(("7z", "7za", "7zz", "7zr"), "-p")
-# A subcommand whose next argument is a password: rclone obscure PW (it prints the obscured form).
-_PASSWORD_AFTER_SUBCOMMAND = {"rclone": "obscure"}
+# Programs whose password flag may be glued to its value (7-Zip's -pPW: a lone -p prompts; getopt's programs take
+# -NPW as -N PW: ssh-keygen, sshpass, zip, unzip; found by review, revsan5); mysql's -pPW is read by its own
+# branch (any program whose name starts with mysql or mariadb).
+_GLUED_PASSWORD_FLAG: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("7z", "7za", "7zz", "7zr"), ("-p",)), "ssh-keygen": ("-N", "-P"), "sshpass": ("-p",),
+    "zip": ("-P",), "unzip": ("-P",),
+}
+# A subcommand whose next argument is a password: rclone obscure PW (it prints the obscured form), vault login
+# TOKEN (its flags, -method=..., come before any argument).
+_PASSWORD_AFTER_SUBCOMMAND = {"rclone": "obscure", "vault": "login"}
 # htpasswd's batch mode (-b, alone or among other letters: -bB, -nb) takes the password as its last argument.
 _HTPASSWD_BATCH = re.compile(r"-[A-Za-z]*b[A-Za-z]*")
 # A positional setting name before its value (aws configure set aws_secret_access_key VALUE).
@@ -106,7 +112,7 @@ def _shown_items(
             program = os.path.basename(item)
             mysql = program.startswith(("mysql", "mariadb"))
             program_flags = _PROGRAM_PASSWORD_FLAGS.get(program, frozenset())
-            glued = _GLUED_PASSWORD_FLAG.get(program, "")
+            glued = _GLUED_PASSWORD_FLAG.get(program, ())
             if program == "htpasswd" and any(_HTPASSWD_BATCH.fullmatch(a) for a in argv[index + 1:]):
                 batch_password = len(argv) - 1
         word, flags_after_word = _PASSWORD_FLAGS_AFTER_WORD.get(program, ("", frozenset()))
@@ -133,8 +139,8 @@ def _shown_items(
             shown.append(f"{flag}{user}:{_marker('basic_auth', password, fingerprints)}")
         elif mysql and _MYSQL_PASSWORD.fullmatch(text):
             shown.append("-p" + _marker("password", text[2:], fingerprints))
-        elif glued and text.startswith(glued) and len(text) > len(glued):
-            shown.append(glued + _marker("password", text[len(glued):], fingerprints))
+        elif flag := next((g for g in glued if text.startswith(g) and len(text) > len(g)), ""):
+            shown.append(flag + _marker("password", text[len(flag):], fingerprints))
         else:
             redacted, found = redactor.redact(text, fingerprints=fingerprints)
             if flag_equals and _FLAG_WITH_SECRET.match(flag_equals[1]) and not shapes.trivial(flag_equals[2]):
