@@ -4,9 +4,11 @@ ordinary tab-separated lines that name a secret's setting with a value that is n
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from bot.sanitize import display_command_line, sanitize_output
+from bot.sanitize import delimited_tables, display_command_line, sanitize_output
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_revsan5 import REVSAN5_LEAKS
 
@@ -89,3 +91,29 @@ def test_card_hides_glued_and_positional_passwords(argv: list[str]) -> None:
 def test_card_keeps_ordinary_flags(argv: list[str]) -> None:
     shown, _warned = display_command_line(argv)
     assert "[REDACTED:" not in shown, shown
+
+
+def _names_cell_by_cell(line: bytes, separator: bytes) -> list[bytes] | None:
+    """``delimited_tables._names`` as it read every header, one cell at a time (what its whole-line reading of a
+    header without quotes must answer)."""
+    cells = delimited_tables._cells(line, separator)
+    if cells is None or len(cells) < 2:
+        return None
+    shape = delimited_tables._CSV_NAME if separator == b"," else delimited_tables._NAME
+    names = [line[start:end] for start, end in cells]
+    if not all(shape.fullmatch(name) and not delimited_tables._HASH.fullmatch(name) for name in names):
+        return None
+    return [b" ".join(name.lower().split()) for name in names]
+
+
+def test_a_plain_header_read_whole_names_what_its_cells_name() -> None:
+    rng = random.Random(5)
+    atoms = [b"password", b"a1b2c3d", b"Name", b"x", b"_y", b"1x", b" ", b"a b", b"abcdef0", b"deadbeef12",
+             b"Pass  Word", b"", b"\t", b"|", b",", b"\r", "\u00e9".encode(), b"abc1234567", b"ABC1234",
+             b"a" * 41 + b"1"]
+    for _ in range(20_000):
+        separator = rng.choice((b",", b"\t", b"|"))
+        line = separator.join(rng.choice(atoms) for _ in range(rng.randint(1, 6)))
+        if rng.random() < 0.2:
+            line = rng.choice(atoms) + line
+        assert delimited_tables._names(line, separator) == _names_cell_by_cell(line, separator), line
