@@ -46,7 +46,6 @@ OPEN_LEAKS = {
     "`value` (the `sk_live_` one is hidden by its shape only)",
     "terraform-state-pull": "terraform state of `random_password`: `\"result\": \"PW\"` (the attribute "
     "holding the password is named `result`)",
-    "php-fpm-pool-env": "php-fpm pool `env[DB_PASS] = PW`: a name inside `env[...]` brackets",
     "rclone-conf": "rclone config show `key = K002...` of a `type = b2` remote (Backblaze application key): the "
     "name is only `key`",
     "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "

@@ -137,3 +137,24 @@ def test_redis_look_alikes_stay(text: str) -> None:
                                   "su user -c 'x' >$LOG\n"])
 def test_a_users_redirection_is_no_acl_password(text: str) -> None:
     assert redact(text)[0] == text
+
+
+@pytest.mark.parametrize(("line", "secret"), [
+    (f"env[DB_PASS] = {PW}", PW),
+    (f'  env[SMTP_PW] = "{PW}"', PW),
+    (f"env[REDIS_PASSWORD]={PW}", PW),
+])
+def test_a_php_fpm_pools_secret_environment_value_is_redacted(line: str, secret: str) -> None:
+    assert secret not in redact(line)[0]
+
+
+@pytest.mark.parametrize("line", [
+    "env[APP_ENV] = production",
+    "env[DB_PASS] = $DB_PASS",  # passed on from the master's environment
+    "env[API_TOKEN] = ${API_TOKEN}",
+    "env[PATH] = /usr/local/bin:/usr/bin:/bin",
+    "env[DB_PASSWORD_FILE] = /run/secrets/db",
+    "env[DB_PASS] = changeme",
+])
+def test_php_fpm_look_alikes_stay(line: str) -> None:
+    assert redact(line)[0] == line

@@ -284,6 +284,17 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"process.env",),
     ),
     Detector(
+        # php-fpm's pool configuration: env[DB_PASS] = PW (the variable's name inside the brackets; the pool passes
+        # it to every worker's environment). ``env[APP_ENV] = production``, ``env[DB_PASS] = $DB_PASS`` stay.
+        "password",
+        rf"(?:^|\n)[ \t]{{0,16}}env\[(?P<name>{_ANY_SECRET_NAME})\][ \t]{{0,8}}=[ \t]{{0,8}}(?P<v>{_LINE_VALUE})",
+        check="xml_pair",
+        finder=r"(?:^|\n)[ \t]*env\[[A-Za-z0-9_.-]+\][ \t]*=[ \t]*[^\s#]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"env[",),
+    ),
+    Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
         "password",
         rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
