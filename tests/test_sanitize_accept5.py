@@ -58,8 +58,6 @@ OPEN_LEAKS = {
     "(`tunnel token` is not a shape whose output is withheld)",
     "wg-show-private-key": "bare base64 key after echoed `$ sudo wg show wg0 private-key` (`private-key` as a "
     "subcommand word, not a flag)",
-    "java-spring-env-dump": "Spring debug `Found key 'spring.mail.password' in PropertySource ... with value of "
-    "type String: PW` (the `app.jwt.secret` one is hidden by its base64 shape)",
 }
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)

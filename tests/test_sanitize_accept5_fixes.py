@@ -158,3 +158,27 @@ def test_a_php_fpm_pools_secret_environment_value_is_redacted(line: str, secret:
 ])
 def test_php_fpm_look_alikes_stay(line: str) -> None:
     assert redact(line)[0] == line
+
+
+SPRING = ("DEBUG 1 --- [main] o.s.c.e.PropertySourcesPropertyResolver : Found key '{}' in PropertySource '{}' "
+          "with value of type {}")
+
+
+@pytest.mark.parametrize(("key", "source"), [
+    ("spring.mail.password", "systemEnvironment"),
+    ("spring.datasource.password", "applicationConfig: [classpath:/application.yml]"),
+    ("SMTP_PW", "systemEnvironment"),
+])
+def test_springs_resolved_secret_property_is_redacted(key: str, source: str) -> None:
+    line = SPRING.format(key, source, "String") + f": {PW}"
+    assert redact(line)[0] == line.replace(PW, "[REDACTED:password]")
+
+
+@pytest.mark.parametrize("line", [
+    SPRING.format("server.port", "systemEnvironment", "String") + ": 8080",
+    SPRING.format("app.token.ttl", "x", "Integer") + ": 3600",
+    SPRING.format("spring.datasource.password", "x", "String") + ": ${DB_PASSWORD}",
+    SPRING.format("spring.mail.password", "systemEnvironment", "String"),  # Spring's own line: no value
+])
+def test_spring_look_alikes_stay(line: str) -> None:
+    assert redact(line)[0] == line

@@ -295,6 +295,19 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"env[",),
     ),
     Detector(
+        # Spring's property resolver at DEBUG: Found key 'spring.mail.password' in PropertySource 'x' with value of
+        # type String: PW (the value to the line's end; a key that names no secret, or a ${...}, stays)
+        "password",
+        rf"Found key '(?P<name>{_ANY_SECRET_NAME})' in PropertySource '[^'\n]{{1,128}}' with value of type "
+        r"[A-Za-z.]{1,64}: (?P<v>[^\s](?:[^\n]{0,254}[^\s])?)",
+        check="xml_pair",
+        finder=r"Found key '[A-Za-z0-9_.-]+' in PropertySource '[^'\n]{1,128}' with value of type [A-Za-z.]{1,64}: "
+        r"[^\s]",
+        own_automaton=True,
+        group=_RARE,
+        literals=(b"Found key '",),
+    ),
+    Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
         "password",
         rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
