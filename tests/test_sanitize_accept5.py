@@ -46,8 +46,6 @@ OPEN_LEAKS = {
     "`value` (the `sk_live_` one is hidden by its shape only)",
     "terraform-state-pull": "terraform state of `random_password`: `\"result\": \"PW\"` (the attribute "
     "holding the password is named `result`)",
-    "rclone-conf": "rclone config show `key = K002...` of a `type = b2` remote (Backblaze application key): the "
-    "name is only `key`",
     "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "
     "says pass; the `.key` file before it is hidden)",
     "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "

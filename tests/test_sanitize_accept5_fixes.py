@@ -182,3 +182,19 @@ def test_springs_resolved_secret_property_is_redacted(key: str, source: str) -> 
 ])
 def test_spring_look_alikes_stay(line: str) -> None:
     assert redact(line)[0] == line
+
+
+@pytest.mark.parametrize("key", ["K002Zq9mW3xR7tY2uI8oP4aS6dF1gH5aB3cD4e", "K005Zq9mW3xR7tY2uI8oP4aS6dF1gH5"])
+def test_a_b2_application_key_of_any_issued_length_is_redacted(key: str) -> None:
+    text = f"[b2-backups]\ntype = b2\naccount = 0021a2b3c4d5e6f0000000001\nkey = {key}\n"
+    assert redact(text)[0] == text.replace(key, "[REDACTED:b2_application_key]")
+
+
+@pytest.mark.parametrize("line", [
+    "account = 0021a2b3c4d5e6f0000000001",  # the key's id is public
+    "K0012345 sectors",
+    "K001 is the first key's version.",
+    "K0019ab8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4",  # longer than any key: no B2 key
+])
+def test_b2_look_alikes_stay(line: str) -> None:
+    assert redact(line)[0] == line

@@ -152,7 +152,8 @@ TOKENS: tuple[Detector, ...] = (
     _token("linear_key", _B + r"(?P<v>lin_(?:api|oauth)_[A-Za-z0-9]{40,256})"),
     _token("heroku_token", _B + r"(?P<v>HRKU-[A-Za-z0-9_-]{20,256})"),  # heroku auth:token, HEROKU_API_KEY
     # A Backblaze B2 application key (rclone.conf's ``key =``, B2_APPLICATION_KEY): K00 and a digit, 31 characters
-    Detector("b2_application_key", _B + r"(?P<v>K00[0-9][A-Za-z0-9+/]{27})(?:[^A-Za-z0-9+/=]|$)"),
+    # as B2 issues them today (up to 44 read, as a longer one of the same shape is no ordinary word either)
+    Detector("b2_application_key", _B + r"(?P<v>K00[0-9][A-Za-z0-9+/]{27,40})(?:[^A-Za-z0-9+/=]|$)"),
     # An LDAP password hash after its scheme (olcRootPW:, userPassword: in LDIF, slappasswd's output): the hash
     # is what an offline guess starts from
     _token("password_hash",
