@@ -32,10 +32,6 @@ OPEN_LEAKS = {
     "row tuple (no name beside the value)",
     "jenkins-initial-admin-password": "bare 32-hex value on its own line after Jenkins' `Please use the following "
     "password to proceed to installation:` (argv and echoed `kubectl logs | sed` do not say secret)",
-    "buildkite-env-hook-trace": "`+ export PAGERDUTY_ROUTING_KEY=<32 hex>`: `*_ROUTING_KEY` is not judged secret "
-    "(an AMQP routing key is not, PagerDuty's Events v2 routing key is)",
-    "pagerduty-api-and-routing": "`curl -d '{\"routing_key\":\"<32 hex>\",...}'` echoed: PagerDuty's "
-    "integration key in a JSON body (`api_key:` on the line before is hidden)",
     "drone-secret-ls": "`drone secret info --name docker_password` then `Data: PW`: the value line is named "
     "`Data`, the secret's name is on the echoed command and the line above",
     "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "

@@ -198,3 +198,27 @@ def test_a_b2_application_key_of_any_issued_length_is_redacted(key: str) -> None
 ])
 def test_b2_look_alikes_stay(line: str) -> None:
     assert redact(line)[0] == line
+
+
+ROUTING = "9f86d081884c7d659a2feaa0c55ad015"
+
+
+@pytest.mark.parametrize("line", [
+    f"+ export PAGERDUTY_ROUTING_KEY={ROUTING}",
+    f"curl -d '{{\"routing_key\":\"{ROUTING}\",\"event_action\":\"trigger\"}}'",
+    f'  routingKey: "{ROUTING}"',
+    f"pd_routing-key = '{ROUTING}'",
+])
+def test_a_pagerduty_routing_key_is_redacted(line: str) -> None:
+    assert redact(line)[0] == line.replace(ROUTING, "[REDACTED:token]")
+
+
+@pytest.mark.parametrize("line", [
+    "routing_key: orders.created",  # RabbitMQ: a queue's address
+    "ROUTING_KEY=orders.#",
+    '{"exchange": "events", "routing_key": "user.signup.v2"}',
+    f"routing_key: {ROUTING}ab",  # no PagerDuty key's length
+    "the routing key is 32 hex characters",
+])
+def test_routing_key_look_alikes_stay(line: str) -> None:
+    assert redact(line)[0] == line

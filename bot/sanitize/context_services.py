@@ -308,6 +308,15 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"Found key '",),
     ),
     Detector(
+        # PagerDuty's Events v2 routing (integration) key: PAGERDUTY_ROUTING_KEY=<32 hex>, "routing_key":"<32 hex>".
+        # Only that shape: an AMQP routing key (``routing_key: orders.created``) is a queue's address, no secret.
+        "token",
+        r"(?i:routing)[_-]?(?i:key)[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?P<v>[0-9a-fA-F]{32})(?:[^0-9A-Za-z_-]|$)",
+        own_automaton=True,
+        group=_RARE,
+        literals=(),  # (none that every letter case holds; in the group a literal gates nothing anyway)
+    ),
+    Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
         "password",
         rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
