@@ -40,8 +40,6 @@ OPEN_LEAKS = {
     "value of `key`, the secret the value of `value`",
     "infisical-export": "`{\"key\": \"RESEND_API_KEY\", \"value\": \"re_...\"}`: name in `key`, secret in "
     "`value` (the `sk_live_` one is hidden by its shape only)",
-    "terraform-state-pull": "terraform state of `random_password`: `\"result\": \"PW\"` (the attribute "
-    "holding the password is named `result`)",
     "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "
     "says pass; the `.key` file before it is hidden)",
     "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "

@@ -222,3 +222,25 @@ def test_a_pagerduty_routing_key_is_redacted(line: str) -> None:
 ])
 def test_routing_key_look_alikes_stay(line: str) -> None:
     assert redact(line)[0] == line
+
+
+def _state(kind: str, result: str) -> str:
+    return (f'{{\n  "mode": "managed",\n  "type": "{kind}",\n  "name": "db",\n  "instances": [\n    {{\n'
+            f'      "attributes": {{\n        "id": "none",\n        "length": 24,\n        "result": "{result}",\n'
+            '        "special": true\n      }\n    }\n  ]\n}\n')
+
+
+def test_a_random_passwords_result_in_terraform_state_is_redacted() -> None:
+    text = _state("random_password", PW) + _state("random_pet", "happy-cat")
+    assert redact(text)[0] == text.replace(PW, "[REDACTED:password]")
+
+
+@pytest.mark.parametrize("text", [
+    _state("random_pet", "happy-cat"),
+    _state("random_id", "a1b2c3d4"),
+    '{"type": "random_password"}\n' + "x" * 5000 + '\n{"level": "info", "result": "ok"}\n',  # too far back
+    '{"level": "info", "result": "Zq7xK2mP9vL4wT8n"}\n',  # no random_password in the text
+    "".join(f'{{"level":"info","ts":{i},"result":"ok-{i}"}}\n' for i in range(1200)),  # a result on every line
+])
+def test_other_results_stay(text: str) -> None:
+    assert redact(text)[0] == text
