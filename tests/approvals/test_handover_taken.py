@@ -14,26 +14,13 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
-from bot.approvals.audit import read_audit
 from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallState
 from bot.approvals.store import CallStore
 from bot.approvals.worker import RunnerWorker
-from tests.approvals.conftest import proposal
+from tests.approvals.handover_support import FAST, proposed, trail
 from tests.approvals.helpers import all_terminal, executions, marker_executor, running, wait_until
 from tests.support.answer_losing_proxy import AnswerLosingProxy
-
-CONV = "C1/1.0"
-FAST = {"heartbeat_interval": 0.1, "stale_after": 0.6, "reclaim_after": 0.3, "recovery_interval": 0.1,
-        "block_seconds": 0.1}
-
-
-async def proposed(store: CallStore, n: int) -> list[str]:
-    return [r.id for r in await store.propose(CONV, [proposal() for _ in range(n)], ApprovalPolicy(), "U_REQ")]
-
-
-async def trail(redis: Redis, call_id: str) -> list[tuple[str, str, str]]:
-    return [(e.from_state, e.to_state, e.actor) for e in await read_audit(redis, call_id=call_id, limit=50)]
 
 
 async def test_a_move_whose_answer_is_lost_is_taken_by_the_same_runner_and_runs_once(redis_url: str,
