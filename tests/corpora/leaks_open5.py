@@ -10,29 +10,11 @@ ordinary lines that look like them and must stay whole are ``tests/corpora/benig
 
 from __future__ import annotations
 
-import random
-import string
+from tests.corpora.leak_case import Leak, SeededCases
 
-from tests.corpora.leak_case import Leak
-
-R = random.Random(5_2026_1202)
-AL = string.ascii_letters + string.digits
-
-
-def rs(n: int, alpha: str = AL) -> str:
-    return "".join(R.choice(alpha) for _ in range(n))
-
-
-def pw(n: int = 14) -> str:
-    """A password with a few symbols inside (never first or last)."""
-    return rs(2) + rs(n - 4, AL + "!#%^*-_.") + rs(2, string.digits)
-
-
-CASES: list[Leak] = []
-
-
-def case(family: str, text: str, *secrets: str) -> None:
-    CASES.append(Leak(f"open5: {family}", text, secrets))
+_CORPUS = SeededCases(5_2026_1202, "open5")
+rs, pw, case = _CORPUS.rs, _CORPUS.pw, _CORPUS.case
+CASES: list[Leak] = _CORPUS.cases
 
 
 # A URL whose host is empty (libpq: a Unix socket, given by ?host= or the default one)

@@ -9,29 +9,11 @@ ordinary lines that look like them and must stay whole are ``tests/corpora/benig
 
 from __future__ import annotations
 
-import random
-import string
+from tests.corpora.leak_case import Leak, SeededCases
 
-from tests.corpora.leak_case import Leak
-
-R = random.Random(8_2026_1202)
-AL = string.ascii_letters + string.digits
-
-
-def rs(n: int, alpha: str = AL) -> str:
-    return "".join(R.choice(alpha) for _ in range(n))
-
-
-def pw(n: int = 14) -> str:
-    """A password with a few symbols inside (never first or last)."""
-    return rs(2) + rs(n - 4, AL + "!#%^*-_.") + rs(2, string.digits)
-
-
-CASES: list[Leak] = []
-
-
-def case(family: str, text: str, *secrets: str) -> None:
-    CASES.append(Leak(f"open8: {family}", text, secrets))
+_CORPUS = SeededCases(8_2026_1202, "open8")
+rs, pw, case = _CORPUS.rs, _CORPUS.pw, _CORPUS.case
+CASES: list[Leak] = _CORPUS.cases
 
 
 # make's "+=" (appended) and "!=" (a shell command's output) opening their line, without a directive

@@ -11,30 +11,15 @@ must stay whole are ``tests/corpora/benign/leaks10_lookalikes.txt``.
 
 from __future__ import annotations
 
-import random
 import string
 
-from tests.corpora.leak_case import Leak
+from tests.corpora.leak_case import AL, Leak, SeededCases
 from tests.corpora.nkeys import public_key, seed
 
-R = random.Random(10_2026_1202)
-AL = string.ascii_letters + string.digits
-
-
-def rs(n: int, alpha: str = AL) -> str:
-    return "".join(R.choice(alpha) for _ in range(n))
-
-
-def pw(n: int = 14) -> str:
-    """A password with a few symbols inside (never first or last)."""
-    return rs(2) + rs(n - 4, AL + "!#%^*-_.") + rs(2, string.digits)
-
-
-CASES: list[Leak] = []
-
-
-def case(family: str, text: str, *secrets: str) -> None:
-    CASES.append(Leak(f"leaks10: {family}", text, secrets))
+_CORPUS = SeededCases(10_2026_1202, "leaks10")
+rs, pw, case = _CORPUS.rs, _CORPUS.pw, _CORPUS.case
+R = _CORPUS.rng  # nkeys draws from the same sequence
+CASES: list[Leak] = _CORPUS.cases
 
 
 # NATS nkey seeds without their .creds armour
