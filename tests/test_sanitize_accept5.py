@@ -36,10 +36,6 @@ OPEN_LEAKS = {
     "`Data`, the secret's name is on the echoed command and the line above",
     "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "
     "`<<<` in a set -x trace",
-    "ansible-debug-verbose": "ansible loop item `(item={'key': 'SECRET_KEY', 'value': '<b64>'})`: the name is the "
-    "value of `key`, the secret the value of `value`",
-    "infisical-export": "`{\"key\": \"RESEND_API_KEY\", \"value\": \"re_...\"}`: name in `key`, secret in "
-    "`value` (the `sk_live_` one is hidden by its shape only)",
     "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "
     "says pass; the `.key` file before it is hidden)",
     "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "

@@ -67,6 +67,7 @@ from bot.sanitize.context_patterns import (
     _characters_as_utf8,
 )
 from bot.sanitize.context_programs import PROGRAM_FORMATS
+from bot.sanitize.context_records import RECORD_FORMATS
 from bot.sanitize.context_services import SERVICE_FORMATS
 from bot.sanitize.context_tools import TOOL_FORMATS
 from bot.sanitize.detectors import TOKENS, Detector
@@ -125,6 +126,7 @@ CONTEXT: tuple[Detector, ...] = (
         finder=_ENV_HEAD + rf"(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})",
         search=_ENV_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
     ),
+    *RECORD_FORMATS,  # (after the container's pair: where both start, its environment judgement wins)
     Detector(
         "xml_value",
         # XML configuration: <password>v</password> (Maven settings.xml), <add key="DbPassword" value="v"/> (.NET).
