@@ -30,8 +30,6 @@ OPEN_LEAKS = {
     "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
     "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "
     "row tuple (no name beside the value)",
-    "jenkins-initial-admin-password": "bare 32-hex value on its own line after Jenkins' `Please use the following "
-    "password to proceed to installation:` (argv and echoed `kubectl logs | sed` do not say secret)",
     "drone-secret-ls": "`drone secret info --name docker_password` then `Data: PW`: the value line is named "
     "`Data`, the secret's name is on the echoed command and the line above",
     "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "

@@ -65,3 +65,67 @@ def test_a_records_value_is_hidden_when_its_name_field_names_a_secret(name: str)
 ])
 def test_records_that_hold_no_secret_stay_whole(text: str) -> None:
     _whole(text)
+
+
+# --- a secret announced on one line and printed alone on the next --------------------------------------------------
+
+HEX32 = "a3f9c2e1b7d84f6a9c0e2b4d6f8a1c3e"
+ELASTIC_PW = "n=VxYlO*A5Jcxx+iCJiB"
+ENROLLMENT = "eyJ2ZXIiOiI4LjE0LjAiLCJhZHIiOlsiMTcyLjE4LjAuMjo5MjAwIl0sImtleSI6Ilhrc2Q5OmFiY2RlZmdoIn0="
+JENKINS_LOG = """2026-12-02 07:00:01.123+0000 [id=32]\tINFO\tjenkins.install.SetupWizard#init:
+
+*************************************************************
+*************************************************************
+*************************************************************
+
+Jenkins initial setup is required. An admin user has been created and a password generated.
+Please use the following password to proceed to installation:
+
+{pw}
+
+This may also be found at: /var/jenkins_home/secrets/initialAdminPassword
+
+*************************************************************
+2026-12-02 07:00:09.514+0000 [id=31]\tINFO\tjenkins.InitReactorRunner$1#onAttained: Completed initialization
+"""
+
+ANNOUNCED = {
+    "Jenkins' first start": (JENKINS_LOG.format(pw=HEX32), HEX32),
+    "Jenkins through kubectl logs | sed": (
+        "$ kubectl -n jenkins logs jenkins-0 -c jenkins | sed -n '/Please use the following password/,+3p'\n"
+        f"Please use the following password to proceed to installation:\n\n{HEX32}\n\n", HEX32),
+    "Elasticsearch's first start": (
+        "\u2705 Elasticsearch security features have been automatically configured!\n\n"
+        "\u2139\ufe0f  Password for the elastic user (reset with `bin/elasticsearch-reset-password -u elastic`):\n"
+        f"  {ELASTIC_PW}\n\n"
+        "\u2139\ufe0f  HTTP CA certificate SHA-256 fingerprint:\n  a2d9a1f1b3c8e0d4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4\n",
+        ELASTIC_PW),
+    "Kibana's enrollment token": (
+        "\u2022 Copy the following enrollment token and paste it into Kibana in your browser (valid for the next "
+        f"30 minutes):\n  {ENROLLMENT}\n", ENROLLMENT),
+    "a service's new API key": (f"Your new API key (shown once):\n{TOKEN}\n", TOKEN),
+    "a generated password as a UUID": ("Generated admin password:\r\n8e557245-73e2-4286-969a-ff57fe326336\r\n",
+                                       "8e557245-73e2-4286-969a-ff57fe326336"),
+}
+
+
+@pytest.mark.parametrize("name", ANNOUNCED)
+def test_a_secret_announced_then_printed_alone_is_hidden(name: str) -> None:
+    text, secret = ANNOUNCED[name]
+    _hidden(text, secret)
+
+
+@pytest.mark.parametrize("text", [
+    JENKINS_LOG.format(pw="").replace("password to proceed", "page to proceed"),  # no secret announced
+    "HTTP CA certificate SHA-256 fingerprint:\n  a2d9a1f1b3c8e0d4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4\n",
+    "Rotated the secrets of the following services:\n\n  payments-api-v2-eu-west-1\n",  # an identifier
+    "Token expires at:\n2026-12-02T10:00:00Z\n",
+    "Password last changed:\n2026-11-30\n",
+    "Public key of the signing secret:\nMCowBQYDK2VwAyEAq7Kx9Zp2mW8LdR4vT6nB3cF5gH1jK0lM9oP8qS7uV6w=\n",
+    "API key id:\nAKIDq7Kx9Zp2mW8LdR4v\n",
+    "    for token in tokens:\n        refresh_everything_now()\n",  # code: brackets on the line
+    "secrets:\n  db_password_file:\n    file: ./db_password.txt\n",  # a YAML key
+    "Enter the token:\n\nanother-line-of-prose-here\n",
+])
+def test_announcements_of_no_secret_and_code_stay_whole(text: str) -> None:
+    _whole(text)

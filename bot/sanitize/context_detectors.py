@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from bot.sanitize.context_handoffs import HANDOFF_FORMATS
 from bot.sanitize.context_patterns import (
     _ALIGNED_FINDER_HEAD,
     _ALIGNED_FINDER_VALUE,
@@ -127,6 +128,7 @@ CONTEXT: tuple[Detector, ...] = (
         search=_ENV_HEAD + rf"(?:{_QUOTED_START}|{_BARE_START})",
     ),
     *RECORD_FORMATS,  # (after the container's pair: where both start, its environment judgement wins)
+    *HANDOFF_FORMATS,
     Detector(
         "xml_value",
         # XML configuration: <password>v</password> (Maven settings.xml), <add key="DbPassword" value="v"/> (.NET).

@@ -1,0 +1,69 @@
+"""The second pass's detectors for a secret handed over with no name beside it (issue #11, accept5's open cases): a
+program that announces a password or a token on one line and prints it alone on the next (Jenkins' first start,
+Elasticsearch's, a service's "your new API key:"), and a secret fed to a command's standard input in a shell trace
+(``az devops login ... <<< PAT``, ``echo PW | docker login --password-stdin``).
+
+Each is an automaton of its own behind a literal every match holds (text without it costs one substring search,
+``automata.Automaton.may_match``); ``context_detectors.CONTEXT`` places them after the records' detectors. Every
+repetition is bounded for the reason given in ``detectors.py``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.sanitize import shapes
+from bot.sanitize.detectors import Detector
+
+# The characters of a value printed alone on its line: a generated password's or a token's. No ":" (a YAML key, a
+# time), no brackets, quotes, "," or ";" (a line of code: ``print(key)``, ``return x;``) and no "$" first.
+_ALONE_CHARACTERS = r"[A-Za-z0-9+/=_.~!#%^*@?&-]"
+# How far back the announcing line is read (from its ":" to the line's start): a sentence, not a paragraph.
+ANNOUNCING_LINE_BYTES = 256
+# A word that says what the next line is: a secret's (a word of its own, any case).
+_ANNOUNCES = re.compile(
+    rb"(?i)(?<![a-z])(?:password|passwd|passphrase|passcode|token|secret|api[ _-]?key|access[ _-]?key"
+    rb"|private[ _-]?key|credentials?)(?![a-z])"
+)
+# ... unless the line says the value is a public or derived one (a certificate's fingerprint, a key's hash).
+_PUBLIC = re.compile(rb"(?i)fingerprint|public|checksum|digest|sha-?\d|hash|\bids?\b|name|expir|length|file")
+_HEX_DIGITS = re.compile(r"[0-9a-fA-F]{32,256}")
+# The symbols a generated password holds, beside the separators an identifier holds ("-", "_", ".").
+_SYMBOLS = re.compile(r"[+/=~!#%^*@?&]")
+
+HANDOFF_FORMATS: tuple[Detector, ...] = (
+    Detector(
+        # A line ending in ":" that names a secret (``announced_value``), then, after at most two blank lines, a
+        # value alone on its line: Jenkins' "Please use the following password to proceed to installation:" and
+        # its 32 hex digits, Elasticsearch's "Password for the elastic user (reset with ...):" and "  PW", its
+        # "Copy the following enrollment token ...:". The pattern starts at the ":", so no counter runs along the
+        # announcing line; the check reads that line back.
+        "secret",
+        r":[ \t]{0,8}\r?\n(?:[ \t]{0,16}\r?\n){0,2}[ \t]{0,16}(?P<v>" + _ALONE_CHARACTERS + r"{12,256})[ \t]{0,16}"
+        r"\r?(?m:$)",
+        check="announced_value",
+        own_automaton=True,
+        literals=((b":\n", b": \n", b":\r\n"),),
+    ),
+)
+
+
+def announced_value(text: bytes, start: int, value: str) -> bool:
+    """Whether the value alone on its line, after the line whose ":" is at ``start``, is the secret that line
+    announces: the line names a secret (``_ANNOUNCES``) and no public value (``_PUBLIC``), and the value looks
+    generated (a word, a date or a version does not)."""
+    line_start = text.rfind(b"\n", max(0, start - ANNOUNCING_LINE_BYTES), start) + 1
+    if line_start == 0 and start > ANNOUNCING_LINE_BYTES:
+        return False  # a line longer than a sentence: not an announcement
+    line = text[line_start:start]
+    return _ANNOUNCES.search(line) is not None and _PUBLIC.search(line) is None and _random(value)
+
+
+def _random(value: str) -> bool:
+    """Whether a value alone on its line is a generated secret rather than an identifier a service announces
+    (``payments-api-v2``, a date, a word): 32 hex digits or more (a UUID's too), or three of lower-case letters,
+    capitals, digits and symbols."""
+    if _HEX_DIGITS.fullmatch(value.replace("-", "")):
+        return True
+    kinds = (value != value.upper()) + (value != value.lower()) + any(c.isdigit() for c in value)
+    return kinds + (_SYMBOLS.search(value) is not None) >= 3 and shapes.generated(value)
