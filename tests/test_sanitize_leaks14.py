@@ -126,6 +126,7 @@ def test_a_secret_announced_then_printed_alone_is_hidden(name: str) -> None:
     "    for token in tokens:\n        refresh_everything_now()\n",  # code: brackets on the line
     "secrets:\n  db_password_file:\n    file: ./db_password.txt\n",  # a YAML key
     "Enter the token:\n\nanother-line-of-prose-here\n",
+    "Secrets:\n  api_token?=${API_TOKEN}\n",  # an assignment: the assignment detectors judge it
 ])
 def test_announcements_of_no_secret_and_code_stay_whole(text: str) -> None:
     _whole(text)

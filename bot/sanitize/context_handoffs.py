@@ -28,6 +28,8 @@ _ANNOUNCES = re.compile(
 # ... unless the line says the value is a public or derived one (a certificate's fingerprint, a key's hash).
 _PUBLIC = re.compile(rb"(?i)fingerprint|public|checksum|digest|sha-?\d|hash|\bids?\b|name|expir|length|file")
 _HEX_DIGITS = re.compile(r"[0-9a-fA-F]{32,256}")
+# An assignment alone on its line (``token?=963b...``, ``api_key=x``): a name's, judged by the assignment's detectors.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{2,63}[?:+!]?=")
 # The symbols a generated password holds, beside the separators an identifier holds ("-", "_", ".").
 _SYMBOLS = re.compile(r"[+/=~!#%^*@?&]")
 
@@ -61,9 +63,11 @@ def announced_value(text: bytes, start: int, value: str) -> bool:
 
 def _random(value: str) -> bool:
     """Whether a value alone on its line is a generated secret rather than an identifier a service announces
-    (``payments-api-v2``, a date, a word): 32 hex digits or more (a UUID's too), or three of lower-case letters,
-    capitals, digits and symbols."""
+    (``payments-api-v2``, a date, a word) or an assignment: 32 hex digits or more (a UUID's too), or three of
+    lower-case letters, capitals, digits and symbols."""
     if _HEX_DIGITS.fullmatch(value.replace("-", "")):
         return True
+    if _ASSIGNMENT.match(value):
+        return False
     kinds = (value != value.upper()) + (value != value.lower()) + any(c.isdigit() for c in value)
     return kinds + (_SYMBOLS.search(value) is not None) >= 3 and shapes.generated(value)
