@@ -53,7 +53,7 @@ for _, item in ipairs(items) do
     end
     move(key, id, 'proposed', item.target, item.actor, item.reason)
   end
-  out[#out + 1] = record(id)
+  out[#out + 1] = handed[id] or record(id)  -- an auto-approved call handed over: the record it was pushed with
 end
 return out
 """
@@ -67,10 +67,13 @@ APPROVE = PRELUDE + r"""
 local key = KEYS[1]
 local id = ARGV[5]
 local user = ARGV[6]
-local state = redis.call('HGET', key, 'state')
+-- everything the checks below read, in one call (each redis.call costs the script more than its command)
+local call = redis.call('HMGET', key, 'state', 'approvals', 'expires_at', 'argv_hash', 'approvals_needed')
+local state = call[1]
 if not state then return {'not_found'} end
+local approvals = cjson.decode(call[2] or '[]')
 local function approved_by(user)
-  for _, a in ipairs(cjson.decode(redis.call('HGET', key, 'approvals') or '[]')) do
+  for _, a in ipairs(approvals) do
     if a.user == user then return true end
   end
   return false
@@ -84,37 +87,40 @@ if state ~= 'awaiting_approval' then
   end
   return {'invalid', state}
 end
-if expired_now(key) then
+if tonumber(call[3]) <= tonumber(now) then
   close_expired(key, id)
   return {'invalid', 'expired'}
 end
-if ARGV[7] ~= '' and ARGV[7] ~= redis.call('HGET', key, 'argv_hash') then return {'argv_mismatch'} end
+if ARGV[7] ~= '' and ARGV[7] ~= call[4] then return {'argv_mismatch'} end
 if approved_by(user) then
   confirm_write()
   return {'already', user}
 end
-local approvals = cjson.decode(redis.call('HGET', key, 'approvals') or '[]')
 approvals[#approvals + 1] = {user=user, at=now, seal=ARGV[12]}
 -- approvals_needed is not stored when it is 1 (records.new_call)
-local needed = math.max(tonumber(ARGV[8]), tonumber(redis.call('HGET', key, 'approvals_needed') or '1'))
+local needed = math.max(tonumber(ARGV[8]), tonumber(call[5] or '1'))
 if #approvals >= needed then
+  -- the token, the approvals and the decision in one write (the fields in the order they were written one by one)
+  local fields = {}
   if ARGV[10] ~= '*' then
     local ids = {}
     for _, a in ipairs(approvals) do ids[#ids + 1] = a.user end
     local signed_for = table.concat(ids, '\n')
     if ARGV[11] == '' or ARGV[10] ~= signed_for then return {'resign', signed_for} end
-    redis.call('HSET', key, 'signed_decision', ARGV[11])
+    fields = {'signed_decision', ARGV[11]}
   end
-  redis.call('HSET', key, 'approvals', cjson.encode(approvals))
-  decide(key, user, ARGV[9])
+  fields[#fields + 1] = 'approvals'
+  fields[#fields + 1] = cjson.encode(approvals)
+  fields[#fields + 1] = 'decision'
+  fields[#fields + 1] = cjson.encode({actor=user, at=now, reason=ARGV[9]})  -- as decide() writes it
+  redis.call('HSET', key, unpack(fields))
   move(key, id, state, 'approved', user, ARGV[9])
 else
-  redis.call('HSET', key, 'approvals', cjson.encode(approvals))
-  redis.call('HSET', key, 'updated_at', now)
+  redis.call('HSET', key, 'approvals', cjson.encode(approvals), 'updated_at', now)
   keep_call(id)
   audit(id, state, state, user, 'approval ' .. #approvals .. ' of ' .. needed)
 end
-return {'ok', record(id)}
+return {'ok', handed[id] or record(id)}
 """
 
 # KEYS[1] = call; ARGV[5] id, 6 actor, 7 reason, 8 comma-separated allowed states, 9 target state,

@@ -42,12 +42,27 @@ local function distinct_command(id)
   return ''
 end
 
+-- What a call's audit entries and moves read that never changes after proposal (thread, tool, requester, the
+-- shown command), read once per script run: a hand-over's approval moves and audits its call twice, and every
+-- redis.call costs a script more than the command itself.
+local fixed = {}
+local function fixed_of(id)
+  local f = fixed[id]
+  if not f then
+    local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'requester')
+    f = {conversation = c[1], tool = c[2], requester = c[3]}
+    fixed[id] = f
+  end
+  return f
+end
+
 local function audit(id, from, to, actor, reason)
   -- what a timeline needs without reading the call record: thread, tool, requester, a command not in argv
-  local c = redis.call('HMGET', base .. 'call:' .. id, 'conversation', 'tool', 'requester')
+  local f = fixed_of(id)
+  if f.command == nil then f.command = distinct_command(id) end
   redis.call('XADD', base .. 'audit', 'MINID', '~', minid, '*', 'call_id', id, 'from', from, 'to', to,
-             'actor', actor, 'at', now, 'reason', reason, 'conversation', c[1] or '', 'tool', c[2] or '',
-             'command', distinct_command(id), 'requester', c[3] or '')
+             'actor', actor, 'at', now, 'reason', reason, 'conversation', f.conversation or '', 'tool',
+             f.tool or '', 'command', f.command, 'requester', f.requester or '')
 end
 
 local function progress(id, conv, state)
@@ -94,15 +109,20 @@ end
 
 -- A thread's open calls are one small hash (id -> 'p' awaiting approval, 'o' otherwise not terminal), which Redis
 -- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
+local legacy_cleared = {}  -- calls this run took out of the previous version's sets already (nothing adds to them)
+-- the record a hand-over pushed, by call id: the approval's answer is the same record (nothing writes the call
+-- after the push), so the script does not read it a second time
+local handed = {}
 local function move(key, id, from, to, actor, reason)
-  local conv = redis.call('HGET', key, 'conversation')
+  local conv = fixed_of(id).conversation
   local hand = nil
   local calls = base .. 'conv:' .. conv .. ':calls'
-  local open = base .. 'conv:' .. conv .. ':open'
-  local pending = base .. 'conv:' .. conv .. ':pending'
   redis.call('HSET', key, 'state', to, 'updated_at', now)
-  redis.call('SREM', open, id)
-  redis.call('SREM', pending, id)
+  if not legacy_cleared[id] then
+    redis.call('SREM', base .. 'conv:' .. conv .. ':open', id)
+    redis.call('SREM', base .. 'conv:' .. conv .. ':pending', id)
+    legacy_cleared[id] = true
+  end
   if to == 'awaiting_approval' then
     redis.call('ZADD', base .. 'awaiting', redis.call('HGET', key, 'expires_at'), id)
     redis.call('HSET', calls, id, 'p')
@@ -147,7 +167,7 @@ local function move(key, id, from, to, actor, reason)
       redis.call('ZREM', base .. 'handoffs', id)
     end
     redis.call('HDEL', calls, id)
-    local left = redis.call('HLEN', calls) + redis.call('SCARD', open)
+    local left = redis.call('HLEN', calls) + redis.call('SCARD', base .. 'conv:' .. conv .. ':open')
     redis.call('DEL', base .. 'hb:' .. id)
     redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
                'conversation', conv, 'state', to, 'open', tostring(left), 'at', now)
@@ -166,7 +186,8 @@ local function move(key, id, from, to, actor, reason)
     redis.call('HSET', key, 'runner', runner, 'started_at', now, 'handoff', mark)
     redis.call('SET', base .. 'hb:' .. id, runner, 'PX', ttl)
     move(key, id, to, 'running', 'runner:' .. runner, 'claimed (handed over)')
-    redis.call('RPUSH', base .. 'handoff:' .. runner, id .. ' ' .. cjson.encode(record(id)))
+    handed[id] = record(id)
+    redis.call('RPUSH', base .. 'handoff:' .. runner, id .. ' ' .. cjson.encode(handed[id]))
     redis.call('ZADD', base .. 'handoffs', tonumber(now) + tonumber(back), id)
   end
 end
