@@ -389,6 +389,7 @@ class Bench:
                       "rate_limit": {"per_user": 0, "per_channel": 0}},
             "shutdown_grace_seconds": 5,
             "log_level": "WARNING",
+            **({"redis": {"max_connections": a.redis_max_connections}} if a.redis_max_connections else {}),
         }))
         store = RedisProcess(self.work / "redis")
         try:
@@ -669,6 +670,8 @@ def main() -> int:
                         help="py-spy of the slack role, first /fisk to last answer (collapsed stacks)")
     parser.add_argument("--profile-agent", metavar="FILE",
                         help="py-spy of the agent role, first /fisk to last answer (collapsed stacks)")
+    parser.add_argument("--redis-max-connections", type=int, default=0,
+                        help="redis.max_connections of every role (0: the configuration's default)")
     parser.add_argument("--burst", type=int, default=0, help="run the burst of N /fisk requests instead")
     parser.add_argument("--burst-in-flight", type=int, default=50, help="burst requests in flight at once")
     parser.add_argument("--burst-pool", type=int, default=4, help="redis.max_connections during the burst")
