@@ -29,7 +29,7 @@ from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from bot.agent import bus
-from bot.approvals.records import CallState
+from bot.approvals.records import CallRecord, CallState
 from bot.approvals.store import CallStore
 from bot.incidents.store import IncidentStore
 from bot.streams import ensure_group, next_read_id, stop_consumer
@@ -56,6 +56,7 @@ READ_COUNT = 50  # entries one read takes
 LINGER_SECONDS = 0.25
 _RESULT_STATES = {CallState.finished, CallState.timed_out, CallState.failed_to_start, CallState.interrupted,
                   CallState.refused}
+_RESULT_VALUES = frozenset(s.value for s in _RESULT_STATES)
 
 
 def _ms(entry_id: str) -> float:
@@ -223,6 +224,7 @@ class TimelineRecorder:
                           acknowledge: bool = False) -> None:
         """``record`` of several entries of one stream, written (and acknowledged) in one round trip."""
         lines: dict[str, list[str]] = {}  # timeline key -> its new entries, in stream order
+        records = await self._records_for(stream, entries)
         for entry_id, fields in entries:
             src = f"{stream}/{entry_id}"
             if stream in (bus.INBOX, bus.OUTBOX):
@@ -231,7 +233,7 @@ class TimelineRecorder:
                 conversation = event.conversation
             else:
                 conversation = fields.get("conversation", "")
-                entry = await self._call_entry(fields)
+                entry = self._call_entry(fields, records)
             if entry is not None and conversation:
                 # a list: a stream per thread cost 4 KiB (Redis gives every new stream node that much up front)
                 lines.setdefault(self.incidents.timeline_key(conversation), []).append(
@@ -263,16 +265,37 @@ class TimelineRecorder:
             return {"type": str(data.get("kind") or "answer"), "at": at, "text": data.get("text", "")}
         return None
 
-    async def _call_entry(self, f: Mapping[str, str]) -> dict[str, Any] | None:
+    def _needs_record(self, f: Mapping[str, str]) -> bool:
+        """Whether the audit entry's timeline entry needs its call's record: a command line left to the record
+        (argv joined) this recorder has not kept yet, or a result (exit code, output) to copy."""
+        if not f.get("call_id"):
+            return False
+        missing_command = not f.get("command") and bool(f.get("tool")) and f["call_id"] not in self._commands
+        return missing_command or f.get("to") in _RESULT_VALUES
+
+    async def _records_for(self, stream: str, entries: list[tuple[str, Mapping[str, str]]]
+                           ) -> dict[str, CallRecord | None]:
+        """The records the batch's audit entries need, read together in one round trip (``find_many``): read one
+        entry at a time, a burst's batch of fifty entries cost the slack role fifty round trips in a row. A call's
+        record is read once per batch, however many of its entries (approved, running, finished) it holds."""
+        if stream in (bus.INBOX, bus.OUTBOX):
+            return {}
+        wanted = list(dict.fromkeys(f["call_id"] for _i, f in entries if self._needs_record(f)))
+        if not wanted:
+            return {}
+        return dict(zip(wanted, await self.calls.find_many(wanted), strict=True))
+
+    def _call_entry(self, f: Mapping[str, str], records: Mapping[str, CallRecord | None]) -> dict[str, Any] | None:
+        """The timeline entry of one audit entry; ``records``: the records of the batch's calls that need one
+        (``_records_for``)."""
         if not f.get("call_id"):
             return None
-        command, record = f.get("command", ""), None
+        command, record = f.get("command", ""), records.get(f["call_id"])
         if not command and f.get("tool"):  # argv joined: the entry leaves it to the call record (kept as long)
             command = self._commands.get(f["call_id"], "")
             if command:
                 self._commands.move_to_end(f["call_id"])
             else:  # one record read per call, not per transition: a call writes four audit entries
-                record = await self.calls.find(f["call_id"])
                 command = " ".join(record.argv) if record else ""
                 if command:
                     self._commands[f["call_id"]] = command
@@ -283,9 +306,7 @@ class TimelineRecorder:
             "command": command, "from": f.get("from", ""), "to": f.get("to", ""),
             "actor": f.get("actor", ""), "reason": f.get("reason", ""), "requester": f.get("requester", ""),
         }  # fmt: skip
-        if f.get("to") in {s.value for s in _RESULT_STATES}:
-            if record is None:
-                record = await self.calls.find(f["call_id"])
+        if f.get("to") in _RESULT_VALUES:
             result = (record.result if record else None) or {}
             output = str(result.get("output") or "")
             entry.update({

@@ -101,6 +101,40 @@ async def test_a_calls_command_is_read_from_its_record_once_for_all_its_transiti
     assert [e["command"] for e in timeline] == ["/bin/opsctl db backup"] * len(entries)
 
 
+async def test_a_batch_reads_the_record_of_each_of_its_calls_once(redis: Redis) -> None:
+    """A batch of audit entries (a burst: several calls, each approved, running and finished) reads the records it
+    needs (the command line, the result) together: each call's record once, however many of its entries the batch
+    holds, in one pipeline rather than one round trip per entry."""
+    calls = CallStore(redis, retention_seconds=60)
+    incidents = IncidentStore(redis, retention_seconds=3600)
+    recorder = TimelineRecorder(redis, incidents, calls)
+    records = await calls.propose(CONV, [Proposal(tool="db_backup", app="opsctl", arguments="{}",
+                                                  argv=["/bin/opsctl", "db", "backup", f"--n={n}"]) for n in range(3)],
+                                  ApprovalPolicy(), "UREQ")
+    for record in records:
+        await calls.approve(record.id, "UAPPROVER", [], ApprovalPolicy())
+        await calls.claim(record.id, "r1")
+        await calls.finish(record.id, "r1", {"status": "finished", "exit_code": 0, "output": f"out {record.id}",
+                                             "duration_seconds": 0.5})
+    stream = calls.keys.audit_stream(0)
+    entries = [(i.decode(), {k.decode(): v.decode() for k, v in f.items()}) for i, f in await redis.xrange(stream)]
+    assert len(entries) >= 4 * len(records)
+
+    async def reads() -> tuple[int, int]:
+        stats = await redis.info("commandstats")
+        return (int(stats.get("cmdstat_hgetall", {}).get("calls", 0)),
+                int(stats.get("cmdstat_get", {}).get("calls", 0)))
+
+    before = await reads()
+    await recorder.record_many(stream, entries)
+    after = await reads()
+    assert (after[0] - before[0], after[1] - before[1]) == (len(records), len(records))  # hash and body, once each
+    timeline = await read_timeline(redis, incidents, CONV)
+    finished = [e for e in timeline if e["to"] == "finished"]
+    assert sorted(e["output"] for e in finished) == sorted(f"out {r.id}" for r in records)
+    assert {e["command"] for e in timeline if e["call_id"] == records[1].id} == {"/bin/opsctl db backup --n=1"}
+
+
 async def test_a_bad_entry_left_pending_does_not_stop_the_timeline(redis: Redis) -> None:
     """An entry that cannot be recorded (here: a corrupt inbox entry left pending by a crashed recorder) is tried a
     few times, then acknowledged; the entries after it still reach their timelines, after a restart too."""
