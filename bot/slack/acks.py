@@ -1,4 +1,4 @@
-"""Acknowledging the poster's handled stream entries in batches.
+"""Acknowledging handled stream entries in batches: the poster's, and the intake worker's recorded requests.
 
 An entry is acknowledged (and, unless it is a progress entry, recorded as done) only after Slack accepted what
 it asked for. Doing that per entry cost a Redis round trip each -- three per call counting the progress entries,
@@ -33,10 +33,13 @@ RETRY_SECONDS = 1.0
 
 
 class Acknowledger:
-    def __init__(self, state: SlackState, group: str, busy: Callable[[], bool] = lambda: True) -> None:
-        """``busy``: whether other entries are being handled, whose acknowledgements a wait would gather."""
+    def __init__(self, state: SlackState, group: str, busy: Callable[[], bool] = lambda: True, *,
+                 label: str = "poster") -> None:
+        """``busy``: whether other entries are being handled, whose acknowledgements a wait would gather;
+        ``label``: who acknowledges, in log lines (the poster, the intake worker)."""
         self.state = state
         self.group = group
+        self.label = label
         self.busy = busy
         self._queue: list[tuple[str, str, bool]] = []  # (stream, entry id, record as done)
         self._waiting: set[tuple[str, str]] = set()
@@ -91,7 +94,7 @@ class Acknowledger:
             try:
                 await self.state.finish_many(batch, self.group)
             except TRANSIENT_REDIS as exc:
-                log.warning("poster: acknowledging %d entries failed (%s); retrying", len(batch), exc)
+                log.warning("%s: acknowledging %d entries failed (%s); retrying", self.label, len(batch), exc)
                 return False
             del self._queue[: len(batch)]
             for stream, entry_id, _ in batch:

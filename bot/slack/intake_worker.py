@@ -11,6 +11,12 @@ its own task (up to ``concurrency`` at once) and acknowledged only after its wor
   An entry a live replica is still working on is re-claimed by it every reclaim period (idle time reset), so
   another replica never takes it over while it is retried.
 
+Handled entries are acknowledged in batches (``acks.py``, as the poster's): one XACK per entry cost every click
+and command a Redis round trip of its own. While an entry waits in the batch (``ACK_DELAY_SECONDS`` at most, and
+only while other entries are being handled) it is treated as still in hand: not spawned again when the read loop
+re-reads its own pending entries, and kept claimed against other replicas. A crash in between leaves it pending,
+read again as a retry: the same as a crash just before its XACK.
+
 Handling is idempotent per entry (``request_id`` = the entry id): the "asked" post is recorded, the inbox hand-off
 is deduplicated, the mention/message pair claimed by entry, so a retried entry does not start twice.
 """
@@ -28,6 +34,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
+from bot.slack.acks import Acknowledger
 from bot.slack.clicks import handle_action
 from bot.slack.deny import handle_deny_submission
 from bot.slack.intake import Intake
@@ -55,15 +62,20 @@ class IntakeWorker:
         self.backoff = backoff
         self._slots = asyncio.Semaphore(concurrency)
         self._tasks: dict[str, asyncio.Task[None]] = {}
+        self.acks = Acknowledger(deps.state, GROUP, busy=lambda: bool(self._tasks), label="slack intake")
 
     async def run(self, stop_event: asyncio.Event) -> None:
         stream = self.intake.stream
         await until_done(lambda: ensure_group(self.redis, stream, GROUP), stop_event, self.backoff)
         loops = [asyncio.create_task(self._read_loop(stop_event)), asyncio.create_task(self._reclaim_loop(stop_event))]
+        acks = asyncio.create_task(self.acks.run(stop_event))
         try:
             await stop_event.wait()
         finally:
-            await stop_consumer(loops, self._tasks.values())
+            try:
+                await stop_consumer(loops, self._tasks.values())
+            finally:
+                await stop_consumer([acks])  # what was handled is acknowledged, once
 
     async def _read_loop(self, stop_event: asyncio.Event) -> None:
         stream, last_id = self.intake.stream, "0"  # our own pending entries first (a restart), then new ones
@@ -107,9 +119,11 @@ class IntakeWorker:
             idle = self.deps.settings.reclaim_idle_seconds
             await pause(stop_event, self._recheck_seconds())
             try:
-                if self._tasks:  # ours, still being worked on (a Slack outage): not for another replica to take
-                    await self.redis.xclaim(self.intake.stream, GROUP, self.consumer, 0, list(self._tasks),
-                                            justid=True)
+                # ours, still being worked on (a Slack outage) or handled and waiting for the acknowledgements'
+                # batch: not for another replica to take
+                held: list[Any] = [*self._tasks, *self.acks.waiting_in(self.intake.stream)]
+                if held:
+                    await self.redis.xclaim(self.intake.stream, GROUP, self.consumer, 0, held, justid=True)
                 reply: Any = await self.redis.xautoclaim(
                     self.intake.stream, GROUP, self.consumer, int(idle * 1000), "0-0", count=32
                 )
@@ -120,7 +134,7 @@ class IntakeWorker:
                 await self._spawn(_text(entry_id), fields, stop_event, fresh=False)
 
     async def _spawn(self, entry_id: str, fields: Any, stop_event: asyncio.Event, *, fresh: bool) -> None:
-        if entry_id in self._tasks:
+        if entry_id in self._tasks or self.acks.waiting(self.intake.stream, entry_id):
             return
         await self._slots.acquire()
         task = asyncio.create_task(self._handle(entry_id, fields, stop_event, fresh))
@@ -139,13 +153,14 @@ class IntakeWorker:
                 else:
                     done = await until_done(lambda: self.process(entry_id, fields), stop_event, self.backoff)
             if done:
-                await until_done(lambda: self.redis.xack(self.intake.stream, GROUP, entry_id), stop_event,
-                                 self.backoff)
+                self.acks.queue(self.intake.stream, entry_id, done=False)
         except Exception:
             log.exception("slack intake: request %s failed; it stays pending and is retried", entry_id)
         finally:
             self._tasks.pop(entry_id, None)
             self._slots.release()
+            if not self._tasks:
+                self.acks.quiet()  # nothing else in hand whose acknowledgement the batch would wait for
 
     async def _attempt(self, entry_id: str, stop_event: asyncio.Event) -> int:
         """Which attempt a re-delivered entry (ours after a restart, or taken over) is on. Only re-deliveries are

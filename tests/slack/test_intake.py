@@ -346,3 +346,27 @@ async def test_an_entry_whose_delivery_reply_was_lost_is_handled_without_waiting
                 assert len(asked_posts(slack)) == 1
         finally:
             await reader.close()
+
+
+async def test_handled_requests_are_acknowledged_in_batches_each_handled_once(harness: Harness) -> None:
+    """A burst of recorded requests is acknowledged in a few XACKs (one per request cost each a Redis round
+    trip), and every request is handled once: one hand-off to the agent each."""
+    await harness.redis.config_resetstat()
+    texts = [f"check web-{n}" for n in range(10)]
+    replies = await asyncio.gather(*(harness.command(text, user=f"U{n:04d}") for n, text in enumerate(texts)))
+    assert all(status == 200 for status, _ in replies)
+    await wait_for(lambda: _at_least(harness.redis, len(texts)), timeout=20)
+    assert await wait_for(lambda: _all_acked(harness.redis, harness.front.intake.stream), timeout=10)
+    stats = await harness.redis.info("commandstats")
+    assert int(stats["cmdstat_xack"]["calls"]) < len(texts)
+    assert sorted(e.data["text"] for e in await inbox(harness.redis)) == sorted(texts)
+
+
+async def test_a_request_waiting_for_its_batched_acknowledgement_is_not_handled_again(harness: Harness) -> None:
+    """Between its handling and its batch's XACK an entry is still pending: the read loop's look at its own
+    pending entries (or a reclaim) must not hand it to a second task."""
+    worker, stream = harness.front.intake_worker, harness.front.intake.stream
+    body = json.dumps({"command": "/fisk", "text": "check db-9", "user_id": "UREQ", "channel_id": CHANNEL})
+    worker.acks.queue(stream, "1-1", done=False)  # handled; its acknowledgement waits for the batch
+    await worker._spawn("1-1", {"kind": "command", "body": body}, asyncio.Event(), fresh=False)
+    assert "1-1" not in worker._tasks
