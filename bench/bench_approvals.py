@@ -56,6 +56,7 @@ from bench.support import (  # noqa: E402
 from bot.approvals.policy import ApprovalPolicy  # noqa: E402
 from bot.approvals.records import CallRecord  # noqa: E402
 from bot.approvals.store import CallStore  # noqa: E402
+from bot.redis_pool import MeteredPool, PoolSettings, pool_kwargs  # noqa: E402
 
 POLICY = ApprovalPolicy.model_validate({"approvers": {"users": [APPROVER]}})
 
@@ -63,7 +64,10 @@ POLICY = ApprovalPolicy.model_validate({"approvers": {"users": [APPROVER]}})
 class Bench:
     def __init__(self, work: Path, redis_url: str, binary: Path) -> None:
         self.work, self.url = work, redis_url
-        self.redis = Redis.from_url(redis_url)
+        # the slack role's kind of client (bot/redis_connection.py): pooled connections that write a send directly
+        # (bot/redis_send.py); a plain redis-py client wraps every send in a Task, so approve()'s script would reach
+        # the socket a loop pass late, which the slack role's does not
+        self.redis = Redis(connection_pool=MeteredPool.from_url(redis_url, **pool_kwargs(PoolSettings())))
         self.store = CallStore(self.redis, signer=signer(work))
         self.proposal = tool_proposal(binary)
         self.completions = self.store.keys.completions_stream(0)
