@@ -167,7 +167,11 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             "\u2502 NAME \u2502 VALUE \u2502\n\u251c\u2500\u2500\u253c\u2500\u2500\u2524\n"
             "\u2502 DB_PASSWORD \u2502 a{i} \u2502\n",
             "x\tpassword\ta{i}\n", '"type": "CONCEALED", "value": "a{i}"\n', "SUAPQ{i}\n",
-            "SUAP" + "Q" * 54 + "\n", "Name  Value  SlotSetting\nSQL_PASSWORD  a{i}  False\n")
+            "SUAP" + "Q" * 54 + "\n", "Name  Value  SlotSetting\nSQL_PASSWORD  a{i}  False\n",
+            # leaks15's (#11), each different on every line: an echoed command whose last words name a secret, a
+            # REPL expression naming one, each before a bare value, and a prompt line ending in a secret's word.
+            "$ cat /srv/a{i}.pass\nQm7vX2kL9pR4{i}\n", ">>> settings.SECRET_KEY{i}\n'Qm7vX2kL9pR4{i}'\n",
+            "$ wg show wg{i} private-key\nQm7vX2kL9pR4{i}\n", "+ git push origin feature/auth{i}\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

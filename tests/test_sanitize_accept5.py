@@ -34,16 +34,8 @@ OPEN_LEAKS = {
     "`Data`, the secret's name is on the echoed command and the line above",
     "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "
     "`<<<` in a set -x trace",
-    "pkcs8-encrypted-with-pass": "bare password after `$ cat /etc/ssl/private/api.pass` (the echoed file's name "
-    "says pass; the `.key` file before it is hidden)",
     "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "
     "a positional argument beside a Twilio account SID",
-    "python-repr-settings": "REPL: `>>> settings.SECRET_KEY` then `'django-insecure-<40>'` on the next line (the "
-    "echoed expression names the secret)",
-    "cloudflared-tunnel-token": "bare base64 tunnel token after echoed `$ cloudflared tunnel token prod-edge` "
-    "(`tunnel token` is not a shape whose output is withheld)",
-    "wg-show-private-key": "bare base64 key after echoed `$ sudo wg show wg0 private-key` (`private-key` as a "
-    "subcommand word, not a flag)",
 }
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)

@@ -26,7 +26,7 @@ from bot.sanitize.context_programs import KEY_VAULT_LOOKBACK, KEY_VAULT_SECRET_I
 from bot.sanitize.controls import strip_controls
 from bot.sanitize.cut_manifests import open_secret_block
 from bot.sanitize.cut_tables import open_table_span
-from bot.sanitize.echoed import MAX_WITHHELD_LINES, open_withholding, starts_echoed_command
+from bot.sanitize.echoed import MAX_WITHHELD_LINES, open_withholding, starts_echoed_command, withholds
 from bot.sanitize.redact import MARKER
 
 _SECRET_ID = re.compile(KEY_VAULT_SECRET_ID)
@@ -106,7 +106,7 @@ def withhold_leading_lines(text: str, withheld: tuple[str, int]) -> tuple[str, i
     for number, line in enumerate(lines):
         if number and starts_echoed_command(line.encode(), 0):
             break
-        if line.strip():
+        if line.strip() and withholds(kind, line):
             lines[number] = MARKER.format(kind=kind)
             count += 1
     return "\n".join(lines if rest is None else [*lines, rest]), count

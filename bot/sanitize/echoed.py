@@ -19,8 +19,9 @@ from __future__ import annotations
 import re
 import shlex
 
+from bot.sanitize.echoed_names import SHAPE_CHECKED, bare_secret, judge_named, judge_repl
 from bot.sanitize.secret_argv import Verdict, judge_argv
-from bot.sanitize.secret_names import name_kind
+from bot.sanitize.secret_names import holds_secret
 
 # A prompt sign at a line's start, a blank, then a command line holding what one of ``secret_argv``'s built-in shapes
 # needs, as that shape writes it: an option (``-field``, ``--fields``, ``--query``, ``--jq``, ``--format``, a template,
@@ -54,12 +55,26 @@ _PROGRAM_HINT = (
 _PROMPT = (r"(?:\([^()\n]*\) )?\[?[A-Za-z0-9_.-]+@[A-Za-z0-9_.-]+(?:[: ][^\n\x24#\]]*)?\]? ?[\x24#]"
            # a shell's default prompt, no user nor host (``bash-5.1$ ``, ``sh-4.4# ``: a container's ``exec -it``)
            r"|(?:ba|da|k|z)?sh-[0-9]+(?:\.[0-9]+)*[\x24#]")
-ECHO_HINT = r"(?P<v>(?m:^)(?:" + _PROMPT + r"|\$|#|\+{1,3}) (?:[^\n]*" + _OPTION_HINT + "|" + _PROGRAM_HINT + "))"
-_ECHO_HEAD = re.compile(("(?:" + _PROMPT + r"|\$|#|\+{1,3}) ").encode())
+# A REPL's prompt: Python's ``>>>``, IPython's ``In [3]:``, irb's ``irb(main):001:0>`` (a Rails console's too). What
+# follows it is an expression, judged by ``echoed_names.judge_repl``.
+_REPL_PROMPT = r">>>|In \[[0-9]{1,6}\]:|irb\([^()\n]{0,64}\)[0-9:]{0,16}[>*]"
+# A secret's word ending a command line's last word (``cat api.pass``, ``wg show wg0 private-key``,
+# ``>>> settings.SECRET_KEY``, ``print(os.environ["API_TOKEN"])'``: a plural, a suffix of a name, an extension and
+# closing quotes or brackets may follow it), or a whole word before the last (``tunnel token prod-edge``):
+# ``echoed_names`` judges what those words name. Not a secret's word inside a word (``token_ttl: 1h``,
+# ``vault_token_count gauge``, ``service tokens.``): a diff's "+" lines and a comment's "#" open lines too, and each
+# hint costs a judgement of the density budget. Unbounded runs and small counts, as above.
+_LAST_WORDS_HINT = (
+    r"[^\n]*" + _SECRET_WORD + r"[A-Za-z0-9_]{0,12}(?:\.[A-Za-z0-9]{1,8})?[\"')\]]{0,4}[ \t]*\r?(?m:$)"
+    r"|[^\n]* " + _SECRET_WORD + r"[A-Za-z]{0,6}[ \t]+[A-Za-z0-9][A-Za-z0-9_.@:-]*[ \t]*\r?(?m:$)"
+)
+ECHO_HINT = (r"(?P<v>(?m:^)(?:" + _PROMPT + r"|\$|#|\+{1,3}|" + _REPL_PROMPT + r") (?:[^\n]*" + _OPTION_HINT + "|"
+             + _PROGRAM_HINT + "|" + _LAST_WORDS_HINT + "))")
+_ECHO_HEAD = re.compile(("(?:" + _PROMPT + r"|\$|#|\+{1,3}|(?P<repl>" + _REPL_PROMPT + ")) ").encode())
 # How a shell's default prompt starts (``_PROMPT``'s second form): asked when the line holds no "@".
-_SHELL_NAMES = (b"sh-", b"bash-", b"dash-", b"ksh-", b"zsh-")
+_SHELL_NAMES = (b"sh-", b"bash-", b"dash-", b"ksh-", b"zsh-", b"In [", b"irb(")  # (and IPython's, irb's prompts)
 # The bytes an echoed command line may start with: a prompt sign, or a prompt's user, "[" or "(".
-PROMPT_FIRST = frozenset(b"$#+[(_.-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+PROMPT_FIRST = frozenset(b"$#+>[(_.-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 # What may stand before the program on an echoed line: sudo, env, a variable's assignment (FOO=bar cmd).
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -93,7 +108,7 @@ def echo_hint(data: bytes, start: int, end: int) -> bool:
     a blank."""
     if start > 0 and data[start - 1] != 10:  # 10: "\n"
         return False
-    return (data[start] in b"$#+" or data.find(b"@", start, end) >= 0 or data.startswith(_SHELL_NAMES, start)) and (
+    return (data[start] in b"$#+>" or data.find(b"@", start, end) >= 0 or data.startswith(_SHELL_NAMES, start)) and (
         _ECHO_HEAD.match(data, start) is not None)
 
 
@@ -112,7 +127,7 @@ def _echoed_variable(words: list[str]) -> Verdict | None:
         return None
     for word in words[1:]:
         for variable in _VARIABLE.finditer(word):
-            if name_kind(variable.group(1)) is not None:
+            if holds_secret(variable.group(1)):
                 return Verdict("secret_variable", f"{words[0]} {variable.group()}")
     return None
 
@@ -150,7 +165,7 @@ def _echoed_secret_file(words: list[str]) -> Verdict | None:
             return Verdict("secret_file", f"{words[0]} {word}")  # a replica set's shared key (MongoDB's keyFile)
         # (by its name only without an extension, or ".txt": ``0042_password_hash.sql``, ``api_token.go`` are files
         # of code or data about the secret, not its value)
-        if "secrets" in directory.lower().split("/") or "." not in stem and name_kind(stem) is not None:
+        if "secrets" in directory.lower().split("/") or "." not in stem and holds_secret(stem):
             return Verdict("secret_file", f"{words[0]} {word}")
     return None
 
@@ -179,7 +194,7 @@ def _echoed_secret_command(words: list[str]) -> Verdict | None:
 
 
 def _names_secret_key(name: str) -> bool:
-    return bool(name) and name_kind(name) is not None
+    return bool(name) and holds_secret(name)
 
 
 def _argv(command: str) -> list[str]:
@@ -197,17 +212,38 @@ def _argv(command: str) -> list[str]:
     return words
 
 
+def _command(data: bytes, head: re.Match[bytes], line_end: int) -> bytes:
+    """The echoed line's command after its prompt, as the verdicts remember it: a REPL's expression is marked
+    (``>>> token`` asks what ``$ token`` does not)."""
+    command = data[head.end() : line_end]
+    return command if head.group("repl") is None else _REPL_KEY + command
+
+
+_REPL_KEY = b"\x00repl "
+
+
 def _judged(command: bytes) -> str | None:
     """The marker's kind for what an echoed command line prints (``echoed_<rule>``), None when it asks for no
     secret; remembered per command line."""
-    words = _argv(command.decode("utf-8", "replace"))
-    verdict = (judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
-               or _echoed_secret_command(words))
+    if command.startswith(_REPL_KEY):
+        verdict = judge_repl(command[len(_REPL_KEY) :].decode("utf-8", "replace"))
+    else:
+        words = _argv(command.decode("utf-8", "replace"))
+        verdict = (judge_argv(words) or _echoed_variable(words) or _echoed_secret_file(words)
+                   or _echoed_secret_command(words) or judge_named(words))
     kind = None if verdict is None else f"echoed_{verdict.kind}"
     if len(_VERDICTS) >= _VERDICT_ENTRIES:
         _VERDICTS.clear()
     _VERDICTS[command] = kind
     return kind
+
+
+def withholds(kind: str, line: bytes | str) -> bool:
+    """Whether a non-blank line printed after an echoed command of marker ``kind`` is withheld: every one, but after
+    a command whose last words only name a secret (``echoed_names``), one that looks like a bare secret."""
+    if kind not in SHAPE_CHECKED:
+        return True
+    return bare_secret(line if isinstance(line, str) else line.decode("utf-8", "replace"))
 
 
 def open_withholding(data: bytes, start: int, end: int) -> str | None:
@@ -219,7 +255,7 @@ def open_withholding(data: bytes, start: int, end: int) -> str | None:
     line_end = end if line_end < 0 else line_end
     if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
         return None
-    command = data[head.end() : line_end]
+    command = _command(data, head, line_end)
     kind = _VERDICTS.get(command, UNJUDGED_KIND)
     return _judged(command) if kind == UNJUDGED_KIND else kind
 
@@ -242,7 +278,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         head = next_head if next_head is not None and next_head.start() == hint else _ECHO_HEAD.match(data, hint)
         if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
             continue
-        command = data[head.end() : line_end]
+        command = _command(data, head, line_end)
         kind = _VERDICTS.get(command, UNJUDGED_KIND)
         if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
@@ -255,7 +291,8 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
             row_end = length if row_end < 0 else row_end
             if (row_start == 0 or data[row_start - 1] == 10) and (next_head := _ECHO_HEAD.match(data, row_start)):
                 break  # the next echoed command: its own hint decides about what follows it
-            if data[row_start:row_end].strip():
+            row = data[row_start:row_end]
+            if row.strip() and (kind not in SHAPE_CHECKED or withholds(kind, row)):
                 spans.append((row_start, row_end, kind))
             row_start, rows = row_end + 1, rows + 1
         pos = row_start

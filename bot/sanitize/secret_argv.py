@@ -40,7 +40,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from bot.sanitize.secret_names import name_kind
+from bot.sanitize.secret_names import holds_secret
 
 
 def _option_name(text: str) -> str:
@@ -191,7 +191,7 @@ _ACL_SECRET_NAMES = frozenset({"secret_id", "secretid", "secret-id"})
 
 def _names_secret(name: str) -> bool:
     """Whether a field, a path's last name or a variable's name names a secret (the sanitizer's name rules)."""
-    return name_kind(name) is not None or name.lower() in _ACL_SECRET_NAMES
+    return holds_secret(name) or name.lower() in _ACL_SECRET_NAMES
 
 
 def _secret_field_value(value: str) -> str | None:
@@ -302,7 +302,7 @@ def _named_output(words: Sequence[tuple[str, bool]]) -> str | None:
     if "output" not in names or names.index("output") + 1 >= len(names):
         return None
     name = names[names.index("output") + 1]
-    return name if name_kind(name) is not None else None
+    return name if holds_secret(name) else None
 
 
 # Tools whose positional word names what they print bare: ``printenv DB_PASSWORD``, and a jq-like filter's path

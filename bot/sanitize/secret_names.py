@@ -21,19 +21,17 @@ def word_set(text: str) -> frozenset[str]:
 # What a name's last word says when the value is about a secret rather than the secret itself.
 _DESCRIBING_WORDS = word_set(
     "name names type types id ids file files path paths dir length len min max days hours seconds ttl age "
-    "policy policies enabled disabled enable disable required optional count expiry expires expiration "
-    "rotation rotated algorithm algorithms alg method methods mode ref refs kind version versions prompt "
+    "enabled disabled enable disable required optional count expiry expires expiration "
+    "rotation rotated algorithm algorithms alg method methods ref refs kind version versions prompt "
     "field fields header headers endpoint endpoints url uri lifetime timeout interval size format "
     "encoding strategy provider providers store source env var variable at by set reset changed updated "
     "used last label labels selector annotation annotations mount mounts volume volumes status state hint "
-    "hints length_min length_max complexity history attempts retries fingerprint fingerprints arn arns stdin budget "
+    "hints length_min length_max history attempts retries fingerprint fingerprints arn arns stdin budget "
     "prefix suffix helper helpers process issuer issuers audience audiences scope scopes realm realms host hosts "
     "hostname server servers region regions namespace namespaces domain domains user users username email owner "
     "manager digest digests checksum checksums sha256 sha1 md5 "
     # when or how a secret is used, not the secret (LDAP's pwdChangedTime, KMS's KeyUsage / KeySpec / KeyMetadata)
     "time times timestamp date usage spec specs metadata "
-    # a rule a secret must pass (mysql_password_validation: strong, password_strength: 3)
-    "validation validator validators strength "
     # a socket's path (OpenSSH's SSH_AUTH_SOCK=/tmp/ssh-XXXXabcd/agent.1234: random letters, no secret)
     "sock socket sockets "
     # what names a token without being it (Vault's accessor, token_accessor, secret_id_accessor)
@@ -41,6 +39,14 @@ _DESCRIBING_WORDS = word_set(
     # a file's extension (grep -n prints "src/auth/tokens.py:5:..."): the name is a file's, not a secret's
     "py go ts tsx js jsx mjs rb java kt rs php cs swift yaml yml json toml ini cfg conf tf tfvars hcl sh txt md "
     "xml properties lock log tpl j2 erb"
+)
+# What a name's last word says when the value is a rule a secret must pass or how it is checked
+# (``mysql_password_validation: strong``, ``password_strength: 3``, ``PASSWORD_POLICY=strict``, ``auth_mode: token``):
+# usually a setting, but people also put the secret itself there (``PASSWORD_STRENGTH=Sup3rS3cr3t!``), so such a
+# name is a secret's (``names_a_rule``) whose value must look like a strong password (``rule_values``), not a word.
+_RULE_WORDS = word_set(
+    "validation validator validators strength policy policies mode modes complexity rule rules requirement "
+    "requirements level"
 )
 _LOOKUP_KEY_WORDS = word_set(
     "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
@@ -76,8 +82,32 @@ def name_words(name: str) -> list[str]:
 
 @functools.lru_cache(maxsize=4096)  # the same names recur on every line of a log
 def name_kind(name: str) -> tuple[str, bool] | None:
-    """(kind, password-like) when ``name`` holds a secret, None when it does not."""
+    """(kind, password-like) when ``name`` holds a secret, None when it does not. A name ending in a rule's word
+    (``password_strength``) is its secret's when the words before it are one's, never password-like: its value
+    must look generated (``names_a_rule``)."""
     words = name_words(name)
+    if len(words) >= 2 and words[-1] in _RULE_WORDS:
+        found = _words_kind(words[:-1])
+        return None if found is None else (found[0], False)
+    return _words_kind(words)
+
+
+@functools.lru_cache(maxsize=1024)
+def names_a_rule(name: str) -> bool:
+    """Whether a secret's name ends in a rule's word (``PASSWORD_STRENGTH``, ``token_validation``): its value is
+    the secret only when it looks like a strong one (``rule_values.strong_password``), else the rule's setting."""
+    words = name_words(name)
+    return len(words) >= 2 and words[-1] in _RULE_WORDS and name_kind(name) is not None
+
+
+def holds_secret(name: str) -> bool:
+    """Whether the name alone says its value is a secret (``name_kind``), not a rule's name whose value decides
+    (``names_a_rule``): what a command's argument or an echoed command's word is asked (``jq .password_policy``,
+    ``echo $PASSWORD_POLICY`` print the setting)."""
+    return name_kind(name) is not None and not names_a_rule(name)
+
+
+def _words_kind(words: list[str]) -> tuple[str, bool] | None:
     if not words:
         return None
     numbered = _NUMBERED_SECRET.fullmatch(words[-1])

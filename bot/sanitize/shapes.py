@@ -18,7 +18,8 @@ import functools
 import re
 
 from bot.sanitize.code_expressions import EXPRESSION_HINT, code_reference
-from bot.sanitize.secret_names import ENVIRONMENT_NAME, ends_in_secret_word, name_kind, word_set
+from bot.sanitize.rule_values import strong_password
+from bot.sanitize.secret_names import ENVIRONMENT_NAME, ends_in_secret_word, name_kind, names_a_rule, word_set
 
 _TRIVIAL_VALUES = word_set(
     "true false null none nil yes no on off empty unset undefined redacted hidden masked required "
@@ -103,7 +104,8 @@ def _trivial(value: str) -> bool:
     if (first in "+-" or first.isdecimal()) and _NUMBERISH.fullmatch(bare):
         return True
     if first in _PLACEHOLDER_FIRST and _PLACEHOLDER.match(bare):
-        return True
+        # (but a real value written in angle brackets, ``password=<Xk9#mP2$vL>``: no placeholder's words inside)
+        return not (first == "<" and strong_password(bare[1:-1]))
     if bare.count(first) == len(bare):
         return True  # one character repeated
     if (bare[-1] in "xX*" and len(bare) <= 64) and _FILLED_EXAMPLE.fullmatch(bare):
@@ -120,8 +122,10 @@ _ANGLE_PLACEHOLDER = re.compile(r"<[^<>\n]{1,200}>")
 
 def angle_placeholder(value: str) -> bool:
     """Whether the whole value is one ``<...>`` placeholder that documentation writes for the operator to fill
-    (``<generate with: openssl rand -hex 32>``, ``<your api key>``): words in angle brackets, no value."""
-    return _ANGLE_PLACEHOLDER.fullmatch(value.strip()) is not None
+    (``<generate with: openssl rand -hex 32>``, ``<your api key>``): words in angle brackets, no value; not a strong
+    password written so (``<Xk9#mP2$vL>``, ``rule_values.strong_password``)."""
+    stripped = value.strip()
+    return _ANGLE_PLACEHOLDER.fullmatch(stripped) is not None and not strong_password(stripped[1:-1])
 
 
 def rejected_value(value: str) -> bool:
@@ -253,6 +257,8 @@ def accept_assignment(
     if bare.lower() in _ALGORITHM_VALUES:
         return None
     kind, password_like = found
+    if names_a_rule(name):  # (``PASSWORD_STRENGTH``: its setting, unless it is the password itself)
+        return kind if strong_password(bare) else None
     if names_a_location(name, bare):
         return None
     if bare[:1] == "=" and _PINNED_VERSION.fullmatch(bare):
