@@ -14,8 +14,11 @@ local TERMINAL = {denied=true, expired=true, finished=true, timed_out=true, fail
 -- non-terminal states a front end shows on the call's card as they happen (the progress stream)
 local PROGRESS = {approved=true, auto_approved=true, running=true}
 
+local kept = {}  -- keys given their TTL in this run (a hand-over's approval moves its call twice)
 local function keep(key)
-  redis.call('EXPIRE', key, retention)
+  if kept[key] then return end
+  -- only a key that exists is remembered: one made later in this run (a thread's first open call) gets its TTL then
+  if redis.call('EXPIRE', key, retention) == 1 then kept[key] = true end
 end
 
 -- the call's hash and body (records.py) as a script replies them: {flat HGETALL, body JSON or false}
@@ -109,7 +112,12 @@ end
 
 -- A thread's open calls are one small hash (id -> 'p' awaiting approval, 'o' otherwise not terminal), which Redis
 -- keeps as a listpack. A call an earlier version put in the sets ':open' and ':pending' moves to the hash here.
-local legacy_cleared = {}  -- calls this run took out of the previous version's sets already (nothing adds to them)
+-- What this run already wrote of a call's indexes, so a second move of the same call (a hand-over: approved,
+-- then running) does not write it again: taken out of the previous version's sets (nothing adds to them), out of
+-- the awaiting index, its mark in the thread's hash of open calls.
+local legacy_cleared = {}
+local unawaited = {}
+local marked = {}
 -- the record a hand-over pushed, by call id: the approval's answer is the same record (nothing writes the call
 -- after the push), so the script does not read it a second time
 local handed = {}
@@ -125,10 +133,18 @@ local function move(key, id, from, to, actor, reason)
   end
   if to == 'awaiting_approval' then
     redis.call('ZADD', base .. 'awaiting', redis.call('HGET', key, 'expires_at'), id)
+    unawaited[id] = nil
     redis.call('HSET', calls, id, 'p')
+    marked[id] = 'p'
   else
-    redis.call('ZREM', base .. 'awaiting', id)
-    if not TERMINAL[to] then redis.call('HSET', calls, id, 'o') end
+    if not unawaited[id] then
+      redis.call('ZREM', base .. 'awaiting', id)
+      unawaited[id] = true
+    end
+    if not TERMINAL[to] and marked[id] ~= 'o' then
+      redis.call('HSET', calls, id, 'o')
+      marked[id] = 'o'
+    end
   end
   if to == 'running' then
     redis.call('ZADD', base .. 'running', now, id)
@@ -167,6 +183,8 @@ local function move(key, id, from, to, actor, reason)
       redis.call('ZREM', base .. 'handoffs', id)
     end
     redis.call('HDEL', calls, id)
+    marked[id] = nil
+    kept[calls] = nil  -- the hash is gone when this was its last call; a later call of this run makes it again
     local left = redis.call('HLEN', calls) + redis.call('SCARD', base .. 'conv:' .. conv .. ':open')
     redis.call('DEL', base .. 'hb:' .. id)
     redis.call('XADD', base .. 'completions', 'MINID', '~', minid, '*', 'call_id', id,
