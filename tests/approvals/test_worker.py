@@ -265,7 +265,10 @@ async def test_a_woken_worker_sends_the_claim_before_its_next_read(redis_url: st
     Each approval waits until MONITOR has shown the worker's blocking read (a read of new entries after its last
     claim), and the check waits until MONITOR has shown a command sent after the calls finished: conditions, not
     time, so a loaded machine changes how long it takes, never what is compared."""
-    client, reader, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url), Redis.from_url(redis_url)
+    # the reader's socket timeout well past the 5 s block: at redis-py's default (5 s) a loaded machine let the
+    # blocked read time out and be sent again, a read MONITOR then showed between the approval and the claim
+    client, watcher = Redis.from_url(redis_url), Redis.from_url(redis_url)
+    reader = Redis.from_url(redis_url, socket_timeout=30.0)
     store = CallStore(client)
     prepared: list[dict[str, str]] = []
     worker = RunnerWorker(client, store, marker_executor(tmp_path / "marker"), runner_id="w-order",  # type: ignore[arg-type]
