@@ -1,7 +1,8 @@
 # ruff: noqa: E501  (output lines as tools print them; splitting them would hide their shape)
 """The leaks ``leaks15`` closed (issue #11): a bare secret printed after an echoed command or a REPL expression whose
 last words name it (``bot/sanitize/echoed_names.py``), and a strong password under a name ending in a rule's word
-(``secret_names.names_a_rule``, ``bot/sanitize/rule_values.py``) or written in angle brackets (``shapes.trivial``). Each family's cases (``tests/corpora/leaks_leaks15.py``, also
+(``secret_names.names_a_rule``, ``bot/sanitize/rule_values.py``) or written in angle brackets (``shapes.trivial``), CSV separated by semicolons or of names and values
+(``delimited_tables.py``) and a headerless row of a name, a value and a flag (``key_value_line``). Each family's cases (``tests/corpora/leaks_leaks15.py``, also
 run through ``fisk-chatops exec`` by ``tests/test_corpora_exec.py``) are hidden, and its look-alikes
 (``tests/corpora/benign/leaks15_lookalikes.txt``) come out byte-identical."""
 
@@ -72,6 +73,26 @@ def test_placeholders_in_angle_brackets_stay() -> None:
                         "<password>", "<db_password_2>", "<Your-Password-Here>"):
         _whole(f"password={placeholder}\nDB_PASSWORD: {placeholder}\n")
     _whole("JWT_SECRET=<generate with: openssl rand -hex 32>\n")
+
+
+@pytest.mark.parametrize("leak", _family("csv"), ids=lambda leak: leak.family)
+def test_csv_with_semicolons_and_csv_of_names_and_values_hide_the_secret_cells(leak: Leak) -> None:
+    _hidden(leak)
+
+
+@pytest.mark.parametrize("leak", _family("aligned"), ids=lambda leak: leak.family)
+def test_a_headerless_row_of_a_name_its_value_and_a_flag_hides_the_value(leak: Leak) -> None:
+    _hidden(leak)
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t", "|"])
+def test_names_and_values_rows_are_judged_by_their_name_under_any_delimiter(separator: str) -> None:
+    secret = "Qm7vX2kL9pR4wT8z"
+    rows = [["Name", "Value", "Sticky"], ["LOG_LEVEL", "debug", "false"], ["TOKEN_TTL", "3600", "true"],
+            ["DB_PASSWORD_FILE", "/run/secrets/db", "false"], ["SMTP_PASSWORD", secret, "false"]]
+    text = "".join(separator.join(row) + "\n" for row in rows)
+    shown = sanitize_output(text.encode()).text
+    assert secret not in shown and shown.splitlines()[:4] == text.splitlines()[:4], shown
 
 
 def test_the_lookalikes_pass_byte_identical() -> None:

@@ -86,6 +86,9 @@ def _line_value_detector(head: str, short_run: str) -> Detector:
     )
 
 
+# A row's last cell that is a flag (a setting's "slot setting", "sensitive", "enabled" column), after two blanks
+_FLAG_CELL = r"[ \t]{2,16}(?:[Tt]rue|[Ff]alse|TRUE|FALSE|[Yy]es|[Nn]o|YES|NO|[01]|-)"
+
 CONTEXT: tuple[Detector, ...] = (
     # First: its candidates are parsed by the first branch of the pass's alternation (a full parse tried every
     # branch before it: a third of such a candidate's cost). No other detector matches where it starts (a
@@ -178,10 +181,12 @@ CONTEXT: tuple[Detector, ...] = (
         # Two columns, a secret's name then its value, alone on a line: vault kv get's "Key  Value" table, a
         # .netrc's "  password x". Words follow no separator here, so the value must look generated for every
         # name (a line "password expired" stays). psql's rows put a "|" between the cells (``\x``'s records,
-        # ``password_plain | PW``; ``\pset border 2`` opens and closes the row with one too).
+        # ``password_plain | PW``; ``\pset border 2`` opens and closes the row with one too). A third cell that is a
+        # flag may follow (``az webapp config appsettings list -o table``'s rows without their header: ``DB_PASSWORD
+        # PW  False``, its SlotSetting).
         rf"(?m:^)[ \t]{{0,16}}{_PSQL_BORDER}"
         rf"(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
-        rf"{_KV_GAP}(?P<v>[^\s\"'][^\s]{{0,255}})(?:[ \t]{{1,16}}\|)?[ \t]{{0,16}}(?m:$)",
+        rf"{_KV_GAP}(?P<v>[^\s\"'][^\s]{{0,255}})(?:[ \t]{{1,16}}\||{_FLAG_CELL})?[ \t]{{0,16}}(?m:$)",
         check="key_value_line",
         finder=rf"(?m:^)[ \t]{{0,16}}{_PSQL_BORDER}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
         rf"{_KV_GAP}[^\s\"'-]",

@@ -6,7 +6,13 @@ row per line with as many cells. ``tables.py`` reads headers aligned by blanks a
 - **"|"**: ``psql -A`` (unaligned: ``name|password``, the rows, then ``(2 rows)``), ``sqlite3``'s default list mode;
 - **","**: CSV, ``psql --csv``, ``sqlite3 -csv -header``, ``mysqlsh --result-format=csv``, AWS IAM's
   ``credentials.csv`` (``User name,Password,Access key ID,Secret access key,...``): names may hold blanks and
-  cells may be quoted (``"a,b"``, ``""`` for a quote), as RFC 4180 writes them.
+  cells may be quoted (``"a,b"``, ``""`` for a quote), as RFC 4180 writes them;
+- **";"**: the same CSV as a spreadsheet in a locale whose decimal mark is "," exports it (Excel, LibreOffice,
+  ``mysqlsh`` with ``--fields-terminated-by=';'``).
+
+A header of names and values (``name,value``, ``Key;Value``: an app settings or a parameter export) has no secret's
+column: each row's value is judged by the name in its first cell (``box_tables.named_value``: ``DB_PASSWORD`` takes
+any one-word value that is no placeholder, ``LOG_LEVEL`` none).
 
 A header's names are SQL-like names (a letter or ``_`` first; with blanks in CSV), one of them a secret's (psql's list,
 ``psql_tables.PSQL_SECRET_COLUMNS``; in CSV also with blanks for ``_``); a name that looks like a commit's hash
@@ -21,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from bot.sanitize.box_tables import NAME_COLUMNS, named_value
 from bot.sanitize.psql_tables import PSQL_NAME_ALTERNATION, PSQL_SECRET_COLUMNS, table_rows
 
 _SPACED_SECRET_COLUMNS = frozenset(name.replace("_", " ") for name in PSQL_SECRET_COLUMNS if "_" in name)
@@ -39,10 +46,16 @@ def _hint(field: str, separator: str, names: str) -> str:
     return rf"(?m:^)(?:(?:{field}{separator})+{secret}{following}|{secret}{separator}[\"A-Za-z_])"
 
 
+# A names-and-values header: a name's column first, then a value's (``name,value``, ``"Key";"Value"``).
+_NAMES_THEN_VALUES = (
+    r"(?m:^)\"?(?:Name|NAME|name|Key|KEY|key)\"?[\t|,;]\"?(?:Value|VALUE|value)\"?(?:[\t|,;][\"A-Za-z_]|\r?(?m:$))"
+)
 DELIMITED_HEADER_HINT = "|".join((
     _hint(_FIELD, r"\t", PSQL_NAME_ALTERNATION),
     _hint(_FIELD, r"\|", PSQL_NAME_ALTERNATION),
     _hint(_CSV_FIELD, ",", _CSV_NAME_ALTERNATION),
+    _hint(_CSV_FIELD, ";", _CSV_NAME_ALTERNATION),
+    _NAMES_THEN_VALUES,
 ))
 # What a delimited header's line starts with: a name's first character, or a quote before it (CSV).
 DELIMITED_FIRST = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_\"")
@@ -52,29 +65,30 @@ _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _CSV_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_ ]*")
 # A commit's abbreviated hash (or longer), which a name of letters and digits may look like: no header's name.
 _HASH = re.compile(rb"(?=[a-f]*[0-9])[0-9a-f]{7,40}")
-# One CSV cell (RFC 4180): quoted (a quote inside doubled), or anything up to the next comma.
-_CSV_CELL = re.compile(rb'"(?:[^"]|"")*"|[^,"]*')
-_COMMA = 0x2C
+# One CSV cell (RFC 4180): quoted (a quote inside doubled), or anything up to the next comma (or semicolon).
+_CSV_CELLS = {b",": re.compile(rb'"(?:[^"]|"")*"|[^,"]*'), b";": re.compile(rb'"(?:[^"]|"")*"|[^;"]*')}
+_CSV_SEPARATORS = frozenset(_CSV_CELLS)
 
 
 def _separator(line: bytes) -> bytes:
-    """The delimiter of a header's line: a tab, "|" or "," (the first one found of them, in that order)."""
-    for separator in (b"\t", b"|", b","):
+    """The delimiter of a header's line: a tab, "|", "," or ";" (the first one found of them, in that order)."""
+    for separator in (b"\t", b"|", b",", b";"):
         if separator in line:
             return separator
     return b""
 
 
-def _csv_cells(line: bytes) -> list[tuple[int, int]] | None:
+def _csv_cells(line: bytes, separator: bytes = b",") -> list[tuple[int, int]] | None:
     """The cells of a CSV line as (start, end), a quoted cell's without its quotes; None when the line is none (a
     quote that does not close the cell before a comma or the line's end)."""
     cells, pos, length = [], 0, len(line)
+    cell, delimiter = _CSV_CELLS[separator], separator[0]
     while True:
-        found = _CSV_CELL.match(line, pos)
+        found = cell.match(line, pos)
         if found is None:
             return None
         start, end = found.span()
-        if end < length and line[end] != _COMMA:
+        if end < length and line[end] != delimiter:
             return None
         quoted = end - start >= 2 and line[start] == 0x22  # '"'
         cells.append((start + 1, end - 1) if quoted else (start, end))
@@ -84,8 +98,8 @@ def _csv_cells(line: bytes) -> list[tuple[int, int]] | None:
 
 
 def _cells(line: bytes, separator: bytes) -> list[tuple[int, int]] | None:
-    if separator == b",":
-        return _csv_cells(line)
+    if separator in _CSV_SEPARATORS:
+        return _csv_cells(line, separator)
     cells, offset = [], 0
     for cell in line.split(separator):
         cells.append((offset, offset + len(cell)))
@@ -97,11 +111,11 @@ def _cells(line: bytes, separator: bytes) -> list[tuple[int, int]] | None:
 # of 100,000 one-letter names after ``password,`` was read at 2.5 MB/s a cell at a time (found by review, revsan5).
 _PLAIN_HEADERS = {
     separator: re.compile(rb"%s(?:%s%s)+" % (name.pattern, re.escape(separator), name.pattern))
-    for separator, name in ((b",", _CSV_NAME), (b"\t", _NAME), (b"|", _NAME))
+    for separator, name in ((b",", _CSV_NAME), (b";", _CSV_NAME), (b"\t", _NAME), (b"|", _NAME))
 }
 _HASH_NAMES = {
     separator: re.compile(rb"(?:^|(?<=%s))%s(?=%s|$)" % (re.escape(separator), _HASH.pattern, re.escape(separator)))
-    for separator in (b",", b"\t", b"|")
+    for separator in (b",", b";", b"\t", b"|")
 }
 _HEX_RUN = re.compile(rb"[0-9a-f]{7}")  # (what a hash-like name holds: the search above only where one may be)
 
@@ -117,7 +131,7 @@ def _names(line: bytes, separator: bytes) -> list[bytes] | None:
     cells = _cells(line, separator)
     if cells is None or len(cells) < 2:
         return None
-    name_shape = _CSV_NAME if separator == b"," else _NAME
+    name_shape = _CSV_NAME if separator in _CSV_SEPARATORS else _NAME
     names = [line[start:end] for start, end in cells]
     if not all(name_shape.fullmatch(name) and not _HASH.fullmatch(name) for name in names):
         return None
@@ -132,7 +146,9 @@ def delimited_hint_end(span: bytes) -> int:
     names = span.rstrip(b"\r").split(separator)
     if len(names) < 2:
         return 0
-    secret = _CSV_SECRET_NAMES if separator == b"," else _SECRET_NAMES
+    if names[0].strip(b'"').lower() in NAME_COLUMNS and names[1].strip(b'"').lower() == b"value":
+        return len(separator.join(names[:2]))  # a names-and-values header
+    secret = _CSV_SECRET_NAMES if separator in _CSV_SEPARATORS else _SECRET_NAMES
     if names[-1].strip(b'"').lower() not in secret:  # "<sep>x": the next column's first character
         names.pop()
     return len(separator.join(names)) if names[-1].strip(b'"').lower() in secret else 0
@@ -140,19 +156,21 @@ def delimited_hint_end(span: bytes) -> int:
 
 def delimited_table(
     data: bytes, line_start: int, header_end: int, over_budget: Callable[[int], int]
-) -> tuple[list[tuple[int, int, bool]], int] | None:
+) -> tuple[list[tuple[int, int, bool | None]], int] | None:
     """The secret columns' cells (start, end, password-like) under the delimited header
-    ``data[line_start:header_end]`` and where reading stopped, None when the line is no such header."""
+    ``data[line_start:header_end]`` and where reading stopped, None when the line is no such header. Under a
+    names-and-values header, the value cells already judged secrets by their row's name (start, end, None)."""
     header = data[line_start:header_end].rstrip(b"\r")
     separator = _separator(header)
     names = _names(header, separator) if separator else None
     if names is None:
         return None
-    secret_names = _CSV_SECRET_NAMES if separator == b"," else _SECRET_NAMES
+    secret_names = _CSV_SECRET_NAMES if separator in _CSV_SEPARATORS else _SECRET_NAMES
     secret = [(i, b"pass" in name) for i, name in enumerate(names) if name in secret_names]
-    if not secret:
+    values = [i for i, name in enumerate(names) if name == b"value"] if names[0] in NAME_COLUMNS else []
+    if not secret and not values:
         return None
-    found: list[tuple[int, int, bool]] = []
+    found: list[tuple[int, int, bool | None]] = []
     ended = header_end + 1
     for row_start, row_end in table_rows(data, header_end + 1, over_budget):
         row = data[row_start:row_end].rstrip(b"\r")
@@ -162,5 +180,8 @@ def delimited_table(
             break
         found += [(row_start + cells[index][0], row_start + cells[index][1], password_like)
                   for index, password_like in secret]
+        name = row[cells[0][0] : cells[0][1]]
+        found += [(row_start + cells[index][0], row_start + cells[index][1], None) for index in values
+                  if named_value(name, row[cells[index][0] : cells[index][1]])]
         ended = row_end + 1
     return found, ended

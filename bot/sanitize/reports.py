@@ -78,7 +78,8 @@ def reported_hint(data: bytes, start: int, end: int) -> int:
     if first == 0xE2:  # "│" or "║" (their first byte): a box's header (``box_tables.BOX_HEADER_HINT``)
         return header_hint_end(data[start:end])
     if (start == 0 or data[start - 1] == 10) and first not in b" \t" and (
-            data.find(b"\t", start, end) >= 0 or data.find(b",", start, end) >= 0 or data.find(b"|", start, end) >= 0):
+            data.find(b"\t", start, end) >= 0 or data.find(b",", start, end) >= 0 or data.find(b"|", start, end) >= 0
+            or data.find(b";", start, end) >= 0):
         return header_hint_end(data[start:end])  # a delimited header (``delimited_tables.DELIMITED_HEADER_HINT``)
     # A header's hint starts with its blanks (a later column), or ends with the next column's first letter after a
     # blank (the first column); a token may start with one blank, and is longer than a column's name.

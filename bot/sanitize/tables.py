@@ -293,7 +293,7 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
                 if pos >= length:
                     open_span = (line_start, header_end)
                 spans += [(start, end, "table_secret") for start, end, password_like in tab_cells
-                          if _secret_cell(data[start:end], password_like)]
+                          if password_like is None or _secret_cell(data[start:end], password_like)]
                 continue
         if VERTICAL_BYTES in data[line_start:header_end] or DOUBLE_VERTICAL_BYTES in data[line_start:header_end]:
             box = box_table(data, line_start, header_end, over_budget)  # a box, its rule on the next line
@@ -354,8 +354,8 @@ def read_tables(data: bytes, hints: list[int]) -> tuple[list[tuple[int, int, str
 
 
 def _delimited(line: bytes) -> bool:
-    """Whether a header's line holds a delimiter of ``delimited_tables`` (a tab, "|" or ",")."""
-    return b"\t" in line or b"," in line or b"|" in line
+    """Whether a header's line holds a delimiter of ``delimited_tables`` (a tab, "|", "," or ";")."""
+    return b"\t" in line or b"," in line or b"|" in line or b";" in line
 
 
 def _line_end(data: bytes, start: int) -> int:

@@ -2,7 +2,9 @@
 """The leaks ``leaks15`` closed (issue #11), as tools print them: a bare secret printed after an echoed command or a
 REPL expression whose last words name it (``cat api.pass``, ``wg show wg0 private-key``, ``cloudflared tunnel token
 NAME``, ``>>> settings.SECRET_KEY``, ``python3 -c 'print(os.environ[...])'``), and a strong password under a name
-ending in a rule's word (``PASSWORD_STRENGTH=Sup3rS3cr3t!``) or written in angle brackets (``password=<Xk9#mP2$vL>``).
+ending in a rule's word (``PASSWORD_STRENGTH=Sup3rS3cr3t!``) or written in angle brackets (``password=<Xk9#mP2$vL>``),
+semicolon-separated CSV with a secret's column, CSV of names and values, and a headerless row of a name, its value
+and a flag (``DB_PASSWORD  PW  true``).
 
 Every value comes from a seeded RNG at import (no real credential). The ordinary lines that look like them and
 must stay whole are ``tests/corpora/benign/leaks15_lookalikes.txt``.
@@ -66,5 +68,15 @@ case("angle brackets: password=<...>", f"password=<{a1}>\n", a1)
 case("angle brackets: YAML quoted", f'database:\n  password: "<{a2}>"\n', a2)
 case("angle brackets: JSON", f'{{"user": "svc", "password": "<{a3}>"}}\n', a3)
 case("angle brackets: a token in a flag", f"2026-12-02T08:01:12Z exec: deploy --api-token=<{a4}> --env prod\n", a4)
+# semicolon-separated CSV with a secret's column; CSV names and values; a headerless names-values-flag row
+c1, c2, c3, c4, c5, c6 = pw(16), rs(32), pw(14), rs(40, B64), pw(18), rs(24)
+case("csv: semicolons", f"name;password;host\nweb;{c1};db1.internal\napi;{c2};db2.internal\n", c1, c2)
+case("csv: semicolons quoted", f'"User";"Password";"Last login"\n"svc-ci";"{c3}";"2026-12-01"\n', c3)
+case("csv: name,value rows", f"name,value\nLOG_LEVEL,info\nDB_PASSWORD,{c4}\n", c4)
+case("csv: Key;Value rows", f'"Key";"Value";"Label"\n"API_TOKEN";"{c5}";"prod"\n"REPLICAS";"3";"prod"\n', c5)
+case("csv: name,value then flag", f"Name\tValue\tSlotSetting\nSMTP_PASSWORD\t{c6}\tFalse\n", c6)
+c7, c8 = pw(16), rs(28)
+case("aligned: headerless name value flag", f"DB_PASSWORD     {c7}     true\nLOG_LEVEL       info             false\n", c7)
+case("aligned: headerless token row with a dash", f"  API_TOKEN  {c8}  -\n", c8)
 
 LEAKS15_LEAKS: tuple[Leak, ...] = tuple(CASES)
