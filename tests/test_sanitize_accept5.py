@@ -34,8 +34,6 @@ OPEN_LEAKS = {
     "`Data`, the secret's name is on the echoed command and the line above",
     "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "
     "`<<<` in a set -x trace",
-    "twilio-auth-token-python": "traceback source line `Client(\"AC<sid>\", \"<32 hex auth token>\")`: "
-    "a positional argument beside a Twilio account SID",
 }
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)

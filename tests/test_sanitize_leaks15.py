@@ -95,6 +95,11 @@ def test_names_and_values_rows_are_judged_by_their_name_under_any_delimiter(sepa
     assert secret not in shown and shown.splitlines()[:4] == text.splitlines()[:4], shown
 
 
+@pytest.mark.parametrize("leak", _family("twilio"), ids=lambda leak: leak.family)
+def test_a_twilio_auth_token_beside_its_account_sid_is_hidden(leak: Leak) -> None:
+    _hidden(leak)
+
+
 def test_the_lookalikes_pass_byte_identical() -> None:
     _whole(LOOKALIKES)
 

@@ -190,6 +190,11 @@ TOKENS: tuple[Detector, ...] = (
     Detector("telegram_token", r"(?:^|[^0-9])[0-9]{6,12}:(?P<v>AA[A-Za-z0-9_-]{33})(?:[^A-Za-z0-9_-]|$)"),
     # Twilio API key secrets are SK + 32 lowercase hex (the account SID, AC..., is an identifier)
     Detector("twilio_key", r"(?:^|[^A-Za-z0-9_])(?P<v>SK[0-9a-f]{32})(?:[^A-Za-z0-9_]|$)"),
+    # A Twilio auth token beside its account SID (an identifier): a client's next positional argument
+    # (``Client("AC<sid>", "<token>")`` in Python, PHP, C#, Node) or the password after it (``-u AC<sid>:<token>``)
+    Detector("twilio_auth_token",
+             r"(?:^|[^A-Za-z0-9_])AC[0-9a-f]{32}(?:[\"']?[ \t]{0,4},[ \t]{0,4}[\"']?|:)(?P<v>[0-9a-f]{32})"
+             r"(?:[^A-Za-z0-9_]|$)"),
     Detector("google_api_key", _B + r"(?P<v>AIza[0-9A-Za-z_-]{35})"),
     Detector("aws_access_key_id", r"(?:^|[^A-Z0-9])(?P<v>(?:" + _AWS_ID + r")[A-Z0-9]{16})(?:[^A-Z0-9]|$)"),
     Detector(

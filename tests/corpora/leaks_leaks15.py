@@ -79,4 +79,11 @@ c7, c8 = pw(16), rs(28)
 case("aligned: headerless name value flag", f"DB_PASSWORD     {c7}     true\nLOG_LEVEL       info             false\n", c7)
 case("aligned: headerless token row with a dash", f"  API_TOKEN  {c8}  -\n", c8)
 
+# a Twilio auth token as the positional argument beside its account SID (the SID is an identifier)
+sid1, sid2, sid3 = (f"AC{rs(32, HEX)}" for _ in range(3))
+w1, w2, w3 = rs(32, HEX), rs(32, HEX), rs(32, HEX)
+case("twilio: Python traceback", f'Traceback (most recent call last):\n  File "/srv/sms/send.py", line 14, in <module>\n    client = Client("{sid1}", "{w1}")\ntwilio.base.exceptions.TwilioRestException: HTTP 401 error\n', w1)
+case("twilio: PHP and Node", f'$client = new Client(\'{sid2}\', \'{w2}\');\nconst client = twilio("{sid2}", "{w3}");\n', w2, w3)
+case("twilio: C# init", f'TwilioClient.Init("{sid3}", "{w1}");\n', w1)
+
 LEAKS15_LEAKS: tuple[Leak, ...] = tuple(CASES)
