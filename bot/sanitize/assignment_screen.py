@@ -12,10 +12,12 @@ in its density budget.
 from __future__ import annotations
 
 import re
+from re import _parser as sre_parse  # type: ignore[attr-defined]
 
 from bot.sanitize import code_expressions, secret_names
 from bot.sanitize.automata import MEMO_ENTRIES, Leftmost
 from bot.sanitize.cheap_rejection import BARE_VALUE
+from bot.sanitize.context_patterns import _NAME
 from bot.sanitize.value_spans import plain_line_value, reads_line
 
 # An assignment's head as the assignment detector reads it: the boundary character, then the name (the whole
@@ -83,6 +85,21 @@ def _within_reach(name: bytes) -> bool:
     low = name.lower()
     return any(low.find(word, 0, _WORD_REACH + len(word)) >= 0 for word in _REACH_WORDS) \
         or low.find(b"key", 0, _KEY_REACH + 3) >= 0
+
+
+# The longest name the assignment parse takes (``context_patterns._NAME``'s widest match), and a run of name
+# characters longer than that after the candidate's boundary (and an optional quote): such a candidate's parse fails
+# whatever follows, since its name must be the whole run (a boundary before it, a quote, a blank or the separator
+# after it). The head pattern above reads at most 85, so such a run is no head and the loop parsed it with the whole
+# alternation, 100-400 us a candidate: ``token="`` then 257 "x" on one line, each unit a candidate once a quoted value
+# longer than the window is one (``context_patterns.QUOTED``).
+_LONGEST_NAME = sre_parse.parse(_NAME).getwidth()[1]
+_NAME_BEYOND_REACH = re.compile(rb"[^A-Za-z0-9_.-]?[\"']?[A-Za-z0-9_.-]{%d}" % (_LONGEST_NAME + 1))
+
+
+def name_beyond_reach(data: bytes, start: int) -> bool:
+    """Whether the assignment candidate at ``start`` holds a name longer than the parse takes (``_LONGEST_NAME``)."""
+    return _NAME_BEYOND_REACH.match(data, start) is not None
 
 
 def _quoted(head: bytes) -> bool:

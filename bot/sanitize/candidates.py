@@ -47,6 +47,7 @@ from bot.sanitize.assignment_screen import (
     _plain_word,
     _quoted,
     _within_reach,
+    name_beyond_reach,
 )
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
 from bot.sanitize.characters import whole_characters
@@ -59,10 +60,17 @@ from bot.sanitize.cheap_rejection import (
     unrefusable_password_word,
 )
 from bot.sanitize.code_expressions import settings_reference
-from bot.sanitize.detectors import lead_start
+from bot.sanitize.detectors import VALUE_BOUND, lead_start
 from bot.sanitize.judge import changed_kind, judge, reads_name_first
 from bot.sanitize.reports import Reports, reported_hint
-from bot.sanitize.value_spans import NAME, changed_to, extended_end, quoted_span, reads_line
+from bot.sanitize.value_spans import (
+    NAME,
+    changed_to,
+    extended_end,
+    quoted_span,
+    reads_line,
+    unclosed_long_value,
+)
 
 Marker = Callable[[str, bytes], bytes]
 
@@ -151,6 +159,9 @@ def run_pass(
         head = scanned_head = head_match(data, start)
         scanned_value = None
         if head is None:
+            if name_beyond_reach(data, start):  # no name the parse takes: dismissed as the loop would (below)
+                spent += 1
+                return True
             return False
         name = head[1]  # (``m[i]``, not ``m.group(i)``: half the cost, read several times on every line of code)
         harmless = harmless_names(name)
@@ -308,6 +319,10 @@ def run_pass(
         spent += HEAD_UNITS
         head = (_assignment_head(data, candidate_start, leftmost, assignment, scanned_head)
                 if leftmost.source == assignment >= 0 and not leftmost.ambiguous else None)
+        if head is None and leftmost.source == assignment >= 0 and not leftmost.ambiguous and name_beyond_reach(
+                data, candidate_start):
+            pos = candidate_start + 1  # the parse would fail: no name is that long (one match, charged as the head)
+            continue
         if head is not None:
             name = head[1]
             harmless = _HARMLESS_NAMES.get(name)
@@ -360,6 +375,10 @@ def run_pass(
         index = branch_of[match.lastgroup]  # type: ignore[index]  # the last group closed is the branch's
         detector = pass_.detectors[index]
         start, end = quoted_span(data, match, index)
+        if end - start == VALUE_BOUND and unclosed_long_value(data, start, end):
+            spent += CHEAP_UNITS
+            pos = candidate_start + 1  # refused, as a rejected candidate resumes
+            continue
         if detector.check == "env_line":  # the line's trailing whitespace (and "\r") is not the value's
             end = start + len(data[start:end].rstrip())
         refused: int | None = None

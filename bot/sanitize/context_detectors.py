@@ -22,6 +22,7 @@ from bot.sanitize.context_patterns import (
     _ALIGNED_NBSP_HEAD,
     _ASSIGNMENT_FINDER_NAME_HEAD,
     _ASSIGNMENT_HEAD,
+    _ASSIGNMENT_QUOTED_CANDIDATE,
     _ASSIGNMENT_SEPARATOR,
     _BARE_CANDIDATE,
     _BARE_START,
@@ -62,8 +63,10 @@ from bot.sanitize.context_patterns import (
     _SHORT_RUN_THEN_DELIMITER,
     _XML_CANDIDATE,
     _XML_START,
+    DOUBLE_QUOTED,
     MAKE_APPEND_HEAD,
     MIDLINE_ALIGNMENT,
+    QUOTED,
     TAB,
     _characters_as_utf8,
 )
@@ -142,7 +145,7 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     Detector(
         "xml_value",
-        rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>\"[^\"\n]{{1,256}}\")",
+        rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{DOUBLE_QUOTED})",
         check="xml_pair",
         finder=rf"(?i:key|name)=\"(?P<name>{_NAME})\"[ \t]{{1,4}}(?i:value)=(?P<v>{_DOUBLE_QUOTED_CANDIDATE})",
         search=rf"(?i:key|name)=\"{_NAME}\"[ \t]{{1,4}}(?i:value)=(?:{_DOUBLE_QUOTED_START})",
@@ -172,7 +175,7 @@ CONTEXT: tuple[Detector, ...] = (
         # LDAP servers' and clients' files: slapd.conf's rootpw, nslcd.conf's bindpw, postfix's bind_pw
         "password",
         r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
-        r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'#=][^\s\"']{0,255})",
+        r"(?P<v>" + QUOTED + r"|[^\s\"'#=][^\s\"']{0,255})",
         finder=r"(?m:^)[ \t]{0,16}(?:requirepass|masterauth|rootpw|bindpw|bind_pw)(?:[ \t]{0,8}=[ \t]{0,8}|[ \t]{1,8})"
         r"[^\s#=]",
     ),
@@ -248,7 +251,8 @@ CONTEXT: tuple[Detector, ...] = (
         # make's ``NAME?=`` and ``NAME:=`` as an argv's word writes them too, as ``value_spans._argv_assignment``
         # reads them)
         finder=_ASSIGNMENT_FINDER_NAME_HEAD
-        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})|[?:]?={_GLUED_SHORT_RUN})",
+        + rf"(?:{_ASSIGNMENT_SEPARATOR}(?P<v>{_ASSIGNMENT_QUOTED_CANDIDATE}|{_BARE_CANDIDATE})"
+        rf"|[?:]?={_GLUED_SHORT_RUN})",
         search=_ASSIGNMENT_FINDER_NAME_HEAD
         + rf"(?:{_ASSIGNMENT_SEPARATOR}(?:{_QUOTED_START}|{_BARE_START})|[?:]?={_GLUED_SHORT_RUN})",
         # Apart, so a hit of its own tells that the candidate is an assignment (assignment_screen._assignment_head)

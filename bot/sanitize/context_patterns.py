@@ -24,7 +24,14 @@ _NAME = (
     rf"[A-Za-z0-9_.-]{{0,40}}(?:(?:(?i:pass|pwd|secret|token|credential|signature)|{_KEY})[A-Za-z0-9_.-]{{0,40}}"
     r"|(?i:auth)(?:[_.0-9-][A-Za-z0-9_.-]{0,39})?)"
 )
-_QUOTED_VALUE = r"\"[^\"\n]{1,256}(?:\"|$)|'[^'\n]{1,256}(?:'|$)"
+# A quoted value closed within VALUE_BOUND characters, or the first VALUE_BOUND characters of a longer one
+# (``value_spans.extended_end`` reads an accepted one on to its closing quote, one forward scan): with the closing
+# quote required within the bound, a longer value (a 300-character ``SECRET_KEY="..."``, a JSON ``"private_key"``)
+# was no candidate at all and showed whole. The window stays bounded, so a search still dies 256 bytes on.
+DOUBLE_QUOTED = r"\"[^\"\n]{1,255}\"|\"[^\"\n]{256}"
+SINGLE_QUOTED = r"'[^'\n]{1,255}'|'[^'\n]{256}"
+QUOTED = DOUBLE_QUOTED + "|" + SINGLE_QUOTED
+_QUOTED_VALUE = r"\"[^\"\n]{1,255}(?:\"|$)|\"[^\"\n]{256}|'[^'\n]{1,255}(?:'|$)|'[^'\n]{256}"
 _BARE_VALUE = r"[^\s\"',;&}\])]{1,256}"
 # The finder's values: shapes.trivial rejects, under any name and in any context, a value of under three
 # characters ("pass: x") and an integer of up to six digits ("input_tokens": 1834, "retries=300"), so RE2 reports
@@ -53,8 +60,18 @@ _QUOTED_START = _DOUBLE_QUOTED_START + r"|'(?:" + _candidate_start(r"[^'\n]") + 
 _XML_START = _candidate_start(r"[^<\s]")
 _BARE_CANDIDATE = _candidate_value(r"[^\s\"',;&}\])]")
 _IN_DOUBLE_QUOTES, _IN_SINGLE_QUOTES = _candidate_value(r"[^\"\n]"), _candidate_value(r"[^'\n]")
-_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)|{_ESCAPED_SHORT}"
-_QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)"
+# A longer value than the bound is a candidate too (``DOUBLE_QUOTED``), here by a run that neither a quote nor the
+# line ends within 255 characters: the finder's count then goes on by one character, where an exact second count to
+# 256 per quote grew the pass's alternation past what its DFA budget keeps (tests/test_sanitize_memory.py). A
+# superset (a short unclosed value before a newline is a candidate too): the parse, exact, decides.
+_DOUBLE_QUOTED_CANDIDATE = rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$|[^\"\n])|{_ESCAPED_SHORT}"
+_QUOTED_CANDIDATE = _DOUBLE_QUOTED_CANDIDATE + rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$|[^'\n])"
+# The same, exact, for the assignment's own automaton (its budget has room for the two counts, and its candidates
+# are the commonest: an unclosed short value, ``api_key= "unclosed``, is no candidate of it)
+_ASSIGNMENT_QUOTED_CANDIDATE = (
+    rf"\"(?:{_IN_DOUBLE_QUOTES})(?:\"|$)|\"[^\"\n]{{256}}|{_ESCAPED_SHORT}"
+    rf"|'(?:{_IN_SINGLE_QUOTES})(?:'|$)|'[^'\n]{{256}}"
+)
 _XML_CANDIDATE = _candidate_value(r"[^<\s]")
 _ENV_HEAD = (
     r"(?:(?m:^)[ \t]{0,64}(?:-[ \t]{1,4})?|[{,][ \t]{0,4})"
@@ -113,7 +130,7 @@ _ENV_STRING_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])\"(?P<name>{_NAME})="
 _ENV_STRING_SINGLE_HEAD = rf"(?:^|[^A-Za-z0-9_.\\-])'(?P<name>{_NAME})="
 # A command-line flag and its value as separate words (ps output, a logged command): --token abc, -password x.
 _FLAG_HEAD = rf"(?:^|[ \t])(?P<name>-{{1,2}}{_NAME})[ \t]{{1,4}}"
-_FLAG_VALUE = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\s\"']{0,255}"
+_FLAG_VALUE = QUOTED + r"|[^\s\"'-][^\s\"']{0,255}"
 _FLAG_CANDIDATE = _candidate_value(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
 _FLAG_START = _candidate_start(r"[^\s\"']").replace(r"[^\s\"'0-9]", r"[^\s\"'0-9-]", 1)
 _ENV_WORD_HEAD = r"(?m:^)[ \t]{0,16}(?:ENV|setenv|set[ \t]{1,4}-[a-zA-Z]{1,4})[ \t]{1,4}"

@@ -17,6 +17,9 @@ from bot.sanitize.context_patterns import (
     _NAME,
     _QUOTED_VALUE,
     ALIGNED_BLANK,
+    DOUBLE_QUOTED,
+    QUOTED,
+    SINGLE_QUOTED,
     _candidate_start,
 )
 from bot.sanitize.detectors import Detector
@@ -33,14 +36,20 @@ from bot.sanitize.detectors import Detector
 # automaton multiplied the others' DFA states on text dense in ":" (random base64 with ":@._-": 0.5 ms per 64 KiB
 # of its own).
 _RARE = "services"
-_QUOTED_OR_WORD = r"\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"';][^\s\"';]{0,255}"
+_QUOTED_OR_WORD = QUOTED + r"|[^\s\"';][^\s\"';]{0,255}"
 # A name whose last word is "pw" (``DB_PW``, ``smtp-pw``), and any name of a secret (``_NAME``) or such a one.
 _PW_NAME = r"[A-Za-z0-9_.-]{0,40}[_.-](?i:pw)"
 _ANY_SECRET_NAME = rf"{_NAME}|{_PW_NAME}"
 # A quoted string literal to its closing quote, an escaped quote inside it read past (JSON, Ruby, JavaScript).
-_QUOTED_STRING = r"\"(?:[^\"\\\n]|\\.){1,256}\"|'(?:[^'\\\n]|\\.){1,256}'"
+_IN_DOUBLE, _IN_SINGLE = r"(?:[^\"\\\n]|\\.)", r"(?:[^'\\\n]|\\.)"
+# (a longer one by its first 256 characters, as ``context_patterns.QUOTED`` reads it)
+_QUOTED_STRING = (
+    rf"\"{_IN_DOUBLE}{{1,255}}\"|\"{_IN_DOUBLE}{{256}}|'{_IN_SINGLE}{{1,255}}'|'{_IN_SINGLE}{{256}}"
+)
 # A YAML value to its line's end (a bare one may hold ",", ";", "}"), its trailing blanks left out.
-_LINE_VALUE = r"\"(?:[^\"\\\n]|\\.){1,256}\"|'[^'\n]{1,256}'|[^\s\"'#](?:[^\n]{0,254}[^\s])?"
+_LINE_VALUE = (
+    rf"\"{_IN_DOUBLE}{{1,255}}\"|\"{_IN_DOUBLE}{{256}}|{SINGLE_QUOTED}|[^\s\"'#](?:[^\n]{{0,254}}[^\s])?"
+)
 
 # A header set in a web server's configuration: nginx's proxy_set_header / add_header / grpc_set_header /
 # more_set_headers, Apache's RequestHeader set; the header's name must name a secret (X-Api-Key, X-Auth-Token).
@@ -98,7 +107,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # MySQL's SET PASSWORD [FOR 'u'@'h'] = 'PW' (or = PASSWORD('PW')) as a general or audit log records it
         "password",
         r"(?i:set)[ \t]{1,4}(?i:password)(?:[ \t]{1,4}(?i:for)[ \t]{1,4}[^=\n]{1,128}?)?[ \t]{0,4}=[ \t]{0,4}"
-        r"(?:(?i:password)\([ \t]{0,4})?(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\")",
+        r"(?:(?i:password)\([ \t]{0,4})?(?P<v>" + QUOTED + r")",
         own_automaton=True,
         group=_RARE,
         literals=(b"=",),
@@ -107,7 +116,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # envoy's config dump (/config_dump?include_eds): a generic secret's inline_string (or inline_bytes)
         "secret",
         r"\"generic_secret\"[ \t]{0,4}:[ \t]{0,4}\{\s{0,64}\"secret\"[ \t]{0,4}:[ \t]{0,4}\{\s{0,64}"
-        r"\"inline_(?:string|bytes)\"[ \t]{0,4}:[ \t]{0,4}(?P<v>\"[^\"\n]{1,256}\")",
+        r"\"inline_(?:string|bytes)\"[ \t]{0,4}:[ \t]{0,4}(?P<v>" + DOUBLE_QUOTED + r")",
         own_automaton=True,
         group=_RARE,
         literals=(b"generic_secret",),
@@ -127,7 +136,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
     Detector(
         # wpa_supplicant.conf's psk="passphrase" or psk=<64 hex> (wpa_passphrase prints both, the first as #psk=)
         "password",
-        r"(?m:^)[ \t]{0,16}#?psk=(?P<v>\"[^\"\n]{1,256}\"|[0-9A-Fa-f]{64})",
+        r"(?m:^)[ \t]{0,16}#?psk=(?P<v>" + DOUBLE_QUOTED + r"|[0-9A-Fa-f]{64})",
         own_automaton=True,
         group=_RARE,
         literals=(b"psk=",),
@@ -136,7 +145,8 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # redis-cli's reply to CONFIG GET requirepass (or masterauth): 1) "requirepass" / 2) "PW", and any pair of
         # a longer reply (CONFIG GET *pass*: 3) "requirepass" / 4) "PW"; numbers padded to their column past 9)
         "password",
-        r"(?m:^)[ ]{0,3}[0-9]{1,4}\) \"(?:requirepass|masterauth)\"\r?\n[ ]{0,3}[0-9]{1,4}\) (?P<v>\"[^\"\n]{1,256}\")",
+        r"(?m:^)[ ]{0,3}[0-9]{1,4}\) \"(?:requirepass|masterauth)\"\r?\n[ ]{0,3}[0-9]{1,4}\) "
+        r"(?P<v>" + DOUBLE_QUOTED + r")",
         own_automaton=True,
         group=_RARE,
         literals=(b') "',),
@@ -183,7 +193,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
     Detector(
         # PowerShell: ConvertTo-SecureString "PW" -AsPlainText (a variable, "$pw", is no secret)
         "password",
-        r"(?i:ConvertTo-SecureString)[ \t]{1,4}(?:-String[ \t]{1,4})?(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}')",
+        r"(?i:ConvertTo-SecureString)[ \t]{1,4}(?:-String[ \t]{1,4})?(?P<v>" + QUOTED + r")",
         check="not_reference",
         own_automaton=True,
         group=_RARE,
@@ -193,7 +203,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # PHP's define( 'AUTH_KEY',         '...' ) as wp-config.php aligns its salts (quoted_pair: four blanks)
         "password",
         rf"\bdefine\([ \t]{{0,4}}['\"](?P<name>{_NAME})['\"][ \t]{{0,4}},[ \t]{{0,64}}"
-        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\")",
+        r"(?P<v>" + QUOTED + r")",
         check="generated",  # a salt is; the sample's 'put your unique phrase here' is not
         finder=rf"\bdefine\([ \t]{{0,4}}['\"]{_FINDER_NAME}['\"][ \t]{{0,4}},[ \t]{{0,64}}['\"][^'\"\n]",
         own_automaton=True,
@@ -204,7 +214,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         # Spring Boot actuator's /env: "spring.datasource.password":{"value":"PW"}
         "password",
         rf"\"(?P<name>{_NAME})\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
-        r"(?P<v>\"[^\"\n]{1,256}\")",
+        r"(?P<v>" + DOUBLE_QUOTED + r")",
         check="not_placeholder",
         finder=rf"\"{_FINDER_NAME}\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
         r"\"[^\"\n]",
@@ -319,7 +329,7 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
     Detector(
         # Ruby's inspect of a Hash with symbol keys: :password=>"PW"
         "password",
-        rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>\"[^\"\n]{{1,256}}\")",
+        rf":(?P<name>{_NAME})[ \t]{{0,4}}=>[ \t]{{0,4}}(?P<v>{DOUBLE_QUOTED})",
         check="not_placeholder",
         finder=rf":{_FINDER_NAME}[ \t]{{0,4}}=>[ \t]{{0,4}}\"[^\"\n]",
         own_automaton=True,

@@ -11,6 +11,7 @@ from bot.sanitize.context_patterns import (
     _ENV_WORD_HEAD,
     _FINDER_NAME,
     _NAME,
+    QUOTED,
 )
 from bot.sanitize.detectors import Detector, _token
 
@@ -152,7 +153,7 @@ TOOL_FORMATS: tuple[Detector, ...] = (
     Detector(
         "password",  # mysql -pPASSWORD, redis-cli -a PASSWORD (one counter for both: a smaller automaton)
         r"(?i:\b(?:mysql|mysqldump|mysqladmin|mariadb|redis-cli)\b)[^\n]{0,256}?\s(?:-p|-a[ \t]{1,4})"
-        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        r"(?P<v>" + QUOTED + r"|[^\s\"'-][^\s\"']{0,255})",
         # a printed script's ``-p"$DB_PASS"`` is a variable, any other value is taken; the finder's span does not
         # hold the value, and a rejection is remembered only when the parse lies inside the span (run_pass)
         check="not_reference",
@@ -171,7 +172,7 @@ TOOL_FORMATS: tuple[Detector, ...] = (
         # ldapsearch/ldapmodify -w PW, openssl enc -k PW, htpasswd -b FILE USER PW; and OpenSSL's -passin/-passout/
         # -pass pass:PW
         "password",
-        _CLIENT_PASSWORD_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        _CLIENT_PASSWORD_HEAD + r"(?P<v>" + QUOTED + r"|[^\s\"'-][^\s\"']{0,255})",
         check="not_placeholder",
         finder=_CLIENT_PASSWORD_HEAD + r"[^\s-]",
     ),
@@ -187,7 +188,7 @@ TOOL_FORMATS: tuple[Detector, ...] = (
         # A container's args as a list, the flag then its value as the next item (kubectl get pod -o yaml/json):
         # "- --db-password" / "- VALUE", or "--token", "VALUE"
         "flag_value",
-        _FLAG_ITEM_HEAD + r"(?P<v>\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'-][^\n]{0,255})",
+        _FLAG_ITEM_HEAD + r"(?P<v>" + QUOTED + r"|[^\s\"'-][^\n]{0,255})",
         check="env_string",
         finder=_FLAG_ITEM_HEAD.replace(_NAME, _FINDER_NAME) + r"[^\s-]",
     ),
@@ -200,7 +201,7 @@ TOOL_FORMATS: tuple[Detector, ...] = (
     Detector(
         # rabbitmqctl add_user USER PASSWORD / change_password USER PASSWORD
         "password",
-        _RABBITMQ_USER_HEAD + r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        _RABBITMQ_USER_HEAD + r"(?P<v>" + QUOTED + r"|[^\s\"'-][^\s\"']{0,255})",
         finder=_RABBITMQ_USER_HEAD + r"[^\s-]",
     ),
     Detector(
@@ -279,7 +280,7 @@ TOOL_FORMATS: tuple[Detector, ...] = (
         # docker / podman / helm registry login -p PASSWORD (the long --password is a flag_value), sshpass -p PW
         "password",
         r"(?i:\b(?:login|sshpass)\b)[^\n]{0,128}?\s-p[ \t]{0,4}"
-        r"(?P<v>'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s\"'-][^\s\"']{0,255})",
+        r"(?P<v>" + QUOTED + r"|[^\s\"'-][^\s\"']{0,255})",
         # a port is no password ("ssh login@host -p 2222", "psql -U login -p 5432"); a rejection is remembered
         # only on a span holding the value (candidates.run_pass), never on this short finder's
         check="not_placeholder",

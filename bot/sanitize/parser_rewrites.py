@@ -361,6 +361,23 @@ def _inside_class(pattern: str, i: int) -> bool:
     return j != i
 
 
+# A quoted value's run closed within the window (``context_patterns.QUOTED``, ``_QUOTED_VALUE``): its class holds
+# neither the closing quote nor a newline, so only the whole run can be followed by the quote or the text's end. A
+# run that does not close in 255 characters (a value longer than the window, then read by the next alternative) was
+# given back one character at a time, 255 tries per candidate: possessive, it fails at once.
+_CLOSED_RUNS = {
+    run: run.replace("{1,255}", "{1,255}+")
+    for run in (r"[^\"\n]{1,255}\"", r"[^'\n]{1,255}'", r"[^\"\n]{1,255}(?:\"|$)", r"[^'\n]{1,255}(?:'|$)")
+}
+
+
+def possessive_quoted(pattern: str) -> str:
+    """``pattern`` with each quoted value's closed run (``_CLOSED_RUNS``) possessive."""
+    for run, possessive in _CLOSED_RUNS.items():
+        pattern = pattern.replace(run, possessive)
+    return pattern
+
+
 def rewrite(pattern: str, name: str) -> str:
     """The rewrites of a detector's parser pattern (the guard first: it reads the name as written)."""
-    return possessive_blanks(lazy_names(guard_names(pattern, name), name))
+    return possessive_quoted(possessive_blanks(lazy_names(guard_names(pattern, name), name)))

@@ -21,6 +21,7 @@ _TOKEN_CONTINUATION = re.compile(rb"[A-Za-z0-9_\-./+=]*")
 # The rest of a JSON string after an escaped quote (``"abc\"def"``): escapes honoured, to the real closing quote or
 # the line's end (the alternatives share no first byte: one way to read each byte, linear).
 _JSON_STRING_REST = re.compile(rb'(?:[^"\\\n]|\\[^\n])*')
+_SINGLE_STRING_REST = re.compile(rb"[^'\n]*+")
 # How far a verdict looks before or after its candidate, within its line (a search to a line's start or end could
 # cross a megabyte-long line for every candidate on it: quadratic).
 LOOK_AROUND = 128
@@ -120,6 +121,25 @@ def quoted_span(data: bytes, match: re.Match[bytes], index: int) -> tuple[int, i
             return start + 1, end - 1
         return start + 1, end
     return start, end
+
+
+def unclosed_long_value(data: bytes, start: int, end: int) -> bool:
+    """Whether the quoted value ``start``..``end`` (inside its quotes, as ``quoted_span`` gives it) is the window of a
+    value longer than it (``context_patterns.QUOTED``) that no quote closes before its line ends: refused, as the
+    patterns refused every unclosed value before a newline when the window had to hold the closing quote (a judgement
+    of 256 characters on every line of ``token="`` then 257 "x" cost 35 us a line). One forward scan to the quote or
+    the line's end, which the accepted value's ``extended_end`` would have read anyway; the scans of two candidates
+    never overlap (a candidate's window holds no quote of its kind, so the next one starts past this one's scan)."""
+    if end - start != VALUE_BOUND or start == 0:
+        return False
+    quote = data[start - 1]
+    if quote == 0x22:
+        stop = _JSON_STRING_REST.match(data, end).end()  # type: ignore[union-attr]
+    elif quote == 0x27:
+        stop = _SINGLE_STRING_REST.match(data, end).end()  # type: ignore[union-attr]
+    else:
+        return False
+    return data[stop : stop + 1] == b"\n"
 
 
 def escaped_string_end(data: bytes, after: int) -> int:

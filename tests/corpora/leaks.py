@@ -15,6 +15,7 @@ from tests.corpora.leaks_acl_keys import ACL_KEY_LEAKS
 from tests.corpora.leaks_fresh import FRESH_LEAKS
 from tests.corpora.leaks_leaks11 import LEAKS11_LEAKS
 from tests.corpora.leaks_leaks15 import LEAKS15_LEAKS
+from tests.corpora.leaks_leaks16 import LEAKS16_LEAKS
 from tests.corpora.leaks_line_values import LINE_VALUE_LEAKS
 from tests.corpora.leaks_open5 import OPEN5_LEAKS
 from tests.corpora.leaks_open8 import OPEN8_LEAKS
@@ -110,3 +111,4 @@ LEAKS: tuple[Leak, ...] = (
 LEAKS += FRESH_LEAKS + OPS_LEAKS + ACL_KEY_LEAKS + LINE_VALUE_LEAKS + ACCEPT_LEAKS + VENDOR_LEAKS + ACCEPT2_LEAKS
 LEAKS += OPEN5_LEAKS + OPEN8_LEAKS + LEAKS11_LEAKS + TABLES10_LEAKS + REVSAN5_LEAKS
 LEAKS += LEAKS15_LEAKS
+LEAKS += LEAKS16_LEAKS

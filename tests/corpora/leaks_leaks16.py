@@ -1,0 +1,39 @@
+"""The leaks ``leaks16`` closed (issue #11), as tools print them: double-quoted values longer than the 256 characters
+a detector's window holds, under a secret's name (a Django ``SECRET_KEY``, a JSON ``"private_key"``, a long token in
+an env file, a YAML key, an aligned column, a container's env pair, XML, a flag). Before, a closing quote had to
+stand within the window, so such a value was no candidate at all and showed whole.
+
+Every value comes from a seeded RNG at import (no real credential). The ordinary lines that look like them and must
+stay whole are ``tests/corpora/benign/leaks16_lookalikes.txt``.
+"""
+
+from __future__ import annotations
+
+from tests.corpora.leak_case import AL, Leak, SeededCases
+
+_CORPUS = SeededCases(16_2026_1202, "leaks16")
+rs, pw, case = _CORPUS.rs, _CORPUS.pw, _CORPUS.case
+CASES: list[Leak] = _CORPUS.cases
+B64 = AL + "+/"
+
+# Double-quoted values longer than the window (256), at the window's edge and well past it
+k1, k2, k3, k4 = rs(300, AL + "!@#%^&*(-_=+)"), rs(1600, B64), rs(257), rs(256)
+case("Django SECRET_KEY of 300 characters", f'DEBUG=False\nSECRET_KEY="{k1}"\nALLOWED_HOSTS=*\n', k1)
+case("JSON private_key without PEM armour", f'{{\n  "type": "service_account",\n  "private_key": "{k2}",\n'
+     '  "client_email": "ci@acme.iam.example.com"\n}\n', k2)
+case("a token of 257 characters in an env file", f'export API_TOKEN="{k3}"\n', k3)
+case("a token of exactly 256 characters", f'GITHUB_TOKEN="{k4}"\n', k4)
+y1, y2, y3 = rs(400, B64), rs(512, B64), rs(320)
+case("YAML client_secret", f'oauth:\n  client_id: web\n  client_secret: "{y1}"\n', y1)
+case("aligned terraform state show", f'    id                = "db"\n    password          = "{y2}"\n', y2)
+case("single-quoted python setting", f"SECRET_KEY = '{y3}'\nDEBUG = False\n", y3)
+e1, e2, e3, e4 = rs(300, B64), rs(700, B64), rs(280), rs(350, B64)
+case("container env pair in JSON", f'{{"name": "DB_PASSWORD", "value": "{e1}"}}\n', e1)
+case(".NET appSettings", f'<appSettings>\n  <add key="DbPassword" value="{e2}"/>\n</appSettings>\n', e2)
+case("a flag's quoted value in ps output", f'deploy   4242  0.0 /usr/bin/agent --token "{e3}" --verbose\n', e3)
+case("a JSON string with an escaped quote past the window",
+     f'{{"client_secret": "{e4[:200]}\\"{e4[200:]}", "region": "eu"}}\n', e4[:200], e4[200:])
+m1 = rs(300, B64)
+case("mysql -p with a long quoted password", f"$ mysql -u app -p\"{m1}\" orders\n", m1)
+
+LEAKS16_LEAKS: tuple[Leak, ...] = tuple(CASES)
