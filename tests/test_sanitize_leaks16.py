@@ -1,16 +1,19 @@
 # ruff: noqa: E501  (output lines as tools print them; splitting them would hide their shape)
 """The leaks ``leaks16`` closed (issue #11): double-quoted values longer than a detector's 256-character window under
-a secret's name. Each family's cases (``tests/corpora/leaks_leaks16.py``, also run through ``fisk-chatops exec`` by
+a secret's name; on approval cards, an empty passphrase shown as a secret (``ssh-keygen -N ""``) and a name split by an
+invisible character (``--from-literal=pass\u200bword=PW``) that hid its value from the detectors. Each family's cases (``tests/corpora/leaks_leaks16.py``, also run through ``fisk-chatops exec`` by
 ``tests/test_corpora_exec.py``) are hidden whole, and its look-alikes (``tests/corpora/benign/leaks16_lookalikes.txt``)
 come out byte-identical."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
 
-from bot.sanitize import sanitize_output
+from bot.sanitize import display_command_line, redact_argv, sanitize_output
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_leaks16 import LEAKS16_LEAKS
 
@@ -63,3 +66,73 @@ def test_long_quoted_strings_under_ordinary_names_and_their_look_alikes_are_byte
     _whole(LOOKALIKES)
     for line in LOOKALIKES.splitlines(keepends=True):  # each alone too: a line at the text's start
         _whole(line)
+
+
+# Cards: an empty value is no secret; a name is judged as it reads, without the characters that draw nothing
+EMPTY_VALUES = [
+    ["ssh-keygen", "-t", "ed25519", "-N", "", "-f", "/tmp/deploy_key"],
+    ["ssh-keygen", "-t", "ed25519", "-N", '""', "-C", "ci"],
+    ["ssh-keygen", "-p", "-P", "", "-N", "", "-f", "key"],
+    ["sshpass", "-p", "", "ssh", "ops@db-3"],
+    ["opsctl", "user", "create", "--password", "", "--name", "ci"],
+    ["opsctl", "user", "create", "--password", "''"],
+    ["curl", "-u", "ops:", "https://api.internal/health"],
+]
+
+
+@pytest.mark.parametrize("argv", EMPTY_VALUES, ids=" ".join)
+def test_an_empty_value_after_a_password_flag_is_shown_as_it_is(argv: list[str]) -> None:
+    shown, revealed = display_command_line(argv)
+    assert "[REDACTED:" not in shown and not revealed, shown
+    assert redact_argv(argv) == argv
+
+
+@pytest.mark.parametrize("argv", [["ssh-keygen", "-N", "ab", "-f", "k"], ["ssh-keygen", "-N", " ", "-f", "k"],
+                                  ["sshpass", "-p", '"x"', "ssh", "h"], ["opsctl", "--password", "0"]],
+                         ids=" ".join)
+def test_a_short_value_after_a_password_flag_is_still_hidden(argv: list[str]) -> None:
+    shown = shlex.split(display_command_line(argv)[0])
+    assert re.fullmatch(r"\[REDACTED:flag_value#[0-9a-f]{6}\]", shown[2]) and shown[:2] + shown[3:] == argv[:2] + argv[3:]
+
+
+# Characters that draw nothing: zero-width space, non-joiner and joiner, word joiner, soft hyphen, byte-order mark,
+# a variation selector, a combining mark, a Hangul filler, a tag character
+DRAWLESS = ["\u200b", "\u200c", "\u200d", "\u2060", "\u00ad", "\ufeff", "\ufe0f", "\u0301", "\u3164", "\U000e0041"]
+PW = "Xk9pQ2vL7mN4rT8w"
+
+
+def _split_names(c: str) -> list[list[str]]:
+    return [
+        ["kubectl", "create", "secret", "generic", "db", f"--from-literal=pass{c}word={PW}"],
+        ["opsctl", "deploy", f"--pass{c}word", PW],
+        ["opsctl", "deploy", f"--api{c}-key={PW}"],
+        ["opsctl", "deploy", f"--to{c}ken", PW, "--env", "prod"],
+        ["env", f"DB_PASS{c}WORD={PW}", "opsctl", "migrate"],
+        ["opsctl", "config", "set", f"client_sec{c}ret={PW}"],
+    ]
+
+
+@pytest.mark.parametrize("char", DRAWLESS, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_name_split_by_an_invisible_character_still_hides_its_value(char: str) -> None:
+    for argv in _split_names(char):
+        shown, revealed = display_command_line(argv)
+        assert PW not in shown and "[REDACTED:" in shown and revealed, shown
+        assert char not in shown  # escaped, not raw
+        assert PW not in " ".join(redact_argv(argv))
+
+
+def test_the_invisible_character_of_a_hidden_name_stays_escaped_where_it_stands() -> None:
+    shown, revealed = display_command_line(["kubectl", "create", "secret", "generic", "db",
+                                            f"--from-literal=pass\u200bword={PW}"])
+    assert revealed and "'--from-literal=pass\\u200bword=[REDACTED:password#" in shown, shown
+    shown, _ = display_command_line(["opsctl", "--to\u2060ken", PW, "--env", "prod"])
+    assert "'--to\\u2060ken' '[REDACTED:flag_value#" in shown and shown.endswith("--env prod"), shown
+
+
+@pytest.mark.parametrize("argv", [["opsctl", "restart", "web\u200b1"], ["opsctl", "--na\u200bme", "billing-api"],
+                                  ["opsctl", "note", "caf\u0065\u0301 opened"], ["opsctl", "--label", "pass\u200bthrough"]],
+                         ids=lambda argv: argv[1])
+def test_ordinary_items_with_invisible_characters_stay_readable_with_the_warning(argv: list[str]) -> None:
+    shown, revealed = display_command_line(argv)
+    assert "[REDACTED:" not in shown and revealed, shown
+    assert redact_argv(argv) == argv

@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 
 from bot.sanitize import secret_names, shapes
+from bot.sanitize.argv_invisible import carried_back, visible
 from bot.sanitize.controls import has_invisible, reveal_invisible, strip_controls
 from bot.sanitize.redact import MARKER, build_redactor, fingerprint
 
@@ -92,11 +93,36 @@ DISPLAY_CHARS_KEPT = 4 << 20
 DISPLAYS_KEPT = 8192
 
 
+# Values that hold nothing (``ssh-keygen -N ""``: no passphrase; the model may spell it with its quotes): shown as they
+# are, since a marker there told the approver of a secret that is not there.
+_EMPTY_VALUES = frozenset({"", '""', "''"})
+
+
 def _marker(kind: str, secret: str, fingerprints: bool) -> str:
+    if secret in _EMPTY_VALUES:
+        return secret
     return MARKER.format(kind=f"{kind}#{fingerprint(secret.encode())}" if fingerprints else kind)
 
 
 def _shown_items(
+    argv: Sequence[str], secret_values: Iterable[str], patterns: Iterable[str], *, fingerprints: bool, strip: bool
+) -> list[str]:
+    """Each item redacted (``_judged_items``), and judged again without the characters that draw nothing when it
+    or the item before it holds one (``argv_invisible``): a marker only that reading puts in is carried back onto
+    the item as it is."""
+    values, given = tuple(secret_values), tuple(patterns)
+    shown = _judged_items(argv, values, given, fingerprints=fingerprints, strip=strip)
+    seen = [visible(item) for item in argv]
+    if seen == list(argv):
+        return shown
+    judged = _judged_items(seen, values, given, fingerprints=fingerprints, strip=strip)
+    for index, item in enumerate(argv):
+        if judged[index].count("[REDACTED:") > shown[index].count("[REDACTED:"):
+            shown[index] = carried_back(strip_controls(item) if strip else item, judged[index], fingerprints)
+    return shown
+
+
+def _judged_items(
     argv: Sequence[str], secret_values: Iterable[str], patterns: Iterable[str], *, fingerprints: bool, strip: bool
 ) -> list[str]:
     """Each item redacted; plus what only the previous item or the program reveals (``--password x``,
