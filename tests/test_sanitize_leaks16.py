@@ -30,6 +30,7 @@ def _hidden(leak: Leak) -> None:
     shown = sanitize_output(leak.text.encode()).text
     assert "[REDACTED:" in shown, shown
     for secret in leak.secrets:  # the whole value: no run of 12 of its characters is left, at either end or inside
+        assert secret not in shown, (secret, shown)
         assert [secret[i : i + 12] for i in range(len(secret) - 11) if secret[i : i + 12] in shown] == [], shown
     for before, after in zip(leak.text.splitlines(), shown.splitlines(), strict=True):
         if not any(secret in before for secret in leak.secrets):
@@ -50,6 +51,34 @@ LONG_VALUES = ("Django SECRET_KEY of 300 characters", "JSON private_key without 
 @pytest.mark.parametrize("leak", _cases(*LONG_VALUES), ids=lambda leak: leak.family)
 def test_a_quoted_value_longer_than_the_window_is_hidden_whole(leak: Leak) -> None:
     _hidden(leak)
+
+
+TERRAFORM = ("terraform output -json sensitive object", "terraform output -json sensitive map",
+             "terraform output -json sensitive list of objects", "terraform show -json, one line",
+             "terraform state pull, sensitive after the value",
+             "terraform plan -json output change marked after_sensitive")
+
+
+@pytest.mark.parametrize("leak", _cases(*TERRAFORM), ids=lambda leak: leak.family)
+def test_every_leaf_of_a_sensitive_terraform_output_is_hidden_and_other_outputs_stay(leak: Leak) -> None:
+    _hidden(leak)
+
+
+def test_a_sensitive_output_nested_in_an_ordinary_one_hides_only_its_own_leaves() -> None:
+    text = ('{"outer": {"sensitive": false, "value": {"region": "eu-west-1",\n'
+            '  "inner": {"sensitive": true, "value": {"token": "Zq9mW3xR7tY2uI8o", "ids": [7, "a-b"]}}},\n'
+            '  "type": "object"}}\n')
+    shown = sanitize_output(text.encode()).text
+    assert "Zq9mW3xR7tY2uI8o" not in shown and '"a-b"' not in shown and "7," not in shown, shown
+    assert '"region": "eu-west-1"' in shown and '"type": "object"' in shown, shown
+
+
+def test_what_only_looks_like_a_sensitive_output_is_left_alone() -> None:
+    for text in ('{"sensitive": true, "value": ""}\n', '{"sensitive": true, "value": null, "note": "x"}\n',
+                 '{"sensitive": "true", "value": "shown: not the boolean"}\n',
+                 '{"a": {"sensitive": true}, "value": "a sibling\'s value, not the flagged object\'s"}\n',
+                 'the "sensitive": true flag hides {"value": "nothing here"} in prose\n'):
+        _whole(text)
 
 
 @pytest.mark.parametrize("length", [255, 256, 257, 511, 4096, 100_000])

@@ -36,4 +36,40 @@ case("a JSON string with an escaped quote past the window",
 m1 = rs(300, B64)
 case("mysql -p with a long quoted password", f"$ mysql -u app -p\"{m1}\" orders\n", m1)
 
+
+# terraform output -json: a sensitive output whose value is an object, a map, a list or nested, printed pretty
+t1, t2, t3, t4, t5, t6 = pw(18), rs(32), pw(16), rs(40, B64), pw(20), rs(24)
+case("terraform output -json sensitive object",
+     '$ terraform output -json\n{\n  "db": {\n    "sensitive": true,\n    "type": [\n      "object",\n      {\n'
+     '        "host": "string",\n        "password": "string",\n        "port": "number",\n        "user": "string"\n'
+     '      }\n    ],\n    "value": {\n      "host": "db-prod.internal",\n'
+     f'      "password": "{t1}",\n      "port": 25061,\n'
+     f'      "user": "app_{t6[:6]}"\n    }}\n  }},\n'
+     '  "endpoint": {\n    "sensitive": false,\n    "type": "string",\n'
+     '    "value": "https://api.example.com"\n  }\n}\n',
+     t1, "db-prod.internal", "25061", f"app_{t6[:6]}")
+case("terraform output -json sensitive map",
+     '{\n  "api_keys": {\n    "sensitive": true,\n    "type": [\n      "map",\n      "string"\n    ],\n    "value": {\n'
+     f'      "billing": "{t2}",\n      "search": "{t3}"\n    }}\n  }}\n}}\n', t2, t3)
+case("terraform output -json sensitive list of objects",
+     '{\n  "service_accounts": {\n    "sensitive": true,\n    "type": [\n      "list",\n      [\n        "object",\n'
+     '        {\n          "key": "string",\n          "name": "string"\n        }\n      ]\n    ],\n    "value": [\n'
+     f'      {{\n        "key": "{t4}",\n        "name": "ci-runner"\n      }},\n      {{\n        "key": "{t5}",\n'
+     '        "name": "deploy-bot"\n      }\n    ]\n  }\n}\n', t4, t5, "ci-runner", "deploy-bot")
+s1, s2, s3 = rs(28), pw(16), rs(36, B64)
+case("terraform show -json, one line",
+     '{"format_version":"1.0","terraform_version":"1.6.6","values":{"outputs":{"db":{"sensitive":true,'
+     f'"value":{{"password":"{s1}","username":"admin"}},"type":["object",{{"password":"string","username":"string"}}]}}}},'
+     '"root_module":{}}}\n', s1, '"admin"')
+case("terraform state pull, sensitive after the value",
+     '{\n  "version": 4,\n  "outputs": {\n    "smtp": {\n      "value": {\n'
+     f'        "password": "{s2}",\n        "server": "smtp-relay-7.example.org"\n      }},\n'
+     '      "type": [\n        "object",\n        {\n          "password": "string",\n          "server": "string"\n'
+     '        }\n      ],\n      "sensitive": true\n    }\n  },\n  "resources": []\n}\n',
+     s2, "smtp-relay-7.example.org")
+case("terraform plan -json output change marked after_sensitive",
+     '{"output_changes":{"token":{"actions":["create"],"before":null,'
+     f'"after":{{"value":"{s3}","ttl":86400}},"after_unknown":false,"before_sensitive":false,"after_sensitive":true}}}}}}\n',
+     s3)
+
 LEAKS16_LEAKS: tuple[Leak, ...] = tuple(CASES)
