@@ -22,6 +22,8 @@ import contextlib
 import logging
 from collections.abc import Callable
 
+from redis.exceptions import RedisError
+
 from bot.slack.retry import TRANSIENT_REDIS
 from bot.slack.state import SlackState
 
@@ -95,6 +97,10 @@ class Acknowledger:
                 await self.state.finish_many(batch, self.group)
             except TRANSIENT_REDIS as exc:
                 log.warning("%s: acknowledging %d entries failed (%s); retrying", self.label, len(batch), exc)
+                return False
+            except RedisError as exc:  # a refusal (READONLY from a demoted primary, CLUSTERDOWN): retried too;
+                # ending the task instead would leave every entry handled after it pending and held for ever
+                log.error("%s: Redis refused to acknowledge %d entries (%s); retrying", self.label, len(batch), exc)
                 return False
             del self._queue[: len(batch)]
             for stream, entry_id, _ in batch:
