@@ -32,8 +32,6 @@ OPEN_LEAKS = {
     "row tuple (no name beside the value)",
     "drone-secret-ls": "`drone secret info --name docker_password` then `Data: PW`: the value line is named "
     "`Data`, the secret's name is on the echoed command and the line above",
-    "azure-devops-pipeline-log": "`+ az devops login --organization URL <<< <PAT>`: a PAT fed by a here-string "
-    "`<<<` in a set -x trace",
 }
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)

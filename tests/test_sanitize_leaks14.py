@@ -130,3 +130,37 @@ def test_a_secret_announced_then_printed_alone_is_hidden(name: str) -> None:
 ])
 def test_announcements_of_no_secret_and_code_stay_whole(text: str) -> None:
     _whole(text)
+
+
+# --- a literal fed to a command's standard input in a shell trace --------------------------------------------------
+
+PAT = "k3X9qLm2Wp8ZrT5vYc7NbQ4dHj6FgS1aXe0Rt9UiOp2LkJh3GfDs4"
+FED = {
+    "az devops login here-string": f"2026-12-02T07:13:13.0100000Z + az devops login --organization https://dev.azure.com/acme <<< {PAT}\n",
+    "docker login here-string": f"+ docker login -u bot --password-stdin registry.acme.io <<< '{PW}'\n",
+    "vault login here-string": f'+ vault login -method=userpass username=ops password=- <<< "{PW}"\n',
+    "chpasswd here-string": f"+ chpasswd <<< 'deploy:{PW}'\n",
+    "echo into docker login": f"$ echo {PW} | docker login -u bot --password-stdin registry.acme.io\n",
+    "echo -n into helm registry login": f'echo -n "{PW}" | helm registry login registry.acme.io -u bot --password-stdin\n',
+    "printf into gh auth": f"printf '%s' {PAT} | gh auth login --with-token\n",
+    "set -x pipeline, one command a line": f"+ echo {PW}\n+ docker login -u bot --password-stdin registry.acme.io\nLogin Succeeded\n",
+    "passwd --stdin": f"+ echo '{PW}' | passwd --stdin deploy\n",
+}
+
+
+@pytest.mark.parametrize("name", FED)
+def test_a_literal_fed_to_a_login_on_its_standard_input_is_hidden(name: str) -> None:
+    _hidden(FED[name], PW, PAT)
+
+
+@pytest.mark.parametrize("text", [
+    '+ docker login -u bot --password-stdin registry.acme.io <<< "$REGISTRY_PASSWORD"\n',  # not expanded yet
+    'az devops login --organization https://dev.azure.com/acme <<< "$(cat /run/secrets/pat)"\n',
+    'echo "$CI_JOB_TOKEN" | docker login -u gitlab-ci-token --password-stdin "$CI_REGISTRY"\n',
+    "echo done | tee login.log\n",  # no login command
+    'bc <<< "2+2*3"\n',  # no command that takes a secret
+    "+ echo yes | terraform login app.terraform.io\n",  # a confirmation
+    "+ echo 'Building the login page' | logger -t ci\n",
+])
+def test_fed_variables_and_other_commands_stay_whole(text: str) -> None:
+    _whole(text)

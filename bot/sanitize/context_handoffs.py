@@ -33,6 +33,21 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{2,63}[?:+!]?=")
 # The symbols a generated password holds, beside the separators an identifier holds ("-", "_", ".").
 _SYMBOLS = re.compile(r"[+/=~!#%^*@?&]")
 
+# What a command that takes a secret on its standard input says on its line: ``az devops login``, ``docker login
+# --password-stdin``, ``gh auth login --with-token``, ``vault login -``, ``chpasswd``, ``passwd --stdin``, ``gpg
+# --passphrase-fd 0``.
+# ``login`` as a word of the command (not ``tee login.log``).
+_STDIN_SINK = r"(?:[ \t]login(?:[ \t]|\r?(?m:$))|passw|passphrase|stdin|with-token)"
+_SINK_LITERALS = (b"login", b"passw", b"passphrase", b"stdin", b"with-token")
+# A literal fed to it: quoted or one word, never a variable's or a command's expansion (a printed script's
+# ``<<< "$PAT"``, ``<<< "$(cat /run/secrets/pat)"``: no "$" or "`" first, and none in a bare word).
+_FED_VALUE = (  # ("\x24" is "$": a bare "$" in a class would be rewritten for Python's parser, ``automata``)
+    r"\"[^\"\x24`\\\n](?:[^\"\\\n]|\\.){3,255}\"|'[^'\x24`\n][^'\n]{3,255}'"
+    r"|[^\s\"'|;&<>()\x24`][^\s\"'|;&<>()\x24`]{3,255}"
+)
+# echo's or printf's words before the value: ``-n``, ``-e``, printf's ``'%s'`` / ``"%s\n"``.
+_ECHO = r"\b(?:echo|printf)(?:[ \t]{1,4}-[neE]{1,3})?(?:[ \t]{1,4}(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?[ \t]{1,4}"
+
 HANDOFF_FORMATS: tuple[Detector, ...] = (
     Detector(
         # A line ending in ":" that names a secret (``announced_value``), then, after at most two blank lines, a
@@ -46,6 +61,27 @@ HANDOFF_FORMATS: tuple[Detector, ...] = (
         check="announced_value",
         own_automaton=True,
         literals=((b":\n", b": \n", b":\r\n"),),
+    ),
+    Detector(
+        # A here-string into such a command, as set -x prints it with the variable expanded: ``+ az devops login
+        # --organization URL <<< PAT``, ``docker login -u x --password-stdin reg <<< 'PW'``
+        "secret",
+        _STDIN_SINK + r"[^\n<]{0,256}<<<[ \t]{0,4}(?P<v>" + _FED_VALUE + ")",
+        check="not_placeholder",
+        # (the scan stops at the value's first character: no long count at its end, ``Detector.search``)
+        search=_STDIN_SINK + r"[^\n<]{0,256}<<<[ \t]{0,4}(?:\"[^\"\x24`\\\n]|'[^'\x24`\n]|[^\s\"'|;&<>()\x24`])",
+        own_automaton=True,
+        literals=(b"<<<",),
+    ),
+    Detector(
+        # echo (or printf) of a literal piped into such a command: on one line (``echo PW | docker login -u x
+        # --password-stdin``), or as set -x prints a pipeline, one command a line (``+ echo PW`` then ``+ docker
+        # login ...``)
+        "secret",
+        _ECHO + r"(?P<v>" + _FED_VALUE + r")[ \t]{0,4}(?:\|[ \t]{0,4}|\r?\n\+{1,8} )[^\n|;&]{0,256}?" + _STDIN_SINK,
+        check="not_placeholder",
+        own_automaton=True,
+        literals=(_SINK_LITERALS,),
     ),
 )
 
