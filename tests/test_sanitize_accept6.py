@@ -27,9 +27,7 @@ from tests.corpora.accept6.measure import (
 OPEN_LEAKS = {
     "appsettings-json": "ASP.NET `\"Jwt\": { \"Key\": \"<base64 64>\" }`: the name is the bare `Key` under a parent "
     "object named `Jwt` (the connection string's `Password=` beside it is hidden)",
-    "chpasswd-history": "`echo 'deploy:PW' | chpasswd` in a shell history: `user:password` fed to chpasswd",
     "config-ini-smtp": "grafana.ini `password = \"\"\"PW\"\"\"`: a value in Grafana's triple quotes",
-    "echo-password-stdin": "set -x `+ echo PW` on the line before `+ docker login --password-stdin`",
     "external-secret-debug": "JSON log `\"property\":\"db_password\",\"value\":\"PW\"`: the name is the value of "
     "`property`, the secret the value of `value`",
     "ipsec-secrets": "strongSwan `ipsec.secrets`: `A B : PSK \"<base64>\"`",
@@ -54,8 +52,6 @@ OPEN_BENIGN = {
 
 # card case -> what is wrong with its card
 OPEN_CARDS = {
-    "bash-echo-password-stdin-rli": "`bash -c \"echo 'PW' | docker login --password-stdin ...\"`: the password "
-    "echoed into `--password-stdin` is shown, no marker",
     "slack-token-split-by-shy": "`token=xoxb-<n>-<n>-\\u00ad<24>`: a soft hyphen after the last dash breaks the "
     "token's shape, its 24-character tail is shown (the escape is shown, a ZWSP inside a `ghp_` token is hidden)",
 }
