@@ -45,10 +45,7 @@ OPEN_LEAKS = {
 }
 
 # "file:line" of benign.py's files -> what changed and why (the line must come out byte-identical)
-OPEN_BENIGN = {
-    "urls.txt:2": "`https://github.com/acme/platform/blob/main/docs/secrets.md#rotating-the-api-key` becomes "
-    "`https:[REDACTED:basic_auth]` after a line holding `grep -hoE '(https?|...)://[^ \"]+'` (alone it stays)",
-}
+OPEN_BENIGN: dict[str, str] = {}
 
 # card case -> what is wrong with its card
 OPEN_CARDS = {

@@ -55,7 +55,9 @@ _ESCAPED = r"\\[^\s]"
 _PGPASS_FIELD = rf"(?:[^\s:\\]|{_ESCAPED}){{1,128}}"
 
 # curl's, wget's and httpie's user flag before "user:password" (``basic_auth``)
-_USER_FLAG = r"(?:^|\s)(?:-u|--user|--proxy-user)(?:\s{1,4}|=)"
+# The flag and its value on one line: a line ending in "-u" (``sort -u``, ``uniq -u``, ``set -u``) is no user flag
+# for the next line's first word (a URL's ``https:`` read as a user, its ``//host/path`` as the password).
+_USER_FLAG = r"(?:^|\s)(?:-u|--user|--proxy-user)(?:[ \t]{1,4}|=)"
 
 _RABBITMQ_USER_HEAD = (
     r"\brabbitmqctl[ \t]{1,4}(?:-[^\n]{0,128}?[ \t]{1,4})?(?:add_user|change_password)[ \t]{1,4}[^\s]{1,128}"
