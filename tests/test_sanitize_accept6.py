@@ -30,16 +30,10 @@ OPEN_LEAKS = {
     "config-ini-smtp": "grafana.ini `password = \"\"\"PW\"\"\"`: a value in Grafana's triple quotes",
     "external-secret-debug": "JSON log `\"property\":\"db_password\",\"value\":\"PW\"`: the name is the value of "
     "`property`, the secret the value of `value`",
-    "ipsec-secrets": "strongSwan `ipsec.secrets`: `A B : PSK \"<base64>\"`",
     "keepalived-auth-pass": "ppp `chap-secrets` row `vpnuser  *  \"PW\"  *` (keepalived's `auth_pass` above it is "
     "hidden)",
     "nmcli-show-secrets": "bare PSK on its own line from `nmcli -s -g ...802-11-wireless-security.psk` (the field "
     "list of the echoed command says which line is the secret)",
-    "pg-dumpall-roles": "pg_dumpall `ALTER ROLE ... PASSWORD 'SCRAM-SHA-256$4096:salt$stored:server'`: the SCRAM "
-    "verifier after role options (pg_shadow's verifier in a psql table is hidden)",
-    "redis-acl-setuser": "redis `ACL LIST` row `user metrics on ... #<sha256 of the password>`: the `#` hash rule "
-    "(the `>PW` rule of `ACL SETUSER` is hidden)",
-    "smbclient-user-percent": "smbclient `-U 'DOMAIN\\user%PW'`: Samba's `%` separates user and password",
     "spring-actuator-env": "pretty-printed Spring actuator `/env`: `\"spring.datasource.password\": {` then "
     "`\"value\": \"PW\",` on the next line (both the password and `payment.gateway.api-key`)",
 }

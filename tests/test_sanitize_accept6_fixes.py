@@ -46,3 +46,66 @@ def test_a_line_ending_in_a_user_flag_leaves_the_next_line_whole(text: str) -> N
 def test_the_user_flag_with_its_value_on_the_same_line_is_still_hidden(text: str) -> None:
     _hidden(text, PW)
 
+
+# --- system tools' own spellings (bot/sanitize/context_system.py) ---------------------------------------------------
+
+SCRAM = "SCRAM-SHA-256$4096:O5F/mM05WRuJCCLik6sMCw==$WQ8N42uNJFGDBDOS6EQaCThQeGKOTdDRqusRRWPPn+k=:jLn93DHE25g9rSCfmtbvoPWS++RztweKJUOYvtvontw="
+SCRAM_KEYS = SCRAM.split("$", 2)[2]
+SHA = "804710632c3e3e028a4ecfcbf3dae4a25641c5896fc6df0af03e29936629c99e"
+
+SYSTEM = {
+    "set -x trace, echo then --password-stdin": f"+ echo {PW}\n+ docker login --username robot --password-stdin harbor.acme.io\nLogin Succeeded\n",
+    "set -x trace, quoted, helm registry": f"++ echo '{PW}'\n++ helm registry login registry.acme.io -u ci --password-stdin\n",
+    "one pipeline, docker": f"$ echo {PW} | docker login -u ci --password-stdin registry.acme.io\n",
+    "one pipeline, echo -n and sudo podman": f"echo -n \"{PW}\" | sudo podman login --username ci --password-stdin quay.io\n",
+    "chpasswd": f"echo 'deploy:{PW}' | sudo chpasswd\n",
+    "passwd --stdin": f"echo {PW} | passwd --stdin deploy\n",
+    "ipsec.secrets PSK": f'203.0.113.10 198.51.100.20 : PSK "{PW}"\n',
+    "ipsec.secrets base64 PSK": "%any : PSK 0sWnE3eEsybVA5dkw0d1Q4bg==\n",
+    "ipsec.secrets EAP and XAUTH": f'carol : EAP "{PW}"\ndave : XAUTH "{TOKEN}"\n',
+    "smbclient quoted domain user": f"$ smbclient //fs01/finance -U 'CORP\\svc_scan%{PW}' -c ls\n",
+    "smbclient double quotes": f'smbclient -L //nas -U "backup%{PW}"\n',
+    "rpcclient bare": f"rpcclient -U admin%{PW} 10.0.0.5 -c enumdomusers\n",
+    "net --user=": f"net ads join --user=Administrator%{PW}\n",
+    "redis ACL LIST hash": f'2) "user metrics on sanitize-payload #{SHA} ~metrics:* resetchannels -@all +get +mget"\n',
+    "redis users.acl hash": f"user app on #{SHA} ~app:* +@read\n",
+    "pg_dumpall role": f"ALTER ROLE billing WITH NOSUPERUSER INHERIT NOCREATEROLE NOCREATEDB LOGIN NOREPLICATION NOBYPASSRLS PASSWORD '{SCRAM}';\n",
+    "pgbouncer userlist SCRAM": f'"app" "{SCRAM}"\n',
+    "pg_authid row": f" app     | t        | {SCRAM}\n",
+}
+
+
+@pytest.mark.parametrize("name", SYSTEM)
+def test_a_system_tools_secret_is_hidden(name: str) -> None:
+    _hidden(SYSTEM[name], PW, TOKEN, "WnE3eEsybVA5dkw0d1Q4bg", SHA, SCRAM_KEYS)
+
+
+@pytest.mark.parametrize("text", [
+    'echo "$CR_PAT" | docker login ghcr.io -u acme --password-stdin\n',  # a variable, printed as written
+    "echo ${{ secrets.GITHUB_TOKEN }} | docker login ghcr.io -u ${{ github.actor }} --password-stdin\n",
+    "echo $REGISTRY_PASSWORD | docker login -u ci --password-stdin\n",
+    "+ echo 'deploying v4.2.0'\n+ kubectl rollout status deploy/api\n",  # an echo before no password reader
+    "echo done | tee -a /var/log/deploy.log\n",
+    "cat ~/.docker/token | docker login --password-stdin ghcr.io\n",
+    "Key management: PSK (WPA2)\n",
+    "conn office\n    authby=secret\n    leftauth=psk\n",
+    "ps -U root -o %cpu,%mem,comm\n",
+    "pg_dump -U app -d orders --format=custom\n",
+    "smbclient -U backup -c 'ls' //nas/share\n",
+    '1) "user default on nopass sanitize-payload ~* &* +@all"\n',
+    f"sha256 #{SHA}\n",  # a digest, no ACL rule
+    "password_encryption = scram-sha-256\n",
+    "SCRAM-SHA-256 authentication enabled for role app\n",
+])
+def test_system_look_alikes_stay_whole(text: str) -> None:
+    _whole(text)
+
+
+@pytest.mark.parametrize("text", [
+    "2026-12-02T00:30:10.4410100Z + echo \"***\" | docker login harbor.acme.example --username 'robot$ci' --password-stdin\n",
+    'echo "$(cat /run/secrets/registry)" | docker login -u ci --password-stdin r.io\n',
+    "smbclient //nas/share -U 'backup%***'\n",
+    'strongswan: 10.0.0.1 : PSK "<your-psk-here>"\n',
+])
+def test_masked_and_placeholder_values_stay_whole(text: str) -> None:
+    _whole(text)

@@ -73,6 +73,7 @@ from bot.sanitize.context_patterns import (
 from bot.sanitize.context_programs import PROGRAM_FORMATS
 from bot.sanitize.context_records import RECORD_FORMATS
 from bot.sanitize.context_services import SERVICE_FORMATS
+from bot.sanitize.context_system import SYSTEM_FORMATS
 from bot.sanitize.context_tools import TOOL_FORMATS
 from bot.sanitize.detectors import TOKENS, Detector
 
@@ -124,6 +125,7 @@ CONTEXT: tuple[Detector, ...] = (
     ),
     *TOOL_FORMATS,
     *SERVICE_FORMATS,
+    *SYSTEM_FORMATS,
     *PROGRAM_FORMATS,
     Detector(
         "env_value",
