@@ -28,14 +28,10 @@ OPEN_LEAKS = {
     "appsettings-json": "ASP.NET `\"Jwt\": { \"Key\": \"<base64 64>\" }`: the name is the bare `Key` under a parent "
     "object named `Jwt` (the connection string's `Password=` beside it is hidden)",
     "config-ini-smtp": "grafana.ini `password = \"\"\"PW\"\"\"`: a value in Grafana's triple quotes",
-    "external-secret-debug": "JSON log `\"property\":\"db_password\",\"value\":\"PW\"`: the name is the value of "
-    "`property`, the secret the value of `value`",
     "keepalived-auth-pass": "ppp `chap-secrets` row `vpnuser  *  \"PW\"  *` (keepalived's `auth_pass` above it is "
     "hidden)",
     "nmcli-show-secrets": "bare PSK on its own line from `nmcli -s -g ...802-11-wireless-security.psk` (the field "
     "list of the echoed command says which line is the secret)",
-    "spring-actuator-env": "pretty-printed Spring actuator `/env`: `\"spring.datasource.password\": {` then "
-    "`\"value\": \"PW\",` on the next line (both the password and `payment.gateway.api-key`)",
 }
 
 # "file:line" of benign.py's files -> what changed and why (the line must come out byte-identical)

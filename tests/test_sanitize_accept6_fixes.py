@@ -101,6 +101,35 @@ def test_system_look_alikes_stay_whole(text: str) -> None:
     _whole(text)
 
 
+# --- a secret's name as a field's value, its secret in the next field ------------------------------------------------
+
+RECORDS = {
+    "External Secrets' debug log": f'{{"level":"debug","msg":"fetched secret","key":"kv/data/prod/billing","property":"db_password","value":"{PW}"}}\n',
+    "1Password item field": f'{{"id": "password", "type": "CONCEALED", "purpose": "PASSWORD", "label": "password", "value": "{PW}"}}\n',
+    "field/value pair": f'{{"field": "api_token", "value": "{TOKEN}"}}\n',
+    "Spring actuator pretty-printed": f'        "spring.datasource.password": {{\n          "value": "{PW}",\n          "origin": "class path resource [application-prod.yml] - 6:15"\n        }},\n',
+    "Spring actuator pretty-printed api key": f'    "payment.gateway.api-key": {{\n      "value": "{TOKEN}"\n    }}\n',
+}
+
+
+@pytest.mark.parametrize("name", RECORDS)
+def test_a_records_value_is_hidden(name: str) -> None:
+    _hidden(RECORDS[name], PW, TOKEN)
+
+
+@pytest.mark.parametrize("text", [
+    '{"msg":"fetched secret","key":"kv/data/prod/billing","property":"region","value":"eu-west-1"}\n',
+    '{"id": "username", "type": "STRING", "purpose": "USERNAME", "label": "username", "value": "admin"}\n',
+    '{"field": "password_min_length", "value": "12"}\n',
+    '        "server.port": {\n          "value": 8080,\n',
+    '        "app.token-ttl": {\n          "value": "3600",\n',
+    '        "spring.datasource.password": {\n          "value": "******",\n',
+    '    "label": "Token lifetime",\n    "value": "3600"\n',
+])
+def test_record_look_alikes_stay_whole(text: str) -> None:
+    _whole(text)
+
+
 @pytest.mark.parametrize("text", [
     "2026-12-02T00:30:10.4410100Z + echo \"***\" | docker login harbor.acme.example --username 'robot$ci' --password-stdin\n",
     'echo "$(cat /run/secrets/registry)" | docker login -u ci --password-stdin r.io\n',

@@ -17,8 +17,12 @@ from bot.sanitize.detectors import Detector
 
 # A field's key: JSON's and a Python dict's quoted key, YAML's and HCL's bare one; then ":", "=" or Ruby's "=>".
 _FIELD_SEPARATOR = r"[\"']?[ \t]{0,4}(?::|=>?)[ \t]{0,4}"
-# The record's name field (``key``, ``name``: as JSON, YAML, a repr and jq's to_entries write it, in their cases).
-_NAME_FIELD = r"(?:^|[\s{(\[,])[\"']?(?:key|Key|KEY|name|Name|NAME)" + _FIELD_SEPARATOR
+# The record's name field (``key``, ``name``: as JSON, YAML, a repr and jq's to_entries write it, in their cases;
+# ``property``: External Secrets' log of a fetched property; ``field``/``label``: a vault item's field).
+_NAME_FIELD = (
+    r"(?:^|[\s{(\[,])[\"']?(?:key|Key|KEY|name|Name|NAME|property|Property|field|Field|label|Label)"
+    + _FIELD_SEPARATOR
+)
 # Between the name and the value field: a "," or none (YAML), blanks, and at most one line break with its indentation
 # (the same record printed one field a line: jq's to_entries, ``- key: X`` then ``  value: Y``).
 _BETWEEN_FIELDS = r"[\"']?[ \t]{0,4},?[ \t]{0,4}(?:\r?\n[ \t]{0,64})?[\"']?(?:value|Value|VALUE)" + _FIELD_SEPARATOR

@@ -211,12 +211,15 @@ SERVICE_FORMATS: tuple[Detector, ...] = (
         literals=(b"define(",),
     ),
     Detector(
-        # Spring Boot actuator's /env: "spring.datasource.password":{"value":"PW"}
+        # Spring Boot actuator's /env: "spring.datasource.password":{"value":"PW"}, or pretty-printed (curl | jq,
+        # the browser's JSON view), "value" on the line after the "{" with its indentation
         "password",
-        rf"\"(?P<name>{_NAME})\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
+        rf"\"(?P<name>{_NAME})\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}(?:\r?\n[ \t]{{0,64}})?\"value\""
+        r"[ \t]{0,4}:[ \t]{0,4}"
         r"(?P<v>" + DOUBLE_QUOTED + r")",
         check="not_placeholder",
-        finder=rf"\"{_FINDER_NAME}\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}\"value\"[ \t]{{0,4}}:[ \t]{{0,4}}"
+        finder=rf"\"{_FINDER_NAME}\"[ \t]{{0,4}}:[ \t]{{0,4}}\{{[ \t]{{0,4}}(?:\r?\n[ \t]{{0,64}})?\"value\""
+        r"[ \t]{0,4}:[ \t]{0,4}"
         r"\"[^\"\n]",
         own_automaton=True,
         group=_RARE,
