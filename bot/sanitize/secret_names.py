@@ -44,10 +44,8 @@ _DESCRIBING_WORDS = word_set(
 # (``mysql_password_validation: strong``, ``password_strength: 3``, ``PASSWORD_POLICY=strict``, ``auth_mode: token``):
 # usually a setting, but people also put the secret itself there (``PASSWORD_STRENGTH=Sup3rS3cr3t!``), so such a
 # name is a secret's (``names_a_rule``) whose value must look like a strong password (``rule_values``), not a word.
-_RULE_WORDS = word_set(
-    "validation validator validators strength policy policies mode modes complexity rule rules requirement "
-    "requirements level"
-)
+# (Only words that described before: a name ending in another word, ``DB_PASSWORD_RULES``, still hides any value.)
+_RULE_WORDS = word_set("validation validator validators strength policy policies mode complexity")
 _LOOKUP_KEY_WORDS = word_set(
     "cache sort partition primary foreign idempotency routing object row dedup dedupe lookup index shard group "
     "map message event hash range composite unique natural surrogate join dict json redis bucket kv registry "
