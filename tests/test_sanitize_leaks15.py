@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.sanitize import sanitize_output
+from bot.sanitize.cut_context import tail_context, withhold_leading_lines
 from tests.corpora.leak_case import Leak
 from tests.corpora.leaks_leaks15 import LEAKS15_LEAKS
 
@@ -116,6 +117,16 @@ def test_only_a_line_shaped_like_a_bare_secret_is_withheld_after_such_a_command(
     secret = "Qm7vX2kL9pR4wT8zN3bH"
     shown = sanitize_output(f"{command}\n{ordinary}{secret}\n'{secret}'\n".encode()).text
     assert secret not in shown and shown.startswith(f"{command}\n{ordinary}"), shown
+
+
+def test_a_capped_outputs_tail_withholds_only_the_bare_secret_lines_such_a_command_printed() -> None:
+    """The cap's head ends with the command, the tail starts with what it printed (``cut_context``): the same
+    shape check applies there."""
+    context = tail_context(b"ordinary line\n" * 10 + b"$ cat /srv/app/api.pass\n")
+    assert context.withheld is not None
+    tail, count = withhold_leading_lines("Qm7vX2kL9pR4wT8zN3bH\nall good here\nTrue\n$ ls\nQm7vX2kL9pR4wT8zN3bH\n",
+                                         context.withheld)
+    assert (tail, count) == ("[REDACTED:echoed_named_file]\nall good here\nTrue\n$ ls\nQm7vX2kL9pR4wT8zN3bH\n", 1)
 
 
 def test_the_next_prompt_ends_what_a_command_withholds() -> None:
