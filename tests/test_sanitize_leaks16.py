@@ -97,6 +97,25 @@ def test_long_quoted_strings_under_ordinary_names_and_their_look_alikes_are_byte
         _whole(line)
 
 
+ONEPASSWORD = ("1Password field JSON, value before its type", "1Password fields reshaped by jq, pretty",
+               "op v1 section field", "1Password fields as a table, value after its type",
+               "1Password fields as TSV, value before its type", "a concealed value alone beside its type")
+
+
+@pytest.mark.parametrize("leak", _cases(*ONEPASSWORD), ids=lambda leak: leak.family)
+def test_a_concealed_field_is_hidden_whichever_side_of_its_type_its_value_stands(leak: Leak) -> None:
+    _hidden(leak)
+
+
+@pytest.mark.parametrize("row", ["password  CONCEALED  Zq9mW3xR7tY2uI8o\n", "Zq9mW3xR7tY2uI8o  CONCEALED\n",
+                                 "  credential   CONCEALED   Zq9mW3xR7tY2uI8o  op://Infra/x/credential\n",
+                                 "password\tCONCEALED\tZq9mW3xR7tY2uI8o\r\n", "CONCEALED  Zq9mW3xR7tY2uI8o\n",
+                                 "db  Zq9mW3xR7tY2uI8o  CONCEALED\n"])
+def test_every_row_shape_of_a_concealed_field_hides_its_value(row: str) -> None:
+    shown = sanitize_output(row.encode()).text
+    assert "Zq9mW3xR7tY2uI8o" not in shown and "CONCEALED" in shown and "[REDACTED:" in shown, shown
+
+
 # Cards: an empty value is no secret; a name is judged as it reads, without the characters that draw nothing
 EMPTY_VALUES = [
     ["ssh-keygen", "-t", "ed25519", "-N", "", "-f", "/tmp/deploy_key"],

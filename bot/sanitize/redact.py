@@ -8,8 +8,9 @@ where a match ends, so every hit needs a second engine to find the parts to keep
 
 Order, each step one linear pass over the text (as UTF-8 bytes, so RE2 positions need no conversion):
 private key blocks; the exact credential values of this process; the operator's patterns; self-identifying
-tokens; Kubernetes Secret manifests; context detectors (assignments, URLs, headers...); the leaves of Terraform
-outputs marked sensitive. Every redaction leaves
+tokens; Kubernetes Secret manifests; context detectors (assignments, URLs, headers...); the leaves of JSON values a
+flag marks (Terraform outputs marked sensitive, 1Password's CONCEALED fields) and a CONCEALED field's cell in a table.
+Every redaction leaves
 ``[REDACTED:<kind>]`` (with ``#<fingerprint>`` on approval cards) so a reader knows something was there.
 
 Build once per process (``build_redactor`` is memoized): compiling the automata costs milliseconds.
@@ -31,11 +32,12 @@ from bot.sanitize.any_candidate import candidate_scan
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, re2_options
 from bot.sanitize.candidates import Marker, run_pass
 from bot.sanitize.characters import whole_characters
+from bot.sanitize.concealed_cells import redact_concealed_cells
+from bot.sanitize.flagged_json import redact_flagged_values
 from bot.sanitize.literals import containment
 from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.reports import Reports, apply_reports
 from bot.sanitize.structured import redact_secret_manifests
-from bot.sanitize.terraform_sensitive import redact_sensitive_outputs
 
 MARKER = "[REDACTED:{kind}]"
 # Exact credential values shorter than this are not redacted: "1", "true" or "dev" would shred the output.
@@ -133,7 +135,9 @@ class Redactor:
             # (unchanged since the scan, it is searched without the automata that found nothing in it)
             data, found = run_pass(data, CONTEXT_PASS, marker, skip=missed if data is scanned else frozenset())
             count += found
-        data, found = redact_sensitive_outputs(data, marker)  # (one search in text without the flag)
+        data, found = redact_flagged_values(data, marker)  # (one search each in text without their words)
+        count += found
+        data, found = redact_concealed_cells(data, marker)
         count += found
         return _decode(data), count
 

@@ -72,4 +72,22 @@ case("terraform plan -json output change marked after_sensitive",
      f'"after":{{"value":"{s3}","ttl":86400}},"after_unknown":false,"before_sensitive":false,"after_sensitive":true}}}}}}\n',
      s3)
 
+# 1Password: a CONCEALED field's value before its type (jq's reshapings, other key orders, op v1), and tables of fields
+o1, o2, o3, o4, o5, o6, o7 = pw(18), rs(32), pw(16), rs(24), pw(20), pw(14), rs(28)
+case("1Password field JSON, value before its type",
+     f'{{"id": "password", "label": "password", "value": "{o1}", "type": "CONCEALED"}}\n', o1)
+case("1Password fields reshaped by jq, pretty",
+     '[\n  {\n    "label": "username",\n    "value": "deploy",\n    "type": "STRING"\n  },\n'
+     f'  {{\n    "label": "api credential",\n    "value": "{o2}",\n    "reference": "op://Infra/Stripe/credential",\n'
+     '    "section": {\n      "id": "add more"\n    },\n    "type": "CONCEALED"\n  }\n]\n', o2)
+case("op v1 section field", f'{{"fields":[{{"k":"string","n":"user","t":"username","v":"ops"}},'
+     f'{{"k":"concealed","n":"pw","t":"db password","v":"{o3}"}}]}}\n', o3)
+case("1Password fields as a table, value after its type",
+     f"LABEL       TYPE       VALUE\nusername    STRING     deploy\npassword    CONCEALED  {o4}\n"
+     f"pin code    CONCEALED  {o5}\n", o4, o5)
+case("1Password fields as TSV, value before its type",
+     f"db\tpassword\t{o6}\tCONCEALED\nweb\tapi key\t{o7}\tCONCEALED\top://Infra/web/api key\n", o6, o7)
+o8 = pw(22)
+case("a concealed value alone beside its type", f"{o8}  CONCEALED\n", o8)
+
 LEAKS16_LEAKS: tuple[Leak, ...] = tuple(CASES)
