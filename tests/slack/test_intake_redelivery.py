@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any
 
+from redis.asyncio import Redis
+
 from bot.approvals.audit import read_audit
+from bot.approvals.policy import ApprovalPolicy
 from bot.approvals.records import CallRecord, CallState
+from bot.approvals.store import CallStore
+from bot.slack.settings import SlackSettings
 from bot.streams import ensure_group
-from tests.slack.conftest import Harness, click_payload, wait_for
+from bot.tools.catalog import Catalog
+from tests.slack.conftest import CHANNEL, Harness, click_payload, make_front, serving, wait_for
 from tests.slack.test_approvals import card_for
+from tests.support.fake_slack import FakeSlack, SlackCall
 
 VISIBLE = ("chat.postMessage", "chat.update", "views.open")  # what others in the channel see, and dialogs
 
@@ -154,3 +162,36 @@ async def _approvals(harness: Harness, record: CallRecord, count: int) -> bool:
 
 async def _cancel_asked(harness: Harness, record: CallRecord) -> bool:
     return (await harness.store.get(record.id)).cancel is not None
+
+
+async def test_requests_handled_while_the_replica_stops_are_acknowledged_not_left_to_be_handled_again(
+    slack: FakeSlack, redis: Redis, store: CallStore, policy: ApprovalPolicy, catalog: Catalog,
+    settings: SlackSettings,
+) -> None:
+    """A rolling deploy stops a replica while clicks are being handled (here: waiting on a slow chat.update). Its
+    handlers get their grace to finish; what they finish then is acknowledged before the process exits, not left
+    pending for another replica to handle again (a second note to every clicker, a second /fisk hand-off check)."""
+    front = make_front(slack, redis, store, policy, catalog, settings)
+    slow = {}
+
+    def update(call: SlackCall) -> dict[str, Any]:
+        time.sleep(slow.get(call.params.get("ts"), 0.0))  # the fake's own thread: the bot waits on Slack
+        return {"ok": True, "channel": call.params.get("channel"), "ts": call.params.get("ts")}
+
+    slack.on("chat.update", update)
+    async with serving(front, slack, store, redis) as harness:
+        records = []
+        for n, delay in enumerate((0.3, 0.9)):
+            record = await harness.propose(f"slack:{CHANNEL}:1700.00000{n}", ["opsctl", "status"])
+            card = harness.slack._api_chat_postMessage({"channel": CHANNEL, "thread_ts": f"1700.00000{n}",
+                                                        "text": "card"})
+            await harness.store.set_meta(record.id, slack_channel=CHANNEL, slack_ts=card["ts"])
+            slow[card["ts"]] = delay
+            records.append(await harness.store.get(record.id))
+        for record in records:
+            await harness.click(record, "fisk_approve", "UAPPROVER")
+        for record in records:  # both approved; their handlers now wait on chat.update
+            await wait_for(lambda r=record: _state(harness, r, CallState.approved))
+    # stopped: the handlers had their grace and finished
+    assert len(slack.calls_to("chat.update")) == 2
+    assert int((await redis.xpending(front.intake.stream, "intake"))["pending"]) == 0
