@@ -24,6 +24,7 @@ is deduplicated, the mention/message pair claimed by entry, so a retried entry d
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -31,7 +32,7 @@ import socket
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.exceptions import ResponseError
+from redis.exceptions import RedisError, ResponseError
 from slack_bolt.context.respond.async_respond import AsyncRespond
 
 from bot.slack.acks import Acknowledger
@@ -76,6 +77,10 @@ class IntakeWorker:
                 await stop_consumer(loops, self._tasks.values())
             finally:
                 await stop_consumer([acks])  # what was handled is acknowledged, once
+                # and what the handlers finished in their grace, after the acknowledging loop saw the stop: left
+                # pending, it would be handled again by another replica (a rolling deploy under load)
+                with contextlib.suppress(*TRANSIENT_REDIS, RedisError):
+                    await self.acks.flush()
 
     async def _read_loop(self, stop_event: asyncio.Event) -> None:
         stream, last_id = self.intake.stream, "0"  # our own pending entries first (a restart), then new ones
