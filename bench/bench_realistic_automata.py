@@ -40,12 +40,18 @@ def _label(detectors: tuple[object, ...]) -> str:
     return ",".join(kinds[:3]) + (f",+{len(kinds) - 3}" if len(kinds) > 3 else "")
 
 
+def _literal_text(literals: tuple[bytes | tuple[bytes, ...], ...]) -> str:
+    """The automaton's literals as text, a choice among strings (a tuple) in parentheses."""
+    return "|".join(lit.decode(errors="replace") if isinstance(lit, bytes)
+                    else "(" + "/".join(part.decode(errors="replace") for part in lit) + ")" for lit in literals)
+
+
 def _instrument(stats: Stats) -> None:
     """Wrap each pass automaton's RE2 ``Match`` entry points to count calls, hits and CPU."""
     for pass_name, pass_ in (("token", automata.TOKEN_PASS), ("context", automata.CONTEXT_PASS)):
         groups = automata._groups(pass_.detectors)
         for index, (automaton, (group, literals)) in enumerate(zip(pass_.finders, groups, strict=True)):
-            what = _label(group) + (f" [{b'|'.join(literals).decode(errors='replace')!r}]" if literals else "")
+            what = _label(group) + (f" [{_literal_text(literals)!r}]" if literals else "")
             for attribute in ("_scan", "_verify", "_searched"):
                 match = getattr(automaton, attribute)
                 if match is None:
