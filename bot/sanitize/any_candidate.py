@@ -16,6 +16,7 @@ import re2
 
 from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Automaton, _groups, _ungrouped, re2_options
 from bot.sanitize.base64_regions import crosses_edge, regions
+from bot.sanitize.blankless import candidate_scanner
 from bot.sanitize.literals import Literal, literal_strings
 from bot.sanitize.narrow_alphabet import ALPHABETS, alphabet_of, satisfiable
 
@@ -131,8 +132,10 @@ def candidate_scan(data: bytes) -> tuple[bool, frozenset[int]]:
         return _scan_with_regions(data, spans, indented)
     missed: list[int] = []
     known: dict[Literal, bool] = {}
+    scanners = candidate_scanner(data)  # text without blanks: narrower scans, the same hits (``blankless``)
     for automaton in _ANY_CANDIDATE:
-        if automaton.may_match(data, known) and automaton.scan_hits(data):
+        scanner = scanners.get(id(automaton), automaton)
+        if scanner is not None and automaton.may_match(data, known) and scanner.scan_hits(data):
             return True, frozenset(missed)
         # (one whose literals are not all in the text finds nothing either: the passes need not look for them again)
         missed.append(id(automaton))

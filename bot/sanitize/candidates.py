@@ -50,6 +50,7 @@ from bot.sanitize.assignment_screen import (
     name_beyond_reach,
 )
 from bot.sanitize.automata import MEMO_ENTRIES, MEMO_KEY_BYTES, DetectorPass, Leftmost, MemoKey, memo_key
+from bot.sanitize.blankless import finders_for
 from bot.sanitize.characters import whole_characters
 from bot.sanitize.cheap_rejection import (
     PARSED_CHECKS,
@@ -281,8 +282,8 @@ def run_pass(
         spent += 1
         return True
 
-    leftmost = Leftmost(pass_.finders, data, dismiss if assignment >= 0 else None, assignment, (rejected, charge),
-                        skip)
+    finders, skip = finders_for(pass_, data, skip)  # (text without blanks: narrower scans, the same hits)
+    leftmost = Leftmost(finders, data, dismiss if assignment >= 0 else None, assignment, (rejected, charge), skip)
     parsers, length = pass_.parsers, len(data)  # the parser for the candidate's first byte
     assignment_parse = pass_.assignment_parser.match if pass_.assignment_parser is not None else None
     own_branches, parse_alone = pass_.own_branches, pass_.parse_alone
