@@ -45,16 +45,19 @@ def test_blankless_is_long_ascii_text_without_a_space_or_a_tab() -> None:
     assert not blankless("QUJDé".encode() * MIN_BYTES)  # non-ASCII: its bytes are no string of the alphabet's
 
 
-def test_the_narrower_scans_are_twins_of_the_two_large_alternations_only() -> None:
-    """Which automata get a twin: the passes' alternations, whose branches that need a blank are left out (an echoed
-    command's prompt, aligned columns); the automata whose every branch needs one find nothing in such text."""
+def test_the_passes_alternations_have_twins_that_replace_their_scan_alone() -> None:
+    """The passes' alternations get a twin without their branches that need a blank (an echoed command's prompt,
+    aligned columns), a smaller scan; the rest of a twin is the whole automaton's own (finder, searched, proven
+    spans, literals), so every candidate and memo entry is the one the whole automaton gives."""
     for pass_ in (TOKEN_PASS, CONTEXT_PASS):
         twins, empty = _twins(id(pass_))
-        assert twins[0] is not None and twins[0].search.programsize < pass_.finders[0].search.programsize
-        # the rest of the twin is the whole automaton's own: finder, searched, proven spans
-        assert twins[0].finder is pass_.finders[0].finder and twins[0].plain_spans is pass_.finders[0].plain_spans
-        assert all(twin is None for twin in twins[1:])
-        assert all(id(automaton) not in empty for automaton in pass_.finders[:1])
+        assert twins[0] is not None and id(pass_.finders[0]) not in empty
+        for twin, whole in zip(twins, pass_.finders, strict=True):
+            if twin is None:
+                continue
+            assert twin.search.programsize < whole.search.programsize
+            assert twin.finder is whole.finder and twin.searched is whole.searched
+            assert twin.plain_spans is whole.plain_spans and twin.literals == whole.literals
 
 
 def test_the_narrower_scans_hit_where_the_whole_automata_hit() -> None:
