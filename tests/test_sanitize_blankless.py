@@ -50,10 +50,10 @@ def test_the_passes_alternations_have_twins_that_replace_their_scan_alone() -> N
     aligned columns), a smaller scan; the rest of a twin is the whole automaton's own (finder, searched, proven
     spans, literals), so every candidate and memo entry is the one the whole automaton gives."""
     for pass_ in (TOKEN_PASS, CONTEXT_PASS):
-        twins, empty = _twins(id(pass_))
-        assert twins[0] is not None and id(pass_.finders[0]) not in empty
-        for twin, whole in zip(twins, pass_.finders, strict=True):
-            if twin is None:
+        twins = _twins(id(pass_))
+        assert twins.finders[0] is not pass_.finders[0] and id(twins.finders[0]) not in twins.empty
+        for twin, whole in zip(twins.finders, pass_.finders, strict=True):
+            if twin is whole:
                 continue
             assert twin.search.programsize < whole.search.programsize
             assert twin.finder is whole.finder and twin.searched is whole.searched

@@ -24,6 +24,7 @@ breaks only is asked with ``narrow_alphabet``'s smaller automata first, and need
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 import re2
 
@@ -60,21 +61,44 @@ def _kept_branches(pass_: DetectorPass) -> tuple[tuple[str, ...] | None, ...]:
 _KEPT = {id(TOKEN_PASS): _kept_branches(TOKEN_PASS), id(CONTEXT_PASS): _kept_branches(CONTEXT_PASS)}
 
 
+@dataclass(frozen=True)
+class _Twins:
+    """A pass's automata for text without blanks, built once: ``finders`` (each one's twin, or itself, in the same
+    position), ``empty`` (the ids in ``finders`` of those that find nothing in such text) and ``renamed`` (each whole
+    automaton's id -> the id of what stands in its place)."""
+
+    finders: tuple[Automaton, ...]
+    empty: frozenset[int]
+    renamed: dict[int, int]
+
+
 @functools.cache
-def _twins(pass_id: int) -> tuple[tuple[Automaton | None, ...], frozenset[int]]:
-    """By automaton of the pass: its twin (None where it stays whole), and the ids of the automata that find nothing
-    in such text."""
-    finders = TOKEN_PASS.finders if pass_id == id(TOKEN_PASS) else CONTEXT_PASS.finders
-    twins: list[Automaton | None] = []
-    empty = set()
-    for automaton, kept in zip(finders, _KEPT[pass_id], strict=True):
-        if kept == ():
-            empty.add(id(automaton))
-        twins.append(None if not kept else Automaton(
+def _twins(pass_id: int) -> _Twins:
+    """The pass's ``_Twins`` (compiled on first use: a process that never cleans such text never compiles them)."""
+    whole = TOKEN_PASS.finders if pass_id == id(TOKEN_PASS) else CONTEXT_PASS.finders
+    finders: list[Automaton] = []
+    for automaton, kept in zip(whole, _KEPT[pass_id], strict=True):
+        finders.append(automaton if not kept else Automaton(
             automaton.finder, automaton.literals,
             re2.compile("|".join(f"(?:{_ungrouped(branch)})" for branch in kept), re2_options()),
             automaton.searched, automaton.plain_spans, automaton.quoted_name))
-    return tuple(twins), frozenset(empty)
+    return _Twins(tuple(finders), frozenset(id(f) for f, kept in zip(finders, _KEPT[pass_id], strict=True)
+                                            if kept == ()),
+                  {id(w): id(f) for w, f in zip(whole, finders, strict=True)})
+
+
+@functools.cache
+def _scanners() -> dict[int, Automaton | None]:
+    """``candidate_scanner``'s map, built once."""
+    scanners: dict[int, Automaton | None] = {}
+    for pass_ in (TOKEN_PASS, CONTEXT_PASS):
+        twins = _twins(id(pass_))
+        for twin, whole in zip(twins.finders, pass_.finders, strict=True):
+            if id(twin) in twins.empty:
+                scanners[id(whole)] = None
+            elif twin is not whole:
+                scanners[id(whole)] = twin
+    return scanners
 
 
 def finders_for(
@@ -85,21 +109,14 @@ def finders_for(
     text without blanks (``blankless``) each one's twin in its place (same positions: the pass's indices hold)."""
     if not blankless(data):
         return pass_.finders, skip
-    twins, empty = _twins(id(pass_))
-    finders = tuple(twin or whole for twin, whole in zip(twins, pass_.finders, strict=True))
-    return finders, frozenset(id(twin or whole) for twin, whole in zip(twins, pass_.finders, strict=True)
-                              if id(whole) in skip or id(whole) in empty)
+    twins = _twins(id(pass_))
+    if not skip:
+        return twins.finders, twins.empty
+    renamed = twins.renamed  # (``skip`` names both passes' automata: only this pass's are kept)
+    return twins.finders, twins.empty.union(renamed[whole] for whole in skip if whole in renamed)
 
 
 def candidate_scanner(data: bytes) -> dict[int, Automaton | None]:
     """For ``any_candidate.candidate_scan``: by id of a pass automaton, what scans ``data`` in its place (its twin, or
     None when it finds nothing there); empty for text with blanks (each scans itself)."""
-    if not blankless(data):
-        return {}
-    scanners: dict[int, Automaton | None] = {}
-    for pass_ in (TOKEN_PASS, CONTEXT_PASS):
-        twins, empty = _twins(id(pass_))
-        for twin, whole in zip(twins, pass_.finders, strict=True):
-            if twin is not None or id(whole) in empty:
-                scanners[id(whole)] = twin
-    return scanners
+    return _scanners() if blankless(data) else {}
