@@ -396,6 +396,58 @@ def runner_after_work(redis_url: str, work: Path, calls: int, idle: float) -> No
         print(f"  then idle {idle:.0f} s: {status_mib(process, 'VmRSS'):6.1f} MiB ({mapped_split(process)})")
 
 
+def role_env(redis_url: str, slack: FakeSlack, model: Model) -> dict[str, str]:
+    return {**os.environ, "REDIS_URL": redis_url, "SLACK_BOT_TOKEN": "xoxb-bench", "SLACK_SIGNING_SECRET": SECRET,
+            "SLACK_API_URL": slack.api_url, "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": model.base_url}
+
+
+def interpreter_settings(env: dict[str, str]) -> str:
+    """The anthropic SDK a role started with ``env`` imports, and the interpreter settings that change memory."""
+    sdk = subprocess.run([sys.executable, "-c", "import anthropic; print(anthropic.__version__)"], env=env,
+                         capture_output=True, text=True, cwd=ROOT, check=True).stdout.strip()
+    settings = [f"{name}={env[name]}" for name in ("PYTHONOPTIMIZE", "PYTHONNODEBUGRANGES", "DEFER_PYDANTIC_BUILD")
+                if env.get(name)]
+    return f"anthropic {sdk}" + "".join(f", {setting}" for setting in settings)
+
+
+def roles_alone(redis_url: str, work: Path) -> None:
+    with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
+        env = role_env(redis_url, slack, model)
+        print("each role alone, idle (VmRSS when ready / 5 s later):")
+        for role in ("runner", "agent", "slack"):
+            with started(role, role, write_config(work, free_port()), env, work) as process:
+                ready = status_mib(process, "VmRSS")
+                time.sleep(5)
+                print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB"
+                      f" ({mapped_split(process)})")
+                if role == "runner":
+                    print(f"    its most resident files (MiB): {mapped_files(process)}")
+
+
+def combined(redis_url: str, work: Path, conversations: int, timeout: float) -> None:
+    """One ``serve`` with every role, ``conversations`` open (step 2). The interpreter's settings and the libraries
+    it imports come from the environment (``PYTHONOPTIMIZE``, ``PYTHONPATH``): how the README weighs them."""
+    with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
+        env = role_env(redis_url, slack, model)
+        port = free_port()
+        watch = SlackWatch(slack)
+        with started("all", "combined", write_config(work, port), env, work) as process:
+            idle = status_mib(process, "VmRSS")
+            url = f"http://127.0.0.1:{port}/slack/events"
+            t0 = time.monotonic()
+            for n in range(conversations):
+                start_conversation(url, slack, n)
+            wait_until(lambda: len(watch.cards) >= conversations, timeout, f"{conversations} approval cards", 0.2)
+            took = time.monotonic() - t0
+            time.sleep(2)  # let the last turns settle
+            print(f"combined serve (slack + agent + runner in one process), {conversations} open "
+                  f"conversations (each with a call awaiting approval; cards posted in {took:.1f} s; "
+                  f"{interpreter_settings(env)}):")
+            print(f"  idle after start {idle:6.1f} MiB; with the conversations open "
+                  f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB"
+                  f" ({mapped_split(process)})")
+
+
 def main(args: argparse.Namespace) -> None:
     if args.floor_only:
         for flags in ((), ("-OO",), ("-X", "no_debug_ranges")):
@@ -411,39 +463,14 @@ def main(args: argparse.Namespace) -> None:
             if args.work_only:
                 runner_after_work(server.url, work, args.work_calls, args.idle)
                 return
+            if args.combined_only:
+                combined(server.url, work, args.conversations, args.timeout)
+                return
             import_breakdown()
             library_floor()
             sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
-            with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
-                env = {**os.environ, "REDIS_URL": server.url, "SLACK_BOT_TOKEN": "xoxb-bench",
-                       "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": slack.api_url,
-                       "ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": model.base_url}
-                print("each role alone, idle (VmRSS when ready / 5 s later):")
-                for role in ("runner", "agent", "slack"):
-                    with started(role, role, write_config(work, free_port()), env, work) as process:
-                        ready = status_mib(process, "VmRSS")
-                        time.sleep(5)
-                        print(f"  serve --role {role:<7} {ready:6.1f} MiB / {status_mib(process, 'VmRSS'):6.1f} MiB"
-                              f" ({mapped_split(process)})")
-                        if role == "runner":
-                            print(f"    its most resident files (MiB): {mapped_files(process)}")
-                port = free_port()
-                watch = SlackWatch(slack)
-                with started("all", "combined", write_config(work, port), env, work) as process:
-                    idle = status_mib(process, "VmRSS")
-                    url = f"http://127.0.0.1:{port}/slack/events"
-                    t0 = time.monotonic()
-                    for n in range(args.conversations):
-                        start_conversation(url, slack, n)
-                    wait_until(lambda: len(watch.cards) >= args.conversations, args.timeout,
-                               f"{args.conversations} approval cards", 0.2)
-                    took = time.monotonic() - t0
-                    time.sleep(2)  # let the last turns settle
-                    print(f"combined serve (slack + agent + runner in one process), {args.conversations} open "
-                          f"conversations (each with a call awaiting approval; cards posted in {took:.1f} s):")
-                    print(f"  idle after start {idle:6.1f} MiB; with the conversations open "
-                          f"{status_mib(process, 'VmRSS'):6.1f} MiB, peak {status_mib(process, 'VmHWM'):6.1f} MiB"
-                          f" ({mapped_split(process)})")
+            roles_alone(server.url, work)
+            combined(server.url, work, args.conversations, args.timeout)
             runner_after_work(server.url, work, args.work_calls, args.idle)
         finally:
             server.stop()
@@ -458,6 +485,9 @@ if __name__ == "__main__":
                         help="only the combined process's floor (step 3's second part), plain, with -OO and with"
                              " -X no_debug_ranges")
     parser.add_argument("--work-only", action="store_true", help="only step 5 (a runner after work)")
+    parser.add_argument("--combined-only", action="store_true",
+                        help="only step 2 (the combined process), e.g. with PYTHONOPTIMIZE=2 or another SDK on"
+                             " PYTHONPATH")
     parser.add_argument("--work-calls", type=int, default=150, help="calls of each kind in step 5")
     parser.add_argument("--idle", type=float, default=70, help="seconds step 5 waits idle before the last reading")
     parser.add_argument("--by-automaton", action="store_true",
