@@ -424,11 +424,13 @@ def roles_alone(redis_url: str, work: Path) -> None:
                     print(f"    its most resident files (MiB): {mapped_files(process)}")
 
 
-def combined(redis_url: str, work: Path, conversations: int, timeout: float) -> None:
-    """One ``serve`` with every role, ``conversations`` open (step 2). The interpreter's settings and the libraries
-    it imports come from the environment (``PYTHONOPTIMIZE``, ``PYTHONPATH``): how the README weighs them."""
+def combined(redis_url: str, work: Path, conversations: int, timeout: float,
+             settings: tuple[str, ...] = ()) -> None:
+    """One ``serve`` with every role, ``conversations`` open (step 2). ``settings`` (``NAME=VALUE``) go to that
+    process's environment only (``PYTHONOPTIMIZE=2`` would strip the bench's own docstrings too), and another SDK
+    comes first on ``PYTHONPATH``: how the README weighs them."""
     with FakeSlack() as slack, Model(calls_per_conversation=1) as model:
-        env = role_env(redis_url, slack, model)
+        env = {**role_env(redis_url, slack, model), **dict(setting.split("=", 1) for setting in settings)}
         port = free_port()
         watch = SlackWatch(slack)
         with started("all", "combined", write_config(work, port), env, work) as process:
@@ -464,7 +466,7 @@ def main(args: argparse.Namespace) -> None:
                 runner_after_work(server.url, work, args.work_calls, args.idle)
                 return
             if args.combined_only:
-                combined(server.url, work, args.conversations, args.timeout)
+                combined(server.url, work, args.conversations, args.timeout, tuple(args.role_env))
                 return
             import_breakdown()
             library_floor()
@@ -488,6 +490,8 @@ if __name__ == "__main__":
     parser.add_argument("--combined-only", action="store_true",
                         help="only step 2 (the combined process), e.g. with PYTHONOPTIMIZE=2 or another SDK on"
                              " PYTHONPATH")
+    parser.add_argument("--role-env", action="append", default=[], metavar="NAME=VALUE",
+                        help="with --combined-only: set in the combined process's environment only (repeatable)")
     parser.add_argument("--work-calls", type=int, default=150, help="calls of each kind in step 5")
     parser.add_argument("--idle", type=float, default=70, help="seconds step 5 waits idle before the last reading")
     parser.add_argument("--by-automaton", action="store_true",

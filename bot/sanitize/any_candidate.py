@@ -12,9 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import re2
-
-from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Automaton, _groups, _ungrouped, re2_options
+from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Automaton, _groups, _ungrouped, compile_automaton
 from bot.sanitize.base64_regions import crosses_edge, regions
 from bot.sanitize.blankless import candidate_scanner
 from bot.sanitize.literals import Literal, literal_strings
@@ -51,7 +49,7 @@ def _narrowed(alphabet: bytes) -> dict[int, Automaton]:
         kept = [branch for branch in _scan_branches(automaton) if satisfiable(branch, alphabet)]
         if kept:
             narrowed[id(automaton)] = Automaton(
-                re2.compile("|".join(f"(?:{_ungrouped(b)})" for b in kept), re2_options()), automaton.literals)
+                compile_automaton("|".join(f"(?:{_ungrouped(b)})" for b in kept)), automaton.literals)
     return narrowed
 
 
@@ -101,7 +99,7 @@ def _region_splits(indented: bool = False) -> dict[int, _RegionSplit]:
         whole = len(crossing) == len(branches)
         splits[id(automaton)] = _RegionSplit(
             narrowed, None if whole or not crossing else Automaton(
-                re2.compile("|".join(f"(?:{_ungrouped(b)})" for b in crossing), re2_options()), automaton.literals),
+                compile_automaton("|".join(f"(?:{_ungrouped(b)})" for b in crossing)), automaton.literals),
             whole)
     return splits
 

@@ -372,7 +372,22 @@ def _automata(detectors: tuple[Detector, ...]) -> tuple[Automaton, ...]:
 
 
 def _alternation(detectors: tuple[Detector, ...], pattern: Callable[[Detector], str]) -> re2._Regexp:
-    return re2.compile("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors), re2_options())
+    return compile_automaton("|".join(f"(?:{_ungrouped(pattern(d))})" for d in detectors))
+
+
+# After a detector automaton's pattern: an alternative that never matches (a byte, then the text's start), which
+# leftmost-first never prefers to the empty one, so every match is the pattern's own, at the same span. It makes the
+# program one RE2 cannot run one-pass (the byte conflicts with any continuation), so RE2 keeps no one-pass tables:
+# it builds them at compile time for every program that can, up to a quarter of the DFA budget, for anchored
+# searches with submatches or on texts of at most 16 bytes, which no detector search is (they ask for spans, on
+# whole texts). Those tables were 1 MiB of a ready runner (README, runner RSS); the suffix's thread is cut by the
+# match before it in the DFA, and searches ran at the same speed.
+_NO_ONE_PASS = "(?:|\\C^)"
+
+
+def compile_automaton(pattern: str) -> re2._Regexp:
+    """A detector automaton: ``pattern`` with ``re2_options``, without RE2's one-pass tables (``_NO_ONE_PASS``)."""
+    return re2.compile(f"(?:{pattern}){_NO_ONE_PASS}", re2_options())
 
 
 def _compile_pass(detectors: tuple[Detector, ...]) -> DetectorPass:
