@@ -117,6 +117,45 @@ def import_breakdown() -> None:
     print("  " + ", ".join(shown[runner:]))
 
 
+# What ``bot.sanitize`` keeps (VmRSS once freed heap is given back, as in IMPORT_PROBE) after what a runner imports
+# before it, and the RE2 instructions of the automata it compiled: the sanitizer's part of a runner, at one commit.
+SANITIZER_AT_PROBE = """
+import ctypes, gc, importlib, sys
+def return_free_heap():
+    gc.collect()
+    ctypes.CDLL('libc.so.6').malloc_trim(0)
+def rss():
+    with open('/proc/self/status') as f:
+        return next(int(line.split()[1]) for line in f if line.startswith('VmRSS:')) / 1024
+for name in ('asyncio', 'ssl', 'redis.asyncio', 're2'):
+    importlib.import_module(name)
+import re2
+return_free_heap()
+before = rss()
+import bot.sanitize
+return_free_heap()
+automata = [o for o in gc.get_objects() if isinstance(o, re2._Regexp)]
+print(f'{rss() - before:.1f} {sum(o._regexp.ProgramSize() for o in automata)} {len(automata)}')
+"""
+
+
+def sanitizer_at(revisions: list[str]) -> None:
+    """What ``bot.sanitize``'s import keeps at each of these commits (``git archive`` of its ``bot/`` into a
+    temporary directory, imported in a fresh interpreter): where a runner's growth came from, commit by commit."""
+    print("what bot.sanitize's import keeps, by commit (fresh interpreter after asyncio, ssl, redis.asyncio and re2;")
+    print("freed heap given back), with its RE2 automata's instructions:")
+    for revision in revisions:
+        when = subprocess.run(["git", "log", "-1", "--format=%h %cd", "--date=format:%m-%d %H:%M", revision],
+                              capture_output=True, text=True, cwd=ROOT, check=True).stdout.strip()
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(["git", "archive", revision, "bot"], capture_output=True, cwd=ROOT, check=True)
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+            done = subprocess.run([sys.executable, "-c", SANITIZER_AT_PROBE], capture_output=True, text=True, cwd=tmp,
+                                  env={**os.environ, "PYTHONPATH": tmp}, check=True)
+        kept, instructions, automata = done.stdout.split()
+        print(f"  {when}: {kept} MiB, {int(instructions):,} instructions in {automata} RE2 automata")
+
+
 #: What a combined ``serve`` imports: each role's modules (their builders import them when the role starts), and
 #: what the first model request, the first Slack request and the first log line import at run time.
 COMBINED_IMPORTS = ("bot.cli", "bot.roles", "bot.agent.loop", "bot.agent.model", "bot.agent.worker", "bot.slack.app",
@@ -455,6 +494,9 @@ def main(args: argparse.Namespace) -> None:
         for flags in ((), ("-OO",), ("-X", "no_debug_ranges")):
             library_floor(flags)
         return
+    if args.sanitizer_at:
+        sanitizer_at(args.sanitizer_at)
+        return
     if args.sanitizer_only:
         sanitizer_growth(args.sanitizer_rounds, args.by_automaton)
         return
@@ -483,6 +525,8 @@ if __name__ == "__main__":
     parser.add_argument("--conversations", type=int, default=500)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--sanitizer-only", action="store_true", help="only step 4 (the sanitizer's growth)")
+    parser.add_argument("--sanitizer-at", nargs="+", metavar="REV",
+                        help="only what bot.sanitize's import keeps at each of these commits, and its RE2 instructions")
     parser.add_argument("--floor-only", action="store_true",
                         help="only the combined process's floor (step 3's second part), plain, with -OO and with"
                              " -X no_debug_ranges")
