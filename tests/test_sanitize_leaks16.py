@@ -116,6 +116,20 @@ def test_every_row_shape_of_a_concealed_field_hides_its_value(row: str) -> None:
     assert "Zq9mW3xR7tY2uI8o" not in shown and "CONCEALED" in shown and "[REDACTED:" in shown, shown
 
 
+
+@pytest.mark.parametrize("leak", _cases("psql --csv, a password cell over two lines",
+                                        "CSV export, a multi-line note before the token column"),
+                         ids=lambda leak: leak.family)
+def test_a_csv_record_whose_quoted_cell_holds_a_newline_is_read_across_its_lines(leak: Leak) -> None:
+    shown = sanitize_output(leak.text.encode()).text
+    assert [s for s in leak.secrets if s in shown] == [] and "[REDACTED:" in shown, shown
+
+
+def test_a_quoted_cell_that_never_closes_ends_the_table_as_before() -> None:
+    _whole('user,comment\nops,"an open quote\nand more text\n')
+    shown = sanitize_output(b'user,password\nops,"Xk9pQ2vL\n' + b"x\n" * 10_000, output_limit=1 << 20).text
+    assert shown.endswith("\n" + "x\n" * 10_000)  # read on 64 lines at most, then the table ends: the rows stay
+
 # Cards: an empty value is no secret; a name is judged as it reads, without the characters that draw nothing
 EMPTY_VALUES = [
     ["ssh-keygen", "-t", "ed25519", "-N", "", "-f", "/tmp/deploy_key"],

@@ -68,6 +68,12 @@ _HASH = re.compile(rb"(?=[a-f]*[0-9])[0-9a-f]{7,40}")
 # One CSV cell (RFC 4180): quoted (a quote inside doubled), or anything up to the next comma (or semicolon).
 _CSV_CELLS = {b",": re.compile(rb'"(?:[^"]|"")*"|[^,"]*'), b";": re.compile(rb'"(?:[^"]|"")*"|[^;"]*')}
 _CSV_SEPARATORS = frozenset(_CSV_CELLS)
+# The longest CSV record read across lines (a quoted cell holding newlines: a multi-line note, a PEM key's 28 lines):
+# past it the table ends where the record began, as at any line that does not fit it. Each line is counted once (its
+# quotes) and charged to the density budget as a row, so the bound in lines keeps a quote that never closes (then
+# thousands of short lines) from spending the budget on lines that only end the table.
+_RECORD_BYTES = 16384
+_RECORD_LINES = 64
 
 
 def _separator(line: bytes) -> bytes:
@@ -172,7 +178,20 @@ def delimited_table(
         return None
     found: list[tuple[int, int, bool | None]] = []
     ended = header_end + 1
-    for row_start, row_end in table_rows(data, header_end + 1, over_budget):
+    record_start = -1  # where a CSV record whose quoted cell holds a newline began (RFC 4180), -1 when none is open
+    record_lines = 0  # the lines of that record so far
+    csv = separator in _CSV_SEPARATORS
+    for line_start, row_end in table_rows(data, header_end + 1, over_budget):
+        row_start = line_start if record_start < 0 else record_start
+        # an odd number of quotes in the record so far (each line's counted once): a quoted cell is still open
+        if csv and (data.count(b'"', line_start, row_end) % 2) != (record_start >= 0):
+            record_lines = record_lines + 1 if record_start >= 0 else 1
+            record_start = row_start
+            if record_lines <= _RECORD_LINES and row_end - record_start <= _RECORD_BYTES:
+                continue  # a quoted cell goes on past this line: the record ends on a later one
+            ended = record_start
+            break
+        record_start = -1
         row = data[row_start:row_end].rstrip(b"\r")
         cells = _cells(row, separator) if row.strip() else None
         if cells is None or len(cells) != len(names):

@@ -90,4 +90,10 @@ case("1Password fields as TSV, value before its type",
 o8 = pw(22)
 case("a concealed value alone beside its type", f"{o8}  CONCEALED\n", o8)
 
+# CSV: a quoted cell holding a newline (RFC 4180) under a secret's column: its record read across its lines
+c1, c2, c3, c4 = rs(10), rs(12), pw(9), rs(20)
+case("psql --csv, a password cell over two lines", f'name,password,note\ndb,"{c1}\n{c2}",rotated\n', c1, c2)
+case("CSV export, a multi-line note before the token column",
+     f'id,note,token\n1,"moved to vault\nsee runbook",{c4}\n2,plain,{c3}x\n', c4, f"{c3}x")
+
 LEAKS16_LEAKS: tuple[Leak, ...] = tuple(CASES)
