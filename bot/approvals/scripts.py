@@ -18,7 +18,7 @@ from bot.approvals.scripts_handover import DEMOTE, HANDBACK, TAKE, UNPARK
 from bot.approvals.scripts_prelude import PRELUDE
 
 __all__ = ["APPROVE", "CANCEL", "CLAIM", "CLOSE", "CREATE", "DEMOTE", "FINISH", "HANDBACK", "HEARTBEAT", "INTERRUPT",
-           "PRELUDE", "READ", "RELEASE", "SET_META", "TAKE", "UNPARK"]
+           "PRELUDE", "RELEASE", "SET_META", "TAKE", "UNPARK"]
 
 # ARGV[5] = JSON list of {id, fields, body, target, actor, reason, decided[, grant, fallback_actor,
 # fallback_reason]}: ``fields`` go into the call hash (empty values are not stored), ``body`` (a JSON string) is
@@ -309,13 +309,6 @@ if ARGV[8] == '1' and waiting_handover(key, id) then return {'invalid', state} e
 redis.call('HSET', key, 'result', ARGV[9])
 move(key, id, state, 'interrupted', ARGV[6], ARGV[7])
 return {'ok', record(id)}
-"""
-
-# A call's hash and body in one command (``StoreBase.find``), as ``record`` in the prelude replies them: redis-py's
-# client spends about twice the CPU on a pipeline of two commands as on one command, and the slack role reads a
-# call's record five or six times on its way from click to result. Both keys are in the call's shard slot.
-READ = r"""
-return {redis.call('HGETALL', KEYS[1]), redis.call('GET', KEYS[2])}
 """
 
 # KEYS[1] = call; ARGV = field, value, field, value... Only on an existing record (no stray keys).

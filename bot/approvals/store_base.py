@@ -62,7 +62,6 @@ class StoreBase:
         self.heartbeat_ttl = heartbeat_ttl
         self._clock = clock
         self.grants = GrantStore(redis, self.keys, retention_seconds=retention_seconds, clock=clock, signer=signer)
-        self._read = redis.register_script(scripts.READ)
         self._create = redis.register_script(scripts.CREATE)
         self._approve = redis.register_script(scripts.APPROVE)
         self._close = redis.register_script(scripts.CLOSE)
@@ -85,9 +84,14 @@ class StoreBase:
             key = self.keys.call(call_id)
         except ValueError:
             return None
-        # one command, not a pipeline of two (scripts.READ): both keys in one slot
-        reply: Any = await self._read(keys=[key, self.keys.body(call_id)])
-        return CallRecord.from_reply(reply, call_id) if reply and reply[0] else None
+        # A pipeline, not a script: Redis holds scripts back during CLIENT PAUSE WRITE (FAILOVER and CLUSTER
+        # FAILOVER pause writes for up to seconds) but keeps answering plain reads, and the poster and recorder
+        # must keep reading then. One round trip: both keys are in one slot.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(key)
+            pipe.get(self.keys.body(call_id))
+            raw, body = await pipe.execute()
+        return CallRecord.from_redis(raw, body, call_id) if raw else None
 
     def clock(self) -> float:
         """Now, by the clock the store's transitions are stamped with (epoch seconds)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from datetime import UTC, datetime, timedelta
 
@@ -205,6 +206,19 @@ async def test_unknown_call_id(store: CallStore, policy: ApprovalPolicy):
         await store.cancel("0-nothing", "U", "stop")
     with pytest.raises(CallNotFound):
         await store.set_meta("0-nothing", channel="C1")
+
+
+async def test_a_record_is_read_while_redis_holds_writes_back(store: CallStore, policy: ApprovalPolicy, redis: Redis):
+    """FAILOVER (and CLUSTER FAILOVER) pause writes with CLIENT PAUSE WRITE for up to seconds; Redis holds scripts
+    back then but answers plain reads, so the poster and recorder must still read a call's record. A script
+    would wait here for the whole 10 s pause; the wait below gives up after 3."""
+    call_id = await awaiting(store, policy)
+    await redis.execute_command("CLIENT", "PAUSE", 10_000, "WRITE")
+    try:
+        record = await asyncio.wait_for(store.find(call_id), 3)
+        assert record is not None and record.id == call_id and record.state is CallState.awaiting_approval
+    finally:
+        await redis.execute_command("CLIENT", "UNPAUSE")
 
 
 async def test_argv_hash_mismatch(store: CallStore, policy: ApprovalPolicy):
