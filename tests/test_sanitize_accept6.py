@@ -25,9 +25,6 @@ from tests.corpora.accept6.measure import (
 
 # leak case -> what survives and why it is open
 OPEN_LEAKS = {
-    "appsettings-json": "ASP.NET `\"Jwt\": { \"Key\": \"<base64 64>\" }`: the name is the bare `Key` under a parent "
-    "object named `Jwt` (the connection string's `Password=` beside it is hidden)",
-    "config-ini-smtp": "grafana.ini `password = \"\"\"PW\"\"\"`: a value in Grafana's triple quotes",
     "keepalived-auth-pass": "ppp `chap-secrets` row `vpnuser  *  \"PW\"  *` (keepalived's `auth_pass` above it is "
     "hidden)",
     "nmcli-show-secrets": "bare PSK on its own line from `nmcli -s -g ...802-11-wireless-security.psk` (the field "

@@ -138,3 +138,38 @@ def test_record_look_alikes_stay_whole(text: str) -> None:
 ])
 def test_masked_and_placeholder_values_stay_whole(text: str) -> None:
     _whole(text)
+
+
+# --- a value in triple quotes; a bare "Key" in an object named for what it signs ------------------------------------
+
+JWT_KEY = "ZNhblmQoXPj+Gs1aq85y4b+dpAdiY14f1Cr7dVgSQPtBC6vfb4UkUr18Ho/fC273"
+QUOTED = {
+    "grafana.ini": f'[smtp]\nuser = grafana@mg.acme.io\npassword = """{PW};#x"""\nfrom_address = grafana@acme.io\n',
+    "TOML multi-line basic string": f'[auth]\napi_token = """{TOKEN}"""\n',
+    "TOML literal string": f"db_password = '''{PW}'''\n",
+    "Python constant": f'SECRET_KEY = """{TOKEN}"""\n',
+    "appsettings pretty-printed": f'  "Jwt": {{\n    "Issuer": "https://crm.acme.io",\n    "Key": "{JWT_KEY}",\n    "LifetimeMinutes": 60\n  }}\n',
+    "one line, JwtSettings": f'{{"JwtSettings": {{"Audience": "api", "Key": "{TOKEN}"}}}}\n',
+    "HmacOptions": f'{{"HmacOptions": {{"key": "{TOKEN}"}}}}\n',
+}
+
+
+@pytest.mark.parametrize("name", QUOTED)
+def test_a_triple_quoted_value_and_a_purpose_objects_key_are_hidden(name: str) -> None:
+    _hidden(QUOTED[name], PW, TOKEN, JWT_KEY)
+
+
+@pytest.mark.parametrize("text", [
+    'token_ttl = """3600"""\n',
+    'secret_key = """changeme"""\n',
+    'api_key_description = """The key used to call the partner API"""\n',
+    'def check_password(self):\n    """Return True if the password matches."""\n',
+    'PASSWORD_PROMPT = """\nEnter your password:\n"""\n',  # a multi-line string: not one line's value
+    '{"Jwt": {"Audience": "api"}, "Storage": {"Key": "uploads/2026/12/report.pdf"}}\n',
+    '{"Encryption": {"Key": "arn:aws:kms:eu-west-1:481516234200:key/9f1c2a3b-4d5e-4f60-8a7b-1c2d3e4f5a6b"}}\n',
+    '{"Encryption": {"Enabled": true, "Key": "default"}}\n',
+    '"jwt": { "key": "${JWT_KEY}" }\n',
+    '{"Cache": {"Key": "Zq7xK2mP9vL4wT8nYc7NbQ4d"}}\n',  # no purpose in the parent's name
+])
+def test_triple_quote_and_key_look_alikes_stay_whole(text: str) -> None:
+    _whole(text)

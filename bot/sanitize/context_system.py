@@ -1,9 +1,10 @@
 """The second pass's detectors for a system tool's own spelling of a secret (issue #11, accept6's open cases):
-strongSwan's/Libreswan's ``ipsec.secrets`` (``A B : PSK "secret"``), Samba's ``-U user%password`` (smbclient,
-rpcclient, net, smbcacls), a Redis ACL rule's password hash (``user app on #<sha256>``) and PostgreSQL's SCRAM
-verifier (``SCRAM-SHA-256$4096:salt$StoredKey:ServerKey``: pg_dumpall's ``ALTER ROLE ... PASSWORD '...'``,
-pg_authid, pgbouncer's userlist). A literal piped into what reads a password from its standard input is
-``context_handoffs.py``'s.
+a secret's name then a value in triple quotes (grafana.ini, TOML, Python), a bare ``"Key"`` in an object named
+for what it signs (``"Jwt": {"Key": ...}``), strongSwan's/Libreswan's ``ipsec.secrets`` (``A B : PSK "secret"``),
+Samba's ``-U user%password`` (smbclient, rpcclient, net, smbcacls), a Redis ACL rule's password hash (``user app
+on #<sha256>``) and PostgreSQL's SCRAM verifier (``SCRAM-SHA-256$4096:salt$StoredKey:ServerKey``: pg_dumpall's
+``ALTER ROLE ... PASSWORD '...'``, pg_authid, pgbouncer's userlist). A literal piped into what reads a password
+from its standard input is ``context_handoffs.py``'s.
 
 Each is an automaton of its own behind literals every match holds (text without them costs one substring search,
 ``automata.Automaton.may_match``); ``context_detectors.CONTEXT`` places them after the services' formats. Every
@@ -12,9 +13,50 @@ repetition is bounded for the reason given in ``detectors.py``.
 
 from __future__ import annotations
 
+from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import Detector
 
+# A secret's name, then a value in triple quotes on its line: grafana.ini's way to keep "#" and ";" in a password
+# (``password = """PW"""``), TOML's multi-line basic and literal strings, Python's triple-quoted literal. Read as
+# an empty string then text, it showed whatever it held.
+_TRIPLE_HEAD = rf"(?:^|[^A-Za-z0-9_.-])[\"']?(?P<name>{_NAME})[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}"
+_TRIPLE_FINDER_HEAD = rf"(?:^|[^A-Za-z0-9_.-])[\"']?{_FINDER_NAME}[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}"
+# An object named for what its key signs or encrypts (.NET's appsettings ``"Jwt": {"Key": "..."}``, ``"Hmac"``,
+# ``"Encryption"``, ``"SigningOptions"``) and its plain ``"Key"`` inside, before any nested object opens or the
+# object closes (at most 512 bytes on): the parent's name says what the bare ``Key`` is.
+_PURPOSE_OBJECT_HEAD = (
+    r"\"[A-Za-z0-9_.-]{0,40}(?:Jwt|JWT|jwt|Hmac|HMAC|hmac|Signing|signing|Encryption|encryption)[A-Za-z0-9_.-]{0,40}\""
+    r"[ \t]{0,4}:[ \t]{0,4}\{[^{}]{0,512}?\"(?:Key|key|KEY)\"[ \t]{0,4}:[ \t]{0,4}"
+)
+
 SYSTEM_FORMATS: tuple[Detector, ...] = (
+    Detector(
+        # password = """PW""" (the name's rules on the value: a key's or a token's must look generated)
+        "password",
+        _TRIPLE_HEAD + r'"""(?P<v>[^\n]{1,256}?)"""',
+        check="xml_pair",
+        finder=_TRIPLE_FINDER_HEAD + r'"""[^"\n]',
+        own_automaton=True,
+        literals=(b'"""',),
+    ),
+    Detector(
+        "password",
+        _TRIPLE_HEAD + r"'''(?P<v>[^\n]{1,256}?)'''",
+        check="xml_pair",
+        finder=_TRIPLE_FINDER_HEAD + r"'''[^'\n]",
+        own_automaton=True,
+        literals=(b"'''",),
+    ),
+    Detector(
+        # "Jwt": {"Issuer": "...", "Key": "<generated>"} (one line or pretty-printed): a generated-looking value
+        # only, and no ":" in it (a KMS key's ARN under "Encryption" names a key, it is none)
+        "key",
+        _PURPOSE_OBJECT_HEAD + r"\"(?P<v>[^\"\n:]{1,256})\"",
+        check="generated",
+        finder=_PURPOSE_OBJECT_HEAD + r"\"[^\"\n:]",
+        own_automaton=True,
+        literals=((b'"Key"', b'"key"', b'"KEY"'), (b"jwt", b"Jwt", b"JWT", b"mac", b"MAC", b"igning", b"ncryption")),
+    ),
     Detector(
         # ipsec.secrets: "[selectors] : PSK "secret"" (EAP, XAUTH and NTLM secrets alike; strongSwan's 0s/0x
         # base64 and hex forms unquoted). A type word with no such value after it ("auth: PSK (WPA2)") is no match.
