@@ -26,9 +26,15 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import re2
-
-from bot.sanitize.automata import CONTEXT_PASS, TOKEN_PASS, Automaton, DetectorPass, _groups, _ungrouped, re2_options
+from bot.sanitize.automata import (
+    CONTEXT_PASS,
+    TOKEN_PASS,
+    Automaton,
+    DetectorPass,
+    _groups,
+    _ungrouped,
+    compile_automaton,
+)
 from bot.sanitize.narrow_alphabet import satisfiable
 
 # Every ASCII byte but the two blanks: a text of these holds no candidate of a branch that needs a space or a tab.
@@ -80,7 +86,7 @@ def _twins(pass_id: int) -> _Twins:
     for automaton, kept in zip(whole, _KEPT[pass_id], strict=True):
         finders.append(automaton if not kept else Automaton(
             automaton.finder, automaton.literals,
-            re2.compile("|".join(f"(?:{_ungrouped(branch)})" for branch in kept), re2_options()),
+            compile_automaton("|".join(f"(?:{_ungrouped(branch)})" for branch in kept)),
             automaton.searched, automaton.plain_spans, automaton.quoted_name))
     return _Twins(tuple(finders), frozenset(id(f) for f, kept in zip(finders, _KEPT[pass_id], strict=True)
                                             if kept == ()),
