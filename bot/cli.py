@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
 import importlib.metadata
 import json
 import os
@@ -111,8 +112,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def _tool(catalog: Catalog, name: str) -> Tool:
     tool = catalog.get(name)
     if tool is None:
-        why = "denied by tag ai:deny" if name in catalog.denied else "not a selected tool"
-        raise CliError(f"unknown tool {name!r}: {why}")
+        if name in catalog.denied:
+            raise CliError(f"unknown tool {name!r}: denied by tag ai:deny")
+        # a newcomer types the command path (`service status`, `service-status`): name the tool they meant
+        close = difflib.get_close_matches(name.replace(" ", "_").replace("-", "_"), catalog.names, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise CliError(f"unknown tool {name!r}: not a selected tool{hint} (`fisk-chatops tools` lists them)")
     return tool
 
 

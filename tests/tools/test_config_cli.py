@@ -115,7 +115,9 @@ def test_cli_explain(opsctl: Path, tmp_path: Path) -> None:
     assert json.loads(result.stdout) == {"argv": [str(opsctl), "service", "restart", "--force", "--", "web"]}
     for tool, args, message in [
         ("db_drop", "{}", "denied by tag ai:deny"),
-        ("rm_rf", "{}", "not a selected tool"),
+        ("rm_rf", "{}", "not a selected tool (`fisk-chatops tools` lists them)"),
+        ("service-status", "{}", "not a selected tool; did you mean 'service_status'?"),
+        ("service status", "{}", "not a selected tool; did you mean 'service_status'?"),
         ("service_restart", '{"service":"web","colour":1}', 'unknown property "colour"'),
         ("service_restart", "{oops", "invalid JSON"),
     ]:
