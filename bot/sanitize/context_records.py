@@ -12,20 +12,26 @@ given in ``detectors.py``.
 
 from __future__ import annotations
 
+import re
+
+from bot.sanitize import shapes
 from bot.sanitize.context_patterns import _FINDER_NAME, _NAME
 from bot.sanitize.detectors import Detector
 
 # A field's key: JSON's and a Python dict's quoted key, YAML's and HCL's bare one; then ":", "=" or Ruby's "=>".
 _FIELD_SEPARATOR = r"[\"']?[ \t]{0,4}(?::|=>?)[ \t]{0,4}"
 # The record's name field (``key``, ``name``: as JSON, YAML, a repr and jq's to_entries write it, in their cases;
-# ``property``: External Secrets' log of a fetched property; ``field``/``label``: a vault item's field).
+# External Secrets' ``property``, a form's ``field``/``label``, CloudFormation's ``ParameterKey``/``OutputKey``).
 _NAME_FIELD = (
-    r"(?:^|[\s{(\[,])[\"']?(?:key|Key|KEY|name|Name|NAME|property|Property|field|Field|label|Label)"
-    + _FIELD_SEPARATOR
+    r"(?:^|[\s{(\[,])[\"']?(?:key|Key|KEY|name|Name|NAME|property|Property|field|Field|label|Label|variable|Variable"
+    r"|param|parameter|Parameter|ParameterKey|OutputKey)" + _FIELD_SEPARATOR
 )
 # Between the name and the value field: a "," or none (YAML), blanks, and at most one line break with its indentation
 # (the same record printed one field a line: jq's to_entries, ``- key: X`` then ``  value: Y``).
-_BETWEEN_FIELDS = r"[\"']?[ \t]{0,4},?[ \t]{0,4}(?:\r?\n[ \t]{0,64})?[\"']?(?:value|Value|VALUE)" + _FIELD_SEPARATOR
+_BETWEEN_FIELDS = (
+    r"[\"']?[ \t]{0,4},?[ \t]{0,4}(?:\r?\n[ \t]{0,64})?[\"']?(?:value|Value|VALUE|ParameterValue|OutputValue)"
+    + _FIELD_SEPARATOR
+)
 # The value: a quoted string to its closing quote (an escaped quote read past), or a bare one to its line's end.
 _RECORD_VALUE = (
     r"\"(?:[^\"\\\n]|\\.){1,256}\"|'(?:[^'\\\n]|\\.){1,256}'|[^\s\"'#,{}\[\]](?:[^\n]{0,254}[^\s,}\]])?"
@@ -43,4 +49,58 @@ RECORD_FORMATS: tuple[Detector, ...] = (
         own_automaton=True,
         literals=((b"value", b"Value", b"VALUE"),),
     ),
+    Detector(
+        # A row of a two-column box table without a header, a secret's name in the first cell and its value in the
+        # next, padded wider than a psql row's (``aws ssm get-parameters-by-path --query
+        # 'Parameters[].[Name,Value]' --output table``: ``|  /app/prod/DATABASE_PASSWORD  |  PW  |``): the name is
+        # a path's last segment, a path opening with "/" as SSM's do (``aws kms list-aliases``' ``alias/prod-secrets``
+        # names a key, no secret); the name's rules on the value (``/app/prod/LOG_LEVEL  |  info`` stays)
+        "password",
+        r"(?m:^)[ \t]{0,16}\|{1,2}[ \t]{1,8}(?:(?:/[A-Za-z0-9_.-]{1,64}){1,8}/)?(?P<name>" + _NAME + r")[ \t]{1,256}\|"
+        r"[ \t]{1,8}(?P<v>[^\s|](?:[^|\n]{0,254}[^\s|])?)[ \t]{1,256}\|",
+        check="xml_pair",
+        own_automaton=True,
+        literals=(b"  |  ",),
+    ),
+    Detector(
+        # A record printed one field a line, its value under a generic label a few lines after its name: ``drone
+        # secret info``'s name alone on its line then ``Data: PW``, ``consul kv get -detailed``'s ``Key
+        # app/db_password`` then ``Value  PW``. The check reads the lines above for the name (``record_value``).
+        "password",
+        r"(?m:^)[ \t]{0,16}(?:Data|Value)(?:[ \t]{0,32}:[ \t]{1,32}|[ \t]{2,32})(?P<v>[^\s](?:[^\n]{0,254}[^\s])?)",
+        check="record_value",
+        own_automaton=True,
+        literals=((b"Data", b"Value"),),
+    ),
 )
+
+# How far up a record's value line its name is looked for: a record's fields (drone prints four, consul seven).
+RECORD_LINES = 8
+_RECORD_BYTES = 2048
+# A record's name line: the name alone, or after a ``Key``/``Name`` label; a path's last segment is the name.
+_NAME_LINE = re.compile(
+    rb"[ \t]*(?:(?:Key|Name|KEY|NAME|key|name)[ \t]*[:=]?[ \t]+)?(?:[A-Za-z0-9_.-]{0,64}/){0,8}([A-Za-z0-9_.-]{1,128})"
+    rb"[ \t]*\r?"
+)
+
+
+def record_value(text: bytes, start: int, value: str) -> bool:
+    """Whether the value line at ``start`` holds a secret by its record's name: the nearest name line above it (at
+    most ``RECORD_LINES`` lines up, within the record: no blank line between) names a secret, and the value passes
+    that name's rules. A record whose name names none (``Key  app/replicas``) keeps its value."""
+    floor = max(0, start - _RECORD_BYTES)
+    line_end = start - 1
+    for _ in range(RECORD_LINES):
+        if line_end < floor:
+            return False
+        line_start = text.rfind(b"\n", floor, line_end) + 1
+        line = text[line_start:line_end]
+        if not line.strip():
+            return False
+        found = _NAME_LINE.fullmatch(line)
+        if found is not None:
+            name = found.group(1).decode("ascii")
+            return shapes.name_kind(name) is not None and shapes.accept_assignment(
+                name, "=", value, True, code=False) is not None
+        line_end = line_start - 1
+    return False

@@ -13,6 +13,7 @@ import re
 from bot.sanitize import code_expressions, secret_names, shapes
 from bot.sanitize.context_handoffs import announced_value
 from bot.sanitize.context_programs import key_vault_value
+from bot.sanitize.context_records import record_value
 from bot.sanitize.detectors import Detector
 from bot.sanitize.nkeys import is_seed
 from bot.sanitize.terraform_random import random_password_result
@@ -60,7 +61,8 @@ _VALUE_CHECKS = frozenset(
 )
 # The checks that read neither a name nor the value alone: what stands around the candidate decides (a reported
 # hint's reader, a Key Vault value's object), so no verdict of theirs is remembered.
-_CONTEXT_CHECKS = frozenset({"reported", "key_vault_value", "random_password_result", "announced_value"})
+_CONTEXT_CHECKS = frozenset({"reported", "key_vault_value", "random_password_result", "announced_value",
+                             "record_value"})
 def reads_name_first(check: str) -> bool:
     """Whether ``judge`` asks first of a candidate of this check whether its name holds a secret, and refuses it,
     context-free, when it does not (every check but the value checks and the reported hints): the loop may ask
@@ -81,6 +83,8 @@ def judge(detector: Detector, match: re.Match[bytes], index: int, value: bytes) 
         return None, False  # that the next text's header or echoed command is reported again
     if check == "key_vault_value":  # the object's id, read back from the candidate (not in the memo key)
         return (detector.kind if key_vault_value(match.string, match.start()) else None), False
+    if check == "record_value":  # the record's name, read back from the candidate (not in the memo key)
+        return (detector.kind if record_value(match.string, match.start(), shown) else None), False
     if check == "announced_value":  # the line before the value, read back from the candidate (not in the memo key)
         return (detector.kind if announced_value(match.string, match.start(), shown) else None), False
     if check == "random_password_result":  # the resource's type, read back from the candidate (not in the memo key)
