@@ -38,7 +38,6 @@ _SYMBOLS = re.compile(r"[+/=~!#%^*@?&]")
 # --passphrase-fd 0``.
 # ``login`` as a word of the command (not ``tee login.log``).
 _STDIN_SINK = r"(?:[ \t]login(?:[ \t]|\r?(?m:$))|passw|passphrase|stdin|with-token)"
-_SINK_LITERALS = (b"login", b"passw", b"passphrase", b"stdin", b"with-token")
 # A literal fed to it: quoted or one word, never a variable's or a command's expansion (a printed script's
 # ``<<< "$PAT"``, ``<<< "$(cat /run/secrets/pat)"``: no "$" or "`" first, and none in a bare word).
 _FED_VALUE = (  # ("\x24" is "$": a bare "$" in a class would be rewritten for Python's parser, ``automata``)
@@ -47,6 +46,11 @@ _FED_VALUE = (  # ("\x24" is "$": a bare "$" in a class would be rewritten for P
 )
 # echo's or printf's words before the value: ``-n``, ``-e``, printf's ``'%s'`` / ``"%s\n"``.
 _ECHO = r"\b(?:echo|printf)(?:[ \t]{1,4}-[neE]{1,3})?(?:[ \t]{1,4}(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"))?[ \t]{1,4}"
+
+# A JSON (or a repr's) string value, to its closing quote (an escaped quote read past).
+_STRING = r"\"(?:[^\"\\\n]|\\.){1,256}\"|'(?:[^'\\\n]|\\.){1,256}'"
+_CONTENT_KEY = r"[\"']content[\"'][ \t]{0,4}:[ \t]{0,4}"
+_BASE64_TYPE = r"[\"']content[-_]type[\"'][ \t]{0,4}:[ \t]{0,4}[\"']BASE64[\"']"
 
 HANDOFF_FORMATS: tuple[Detector, ...] = (
     Detector(
@@ -81,7 +85,33 @@ HANDOFF_FORMATS: tuple[Detector, ...] = (
         _ECHO + r"(?P<v>" + _FED_VALUE + r")[ \t]{0,4}(?:\|[ \t]{0,4}|\r?\n\+{1,8} )[^\n|;&]{0,256}?" + _STDIN_SINK,
         check="not_placeholder",
         own_automaton=True,
-        literals=(_SINK_LITERALS,),
+        # (gated by the pipe or set -x's "+ " opening a line: the sink words are common letters, 36 us a text)
+        literals=((b"|", b"\n+ "),),
+    ),
+    Detector(
+        # OCI Vault's secret bundle (``oci secrets secret-bundle get``, the SDKs' secretBundleContent): the secret is
+        # its "content", whatever the bundle's name says; the other keys of that object may stand before it
+        "secret",
+        r"(?:secret-bundle-content|secretBundleContent|secret_bundle_content)[\"']?[ \t]{0,4}:[ \t]{0,4}\{"
+        r"(?:[^{}]{0,512}?[\s{,])?[\"']?content[\"']?[ \t]{0,4}:[ \t]{0,4}(?P<v>" + _STRING + ")",
+        own_automaton=True,
+        # (gated by the type every bundle's content has, as its "content-type" or contentType: a literal with a rare
+        # byte, where the key's lower-case spelling cost 23 us per 64 KiB of ordinary output)
+        literals=(b"BASE64",),
+    ),
+    Detector(
+        # ... and the content object printed alone (an SDK's repr, ``--query 'data."secret-bundle-content"'``):
+        # "content" beside "content-type": "BASE64" (OCI's word for a secret's encoding), in either order
+        "secret",
+        _CONTENT_KEY + r"(?P<v>" + _STRING + r")[ \t]{0,4},[ \t\r\n]{0,64}" + _BASE64_TYPE,
+        own_automaton=True,
+        literals=(b"BASE64",),
+    ),
+    Detector(
+        "secret",
+        _BASE64_TYPE + r"[ \t]{0,4},[ \t\r\n]{0,64}" + _CONTENT_KEY + r"(?P<v>" + _STRING + ")",
+        own_automaton=True,
+        literals=(b"BASE64",),
     ),
 )
 
