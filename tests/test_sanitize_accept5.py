@@ -23,16 +23,7 @@ from tests.corpora.accept5.measure import (
 )
 
 # leak case -> what survives and why it is open
-OPEN_LEAKS = {
-    "aws-ssm-get-parameters-by-path-table": "aws --output table rows `| /app/prod/DATABASE_PASSWORD | PW |`: the "
-    "secret name is the last segment of an SSM path in a box column, the value in the next column",
-    "oci-vault-secret-bundle": "oci secrets secret-bundle get: `\"content\": \"<base64>\"` under "
-    "`secret-bundle-content` with `\"content-type\": \"BASE64\"`",
-    "mysqldump-users": "mysqldump `INSERT INTO `users` VALUES (1,'a@x','PW',...)`: plaintext password column in a "
-    "row tuple (no name beside the value)",
-    "drone-secret-ls": "`drone secret info --name docker_password` then `Data: PW`: the value line is named "
-    "`Data`, the secret's name is on the echoed command and the line above",
-}
+OPEN_LEAKS: dict[str, str] = {}
 
 # "file:line" of benign/ -> what changed and why (the line must come out byte-identical)
 OPEN_BENIGN: dict[str, str] = {}

@@ -42,6 +42,8 @@ RECORDS = {
     "HCL block": f'  environment {{\n    name  = "API_TOKEN"\n    value = "{TOKEN}"\n  }}\n',
     "Ruby hash": f'{{"key"=>"JWT_SECRET", "value"=>"{TOKEN}"}}\n',
     "single-quoted name field": f"{{'name': 'api_token', 'value': '{TOKEN}'}}\n",
+    "External Secrets' property": f'{{"level":"debug","property":"db_password","value":"{PW}"}}\n',
+    "CloudFormation parameters": f'[{{"ParameterKey": "DBPassword", "ParameterValue": "{PW}"}}]\n',
 }
 
 
@@ -163,4 +165,127 @@ def test_a_literal_fed_to_a_login_on_its_standard_input_is_hidden(name: str) -> 
     "+ echo 'Building the login page' | logger -t ci\n",
 ])
 def test_fed_variables_and_other_commands_stay_whole(text: str) -> None:
+    _whole(text)
+
+
+# --- a secret store's payload under its own key ---------------------------------------------------------------------
+
+BUNDLE = "WGs5LW1RMnZMN3BSNHRXOHpRcjJtSzl4"
+STORES = {
+    "oci secrets secret-bundle get": '{\n  "data": {\n    "secret-bundle-content": {\n'
+                                     f'      "content": "{BUNDLE}",\n      "content-type": "BASE64"\n    }},\n'
+                                     '    "version-number": 3\n  }\n}\n',
+    "content-type first": '{"secret-bundle-content": {"content-type": "BASE64", '
+                          f'"content": "{BUNDLE}"}}}}\n',
+    "an SDK's secretBundleContent": f"secretBundleContent: {{ contentType: 'BASE64', content: '{BUNDLE}' }}\n",
+    "the content object alone (--query)": f'{{\n  "content": "{BUNDLE}",\n  "content-type": "BASE64"\n}}\n',
+    "Python SDK's repr": f'{{\n  "content": "{BUNDLE}",\n  "content_type": "BASE64"\n}}\n',
+}
+
+
+@pytest.mark.parametrize("name", STORES)
+def test_a_vault_bundles_content_is_hidden(name: str) -> None:
+    _hidden(STORES[name], BUNDLE)
+
+
+@pytest.mark.parametrize("text", [
+    '{"content": "Hello, world", "content-type": "text/plain"}\n',  # another type: a message's body
+    '{"data": {"content": "release notes for 1.9", "lifecycle-state": "ACTIVE"}}\n',
+    '{"secret-bundle-content": null, "stage": "CURRENT"}\n',
+])
+def test_other_content_stays_whole(text: str) -> None:
+    _whole(text)
+
+
+# --- a record printed one field a line, its value under a generic label ----------------------------------------------
+
+RECORD_FIELDS = {
+    "drone secret info": f"$ drone secret info acme/web --name docker_password\ndocker_password\nPull Request Read:  false\nPull Request Write: false\nData: {PW}\n",
+    "consul kv get -detailed": f"CreateIndex      12\nFlags            0\nKey              app/prod/db_password\nLockIndex        0\nModifyIndex      12\nSession          -\nValue            {PW}\n",
+    "a Name: then Value: record": f"Name: api_token\nUpdated: 2026-12-01\nValue: {TOKEN}\n",
+}
+
+
+@pytest.mark.parametrize("name", RECORD_FIELDS)
+def test_a_records_value_line_is_hidden_by_the_name_above_it(name: str) -> None:
+    _hidden(RECORD_FIELDS[name], PW, TOKEN)
+
+
+@pytest.mark.parametrize("text", [
+    "docker_username\nPull Request Read:  false\nData: octocat\n",  # no secret's name
+    "Key              app/replicas\nFlags            0\nValue            3\n",
+    "docker_password\n\nData: Zq7xK2mP9vL4wT8n\n",  # a blank line ends the record: prose around it
+    "api_token\nValue: true\n",  # trivial
+    "Data: 2026-12-02 10:00:00\n",  # no name above
+])
+def test_records_of_no_secret_stay_whole(text: str) -> None:
+    _whole(text)
+
+
+# --- a box table's row of a secret's name (a path's last segment) and its value, with no header --------------------
+
+BOX_ROWS = {
+    "aws ssm get-parameters-by-path --output table": (
+        "-----------------------------------------------------------------------------------------------\n"
+        "|                                   GetParametersByPath                                       |\n"
+        "+------------------------------------+--------------------------------------------------------+\n"
+        f"|  /app/prod/DATABASE_PASSWORD        |  {PW}                                     |\n"
+        "|  /app/prod/LOG_LEVEL                |  info                                                   |\n"
+        "+------------------------------------+--------------------------------------------------------+\n"),
+    "aws ssm get-parameters --names, no path": (
+        f"|  DB_PASSWORD                        |  {PW}   |\n|  LOG_LEVEL                          |  debug   |\n"),
+    "a nested aws table row": f"||  /svc/payments/stripe_secret_key    |  {TOKEN}  ||\n",
+}
+
+
+@pytest.mark.parametrize("name", BOX_ROWS)
+def test_a_box_row_of_a_secrets_name_and_value_is_hidden(name: str) -> None:
+    _hidden(BOX_ROWS[name], PW, TOKEN)
+
+
+@pytest.mark.parametrize("text", [
+    "|  /app/prod/LOG_LEVEL                |  info                                  |\n",
+    "|  /app/prod/TOKEN_TTL_SECONDS        |  3600                                  |\n",
+    "|  /app/prod/API_KEY_ROTATION_DAYS    |  90                                    |\n",
+    "|  /app/prod/DB_PASSWORD              |  ${DB_PASSWORD}                        |\n",
+    "|  secret-scanner                     |  running                               |\n",
+    "|  alias/prod-secrets       |  bddbd7ea-1ed3-342f-4c47-87d653b5c44e  |\n",  # a KMS alias names a key
+])
+def test_box_rows_of_no_secret_stay_whole(text: str) -> None:
+    _whole(text)
+
+
+# --- a SQL dump's rows: the column names the cell ------------------------------------------------------------------
+
+HASH = "$2y$10$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
+DUMPS = {
+    "mysqldump, no column names (accounts' table)": (
+        "--\n-- Dumping data for table `users`\n--\n\nLOCK TABLES `users` WRITE;\n"
+        f"INSERT INTO `users` VALUES (1,'admin@acme.io','{PW}','2025-01-03 10:00:00'),(2,'ops@acme.io','{PW}x','2025-02-11 12:30:00');\n"
+        "UNLOCK TABLES;\n"),
+    "mysqldump with its CREATE TABLE": (
+        "CREATE TABLE `integrations` (\n  `id` int NOT NULL AUTO_INCREMENT,\n  `name` varchar(64) NOT NULL,\n"
+        "  `api_key` varchar(64) DEFAULT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB;\n"
+        f"INSERT INTO `integrations` VALUES (1,'zapier','{TOKEN}'),(2,'cron',NULL);\n"),
+    "pg_dump --column-inserts": f"INSERT INTO public.admins (id, login, password) VALUES (3, 'root', '{PW}');\n",
+    "pg_dump COPY": f"COPY public.users (id, email, encrypted_password, sign_in_count) FROM stdin;\n1\ta@x.io\t{HASH}\t3\n2\tb@x.io\t{PW}\t0\n\\.\n",
+    "a password's hash under its describing name": f"INSERT INTO users (id, password_digest) VALUES (8, '5f4dcc3b5aa765d61d8327deb882cf99{PW}');\n".replace(PW, ""),
+}
+
+
+@pytest.mark.parametrize("name", DUMPS)
+def test_a_dumps_secret_cells_are_hidden(name: str) -> None:
+    secrets = [PW, PW + "x", TOKEN, HASH, "5f4dcc3b5aa765d61d8327deb882cf99"]
+    _hidden(DUMPS[name], *[s for s in secrets if s in DUMPS[name]])
+
+
+@pytest.mark.parametrize("text", [
+    "INSERT INTO `products` VALUES (1,'SKU-8842-XK','Widget Pro 9000','Ab3#kL9mQ2vR7tW',19.99);\n",  # no account's table
+    "INSERT INTO `users` (`id`,`email`,`name`) VALUES (1,'a@x.io','Alice');\n",  # its columns name no secret
+    "INSERT INTO `users` VALUES (1,'a@x.io','Alice Smith','2025-01-03 10:00:00','0c9a6d1e-3f2b-4c5d-8e7f-1a2b3c4d5e6f');\n",
+    "INSERT INTO users (id, password_changed_at) VALUES (1, '2025-01-03 10:00:00');\n",
+    "COPY public.orders (id, total, token_count) FROM stdin;\n1\t19.99\t3\n\\.\n",
+    "-- INSERT INTO users VALUES are not printed when --no-data is given\n",
+])
+def test_dump_rows_of_no_secret_stay_whole(text: str) -> None:
     _whole(text)

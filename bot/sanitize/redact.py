@@ -37,6 +37,7 @@ from bot.sanitize.flagged_json import redact_flagged_values
 from bot.sanitize.literals import containment
 from bot.sanitize.putty import redact_orphan_private_lines
 from bot.sanitize.reports import Reports, apply_reports
+from bot.sanitize.sql_rows import redact_sql_rows
 from bot.sanitize.structured import redact_secret_manifests
 
 MARKER = "[REDACTED:{kind}]"
@@ -131,7 +132,9 @@ class Redactor:
         data, found = redact_secret_manifests(data, marker, cut_start=cut_start, cut_end=cut_end,
                                               constant_marker=not fingerprints)
         count += found
-        if candidates or found:  # a manifest's markers change the text the context pass reads
+        data, rows = redact_sql_rows(data, marker)  # a SQL dump's secret cells, by their column (``sql_rows.py``)
+        count += rows
+        if candidates or found or rows:  # a manifest's markers change the text the context pass reads
             # (unchanged since the scan, it is searched without the automata that found nothing in it)
             data, found = run_pass(data, CONTEXT_PASS, marker, skip=missed if data is scanned else frozenset())
             count += found
