@@ -85,8 +85,8 @@ HANDOFF_FORMATS: tuple[Detector, ...] = (
         _ECHO + r"(?P<v>" + _FED_VALUE + r")[ \t]{0,4}(?:\|[ \t]{0,4}|\r?\n\+{1,8} )[^\n|;&]{0,256}?" + _STDIN_SINK,
         check="not_placeholder",
         own_automaton=True,
-        # (gated by the pipe or set -x's "+ " opening a line: the sink words are common letters, 36 us a text)
-        literals=((b"|", b"\n+ "),),
+        # (gated by the pipe or set -x's "+ " (nested: "++ "): the sink words are common letters, 36 us a text)
+        literals=((b"|", b"+ "),),
     ),
     Detector(
         # OCI Vault's secret bundle (``oci secrets secret-bundle get``, the SDKs' secretBundleContent): the secret is
