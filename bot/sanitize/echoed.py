@@ -20,6 +20,7 @@ import re
 import shlex
 
 from bot.sanitize.echoed_names import SHAPE_CHECKED, bare_secret, judge_named, judge_repl
+from bot.sanitize.echoed_screen import UNSURE, screen
 from bot.sanitize.secret_argv import Verdict, judge_argv
 from bot.sanitize.secret_names import holds_secret
 
@@ -45,7 +46,7 @@ _PROGRAM_HINT = (
     r"(?:[^\n]*[ /=])?(?:(?:terraform|tofu|terragrunt) [^\n]*output|printenv|g?o?jq |jaq |yq |op [^\n]*read"
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
     r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD
-    + r"|(?:cat|head|tail|less|more) [^\n]*" + _SECRET_WORD
+    + r"|(?:cat|head|tail|less|more|bat|batcat|tac) [^\n]*" + _SECRET_WORD
     + r"|consul [^\n]*(?:keygen|kv get )|etcdctl [^\n]*get |wg genkey)"
 )
 # A shell's own prompt before its sign, as a pasted terminal session shows it: ``user@host:~/dir$ ``,
@@ -63,9 +64,12 @@ _REPL_PROMPT = r">>>|In \[[0-9]{1,6}\]:|irb\([^()\n]{0,64}\)[0-9:]{0,16}[>*]"
 # closing quotes or brackets may follow it), or a whole word before the last (``tunnel token prod-edge``):
 # ``echoed_names`` judges what those words name. Not a secret's word inside a word (``token_ttl: 1h``,
 # ``vault_token_count gauge``, ``service tokens.``): a diff's "+" lines and a comment's "#" open lines too, and each
-# hint costs a judgement of the density budget. Unbounded runs and small counts, as above.
+# hint costs a judgement of the density budget. Not a last word holding "/" (``+ git push origin feature/auth17``,
+# ``--token-file /etc/app/token``: a branch's or a path's name, which ``echoed_names`` never judges; a file printer's
+# path is ``_PROGRAM_HINT``'s): a ``set -x`` trace of such lines, each different, drew ``echoed_dense_commands`` and
+# ``dense_candidates`` markers over its ordinary output (found by review). Unbounded runs and small counts, as above.
 _LAST_WORDS_HINT = (
-    r"[^\n]*" + _SECRET_WORD + r"[A-Za-z0-9_]{0,12}(?:\.[A-Za-z0-9]{1,8})?[\"')\]]{0,4}[ \t]*\r?(?m:$)"
+    r"(?:[^\n]*[ \t])?[^\s/]*" + _SECRET_WORD + r"[A-Za-z0-9_]{0,12}(?:\.[A-Za-z0-9]{1,8})?[\"')\]]{0,4}[ \t]*\r?(?m:$)"
     r"|[^\n]* " + _SECRET_WORD + r"[A-Za-z]{0,6}[ \t]+[A-Za-z0-9][A-Za-z0-9_.@:-]*[ \t]*\r?(?m:$)"
 )
 ECHO_HINT = (r"(?P<v>(?m:^)(?:" + _PROMPT + r"|\$|#|\+{1,3}|" + _REPL_PROMPT + r") (?:[^\n]*" + _OPTION_HINT + "|"
@@ -279,12 +283,15 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
             continue
         command = _command(data, head, line_end)
-        kind = _VERDICTS.get(command, UNJUDGED_KIND)
-        if kind == UNJUDGED_KIND and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
+        kind = _VERDICTS.get(command, UNSURE)
+        if kind == UNSURE and head.group("repl") is None:
+            kind = screen(command.decode("utf-8", "replace"))  # cheap, so not rationed (echoed_screen.py)
+        if kind == UNSURE and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
             judged += 1
             kind = _judged(command)
         if kind is None:
             continue
+        kind = UNJUDGED_KIND if kind == UNSURE else kind
         row_start, rows = pos, 0
         while row_start < length and rows < MAX_WITHHELD_LINES:
             row_end = data.find(b"\n", row_start)

@@ -36,9 +36,9 @@ _SECRET_EXTENSIONS = frozenset({"pass", "password", "passphrase", "pw", "key", "
 # Extensions of files that hold code, configuration or documentation about a secret, not its bare value
 # (``tokens.py``, ``password_policy.md``): a file named for a secret with such an extension is not judged.
 _VALUE_EXTENSIONS = frozenset({"", "txt", "b64", "base64", "raw", "out", "dat", "value", "secret"})
-_FILE_PRINTERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "tac"})
+FILE_PRINTERS = frozenset({"cat", "head", "tail", "less", "more", "bat", "batcat", "tac"})
 # Programs whose output names things (files, matches, commits) rather than printing what their words name.
-_NAMING_PROGRAMS = frozenset({
+NAMING_PROGRAMS = frozenset({
     "ls", "ll", "find", "locate", "tree", "grep", "egrep", "fgrep", "rg", "ag", "ack", "git", "cd", "mkdir", "rm",
     "cp", "mv", "ln", "chmod", "chown", "touch", "stat", "file", "wc", "du", "df", "which", "whereis", "type",
     "man", "vi", "vim", "nano", "emacs", "code", "diff", "sha256sum", "sha1sum", "md5sum", "shasum", "echo",
@@ -58,7 +58,7 @@ _NAME_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:-]{0,127}")
 _SUBCOMMAND_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:-]{0,127}")
 _PUBLIC_PATHS = frozenset({"/etc/passwd", "/etc/group"})  # their "passwd" is the accounts' list's name
 # Interpreters given code on their command line, and the options that take it.
-_INTERPRETERS = frozenset({"python", "python2", "python3", "node", "nodejs", "ruby", "perl", "php", "deno", "bun"})
+INTERPRETERS = frozenset({"python", "python2", "python3", "node", "nodejs", "ruby", "perl", "php", "deno", "bun"})
 _CODE_OPTIONS = frozenset({"-c", "-e", "-r", "-p", "--eval", "--print"})
 # An expression's names: identifiers (a call's function name, followed by "(", is left out: ``check_password(x)``
 # asks a question) and quoted strings that are names (``os.environ["DB_PASSWORD"]``, ``ENV['API_TOKEN']``).
@@ -80,7 +80,7 @@ def _positional(words: list[str]) -> list[str]:
 def _named_file(words: list[str]) -> Verdict | None:
     """A file printed whose extension says it holds a secret (``api.pass``, ``server.key``), or whose name does,
     with no extension or one of a bare value's (``db-password.b64``)."""
-    if words[0] not in _FILE_PRINTERS:
+    if words[0] not in FILE_PRINTERS:
         return None
     for word in _positional(words):
         if word in _PUBLIC_PATHS:
@@ -96,11 +96,11 @@ def _named_file(words: list[str]) -> Verdict | None:
     return None
 
 
-def _named_command(words: list[str]) -> Verdict | None:
+def named_command(words: list[str]) -> Verdict | None:
     """A command whose last positional word names a secret (``wg show wg0 private-key``, ``gh auth token``), or
     whose word before last does by itself with the secret's own name last (``cloudflared tunnel token prod-edge``).
     Words holding "/" are paths (``cat``'s are judged by ``_named_file``; ``git checkout feature/token`` is none)."""
-    if words[0] in _NAMING_PROGRAMS or words[0] in _FILE_PRINTERS or "=" in words:
+    if words[0] in NAMING_PROGRAMS or words[0] in FILE_PRINTERS or "=" in words:
         return None  # (``+    secret = settings.SECRET_KEY``: a diff's added line, no command)
     positional = _positional(words)
     if not positional or "/" in positional[-1]:
@@ -132,7 +132,7 @@ def expression_names_secret(code: str) -> bool:
 
 def _named_expression(words: list[str]) -> Verdict | None:
     """An interpreter's code on its command line that names a secret (``python3 -c 'print(os.environ[...])'``)."""
-    if words[0].rpartition("/")[2] not in _INTERPRETERS:
+    if words[0].rpartition("/")[2] not in INTERPRETERS:
         return None
     for option, code in zip(words[1:], words[2:], strict=False):
         if option in _CODE_OPTIONS and expression_names_secret(code):
@@ -144,7 +144,7 @@ def judge_named(words: list[str]) -> Verdict | None:
     """Why an echoed shell command's output may be a secret named by its last words (see the module), or None."""
     if not words:
         return None
-    return _named_file(words) or _named_expression(words) or _named_command(words)
+    return _named_file(words) or _named_expression(words) or named_command(words)
 
 
 def judge_repl(expression: str) -> Verdict | None:

@@ -112,8 +112,8 @@ BUILT_IN = SecretArgvShapes.of(
 )
 
 # kubectl's -o/--output forms that carry an expression (jsonpath-file / template-file name a file we can't read)
-_OUTPUT_EXPRESSIONS = ("jsonpath=", "jsonpath-as-json=", "go-template=", "template=", "custom-columns=")
-_OUTPUT_OPTIONS = frozenset({"o", "output"})
+OUTPUT_EXPRESSIONS = ("jsonpath=", "jsonpath-as-json=", "go-template=", "template=", "custom-columns=")
+OUTPUT_OPTIONS = frozenset({"o", "output"})
 # What a command about a secret holds its value in (kubectl's data/stringData, az's value, gcloud's payload).
 _SECRET_HOLDERS = frozenset({"data", "stringdata", "value", "payload", "plaintext"})
 _SECRET_NOUNS = frozenset({"secret", "secrets"})
@@ -355,12 +355,12 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
                 words.append((item.lower(), after_option))
             after_option = False
             continue
-        if item.startswith("-o") and not item.startswith("--") and item[2:].lower().startswith(_OUTPUT_EXPRESSIONS):
+        if item.startswith("-o") and not item.startswith("--") and item[2:].lower().startswith(OUTPUT_EXPRESSIONS):
             name, equals, value = "-o", "=", item[2:]  # kubectl's -ojsonpath=...
         else:
             name, equals, value = item.partition("=")
         option = _option_name(name)
-        takes_value = option in shapes.field_options or option in shapes.query_options or option in _OUTPUT_OPTIONS
+        takes_value = option in shapes.field_options or option in shapes.query_options or option in OUTPUT_OPTIONS
         if not equals and takes_value and index < len(items):
             value, shown = items[index], f"{item} {items[index]}"
             index += 1
@@ -373,7 +373,7 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
             return Verdict("secret_field", f"{name}={field}")
         if option in shapes.query_options:
             queries.append((shown, value))
-        elif option in _OUTPUT_OPTIONS and value.lower().startswith(_OUTPUT_EXPRESSIONS):
+        elif option in OUTPUT_OPTIONS and value.lower().startswith(OUTPUT_EXPRESSIONS):
             queries.append((shown, value.partition("=")[2]))
     command = _command_words(words, shapes.commands)
     if command is not None:
