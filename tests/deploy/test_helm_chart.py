@@ -769,3 +769,31 @@ def test_chart_readme_sentinel_tls_example_renders(chart):
     assert_passwords_only_referenced(objects, {
         "REDIS_PASSWORD": {"name": "redis-auth", "key": "data-password"},
         "REDIS_SENTINEL_PASSWORD": {"name": "redis-auth", "key": "sentinel-password"}})
+
+
+def set_values(flags: list[str]) -> dict[str, Any]:
+    """Values from `helm install`'s `--set a.b=c` flags as the README writes them (`{x,y}` is a list)."""
+    values: dict[str, Any] = {}
+    for flag in flags:
+        path, value = flag.strip("'").split("=", 1)
+        *parents, last = path.split(".")
+        node = values
+        for key in parents:
+            node = node.setdefault(key, {})
+        if value.startswith("{") and value.endswith("}"):
+            node[last] = value[1:-1].split(",")
+        else:
+            node[last] = {"true": True, "false": False}.get(value, value)
+    return values
+
+
+def test_readme_helm_install_commands_render(chart):
+    """Each `helm install` a newcomer copies from the READMEs renders as written: no approvers added for it."""
+    root_readme = CHART.parents[1] / "README.md"
+    for readme in (CHART / "README.md", root_readme):
+        commands = readme.read_text().replace("\\\n", " ").split("helm install fisk-chatops helm/fisk-chatops")[1:]
+        assert commands, readme
+        for command in commands:
+            words = command.split("\n", 1)[0].split("#", 1)[0].split()
+            flags = [words[i + 1] for i, word in enumerate(words) if word == "--set"]
+            chart.render(set_values(flags), name="fisk-chatops", namespace="default", is_install=True)
