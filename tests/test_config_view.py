@@ -228,3 +228,24 @@ def test_serve_role_runner_imports_no_pydantic() -> None:
                           timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+def setting_paths(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Every setting of ``model`` as a dotted path, nested models walked (a list's item model too)."""
+    paths = []
+    for name, field in model.model_fields.items():
+        paths.append(prefix + name)
+        for kind in typing.get_args(field.annotation) or (field.annotation,):
+            for inner in typing.get_args(kind) or (kind,):
+                if isinstance(inner, type) and issubclass(inner, BaseModel):
+                    paths += setting_paths(inner, f"{prefix}{name}.")
+    return paths
+
+
+def test_the_example_configuration_names_every_setting() -> None:
+    """The README calls config/fisk-chatops.yaml a complete commented example: each setting appears, as a key or a
+    commented line, so an operator finds it there."""
+    text = EXAMPLE.read_text()
+    missing = [path for path in setting_paths(Config)
+               if f"{path.rsplit('.', 1)[-1]}:" not in text and f"{{{path.rsplit('.', 1)[-1]}," not in text]
+    assert missing == []
