@@ -7,22 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sanitize import sanitize_output
+from tests.support.sanitized import assert_hidden, assert_whole
 
 PW = "Zq7xK2mP9vL4wT8n"
 TOKEN = "k3X9qLm2Wp8ZrT5vYc7NbQ4d"
-
-
-def _hidden(text: str, *secrets: str) -> None:
-    shown = sanitize_output(text.encode()).text
-    assert [s for s in secrets if s in shown] == [] and "[REDACTED:" in shown, shown
-    for before, after in zip(text.splitlines(), shown.splitlines(), strict=True):
-        if not any(secret in before for secret in secrets):
-            assert after == before, shown
-
-
-def _whole(text: str) -> None:
-    assert sanitize_output(text.encode()).text == text
 
 
 # --- a user flag ends its line: the next line's first word is no "user:password" ------------------------------------
@@ -34,7 +22,7 @@ def _whole(text: str) -> None:
     "$ ps -u\nUSER:PID\n",
 ])
 def test_a_line_ending_in_a_user_flag_leaves_the_next_line_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -44,7 +32,7 @@ def test_a_line_ending_in_a_user_flag_leaves_the_next_line_whole(text: str) -> N
     f"wget --user ci:{PW} https://files.acme.io/x.tgz\n",
 ])
 def test_the_user_flag_with_its_value_on_the_same_line_is_still_hidden(text: str) -> None:
-    _hidden(text, PW)
+    assert_hidden(text, PW)
 
 
 # --- system tools' own spellings (bot/sanitize/context_system.py) ---------------------------------------------------
@@ -77,7 +65,7 @@ SYSTEM = {
 
 @pytest.mark.parametrize("name", SYSTEM)
 def test_a_system_tools_secret_is_hidden(name: str) -> None:
-    _hidden(SYSTEM[name], PW, TOKEN, "WnE3eEsybVA5dkw0d1Q4bg", SHA, SCRAM_KEYS)
+    assert_hidden(SYSTEM[name], PW, TOKEN, "WnE3eEsybVA5dkw0d1Q4bg", SHA, SCRAM_KEYS)
 
 
 @pytest.mark.parametrize("text", [
@@ -98,7 +86,7 @@ def test_a_system_tools_secret_is_hidden(name: str) -> None:
     "SCRAM-SHA-256 authentication enabled for role app\n",
 ])
 def test_system_look_alikes_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a secret's name as a field's value, its secret in the next field ------------------------------------------------
@@ -114,7 +102,7 @@ RECORDS = {
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_records_value_is_hidden(name: str) -> None:
-    _hidden(RECORDS[name], PW, TOKEN)
+    assert_hidden(RECORDS[name], PW, TOKEN)
 
 
 @pytest.mark.parametrize("text", [
@@ -127,7 +115,7 @@ def test_a_records_value_is_hidden(name: str) -> None:
     '    "label": "Token lifetime",\n    "value": "3600"\n',
 ])
 def test_record_look_alikes_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 @pytest.mark.parametrize("text", [
@@ -137,7 +125,7 @@ def test_record_look_alikes_stay_whole(text: str) -> None:
     'strongswan: 10.0.0.1 : PSK "<your-psk-here>"\n',
 ])
 def test_masked_and_placeholder_values_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a value in triple quotes; a bare "Key" in an object named for what it signs ------------------------------------
@@ -156,7 +144,7 @@ QUOTED = {
 
 @pytest.mark.parametrize("name", QUOTED)
 def test_a_triple_quoted_value_and_a_purpose_objects_key_are_hidden(name: str) -> None:
-    _hidden(QUOTED[name], PW, TOKEN, JWT_KEY)
+    assert_hidden(QUOTED[name], PW, TOKEN, JWT_KEY)
 
 
 @pytest.mark.parametrize("text", [
@@ -172,4 +160,4 @@ def test_a_triple_quoted_value_and_a_purpose_objects_key_are_hidden(name: str) -
     '{"Cache": {"Key": "Zq7xK2mP9vL4wT8nYc7NbQ4d"}}\n',  # no purpose in the parent's name
 ])
 def test_triple_quote_and_key_look_alikes_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)

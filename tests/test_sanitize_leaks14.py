@@ -9,23 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.sanitize import sanitize_output
+from tests.support.sanitized import assert_hidden, assert_whole
 
 PW = "Zq7xK2mP9vL4wT8n"
 TOKEN = "k3X9qLm2Wp8ZrT5vYc7NbQ4d"
 B64 = "c2VjcmV0LWtleS12YWx1ZS0xMjM0NTY3ODkw"
-
-
-def _hidden(text: str, *secrets: str) -> None:
-    shown = sanitize_output(text.encode()).text
-    assert [s for s in secrets if s in shown] == [] and "[REDACTED:" in shown, shown
-    for before, after in zip(text.splitlines(), shown.splitlines(), strict=True):
-        if not any(secret in before for secret in secrets):
-            assert after == before, shown
-
-
-def _whole(text: str) -> None:
-    assert sanitize_output(text.encode()).text == text
 
 
 # --- records of a name and its value: the name is a field's value, the secret its sibling field's -----------------
@@ -49,7 +37,7 @@ RECORDS = {
 
 @pytest.mark.parametrize("name", RECORDS)
 def test_a_records_value_is_hidden_when_its_name_field_names_a_secret(name: str) -> None:
-    _hidden(RECORDS[name], PW, TOKEN, B64)
+    assert_hidden(RECORDS[name], PW, TOKEN, B64)
 
 
 @pytest.mark.parametrize("text", [
@@ -66,7 +54,7 @@ def test_a_records_value_is_hidden_when_its_name_field_names_a_secret(name: str)
     "keys: value, name: token\n",
 ])
 def test_records_that_hold_no_secret_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a secret announced on one line and printed alone on the next --------------------------------------------------
@@ -114,7 +102,7 @@ ANNOUNCED = {
 @pytest.mark.parametrize("name", ANNOUNCED)
 def test_a_secret_announced_then_printed_alone_is_hidden(name: str) -> None:
     text, secret = ANNOUNCED[name]
-    _hidden(text, secret)
+    assert_hidden(text, secret)
 
 
 @pytest.mark.parametrize("text", [
@@ -131,7 +119,7 @@ def test_a_secret_announced_then_printed_alone_is_hidden(name: str) -> None:
     "Secrets:\n  api_token?=${API_TOKEN}\n",  # an assignment: the assignment detectors judge it
 ])
 def test_announcements_of_no_secret_and_code_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a literal fed to a command's standard input in a shell trace --------------------------------------------------
@@ -152,7 +140,7 @@ FED = {
 
 @pytest.mark.parametrize("name", FED)
 def test_a_literal_fed_to_a_login_on_its_standard_input_is_hidden(name: str) -> None:
-    _hidden(FED[name], PW, PAT)
+    assert_hidden(FED[name], PW, PAT)
 
 
 @pytest.mark.parametrize("text", [
@@ -165,7 +153,7 @@ def test_a_literal_fed_to_a_login_on_its_standard_input_is_hidden(name: str) -> 
     "+ echo 'Building the login page' | logger -t ci\n",
 ])
 def test_fed_variables_and_other_commands_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a secret store's payload under its own key ---------------------------------------------------------------------
@@ -185,7 +173,7 @@ STORES = {
 
 @pytest.mark.parametrize("name", STORES)
 def test_a_vault_bundles_content_is_hidden(name: str) -> None:
-    _hidden(STORES[name], BUNDLE)
+    assert_hidden(STORES[name], BUNDLE)
 
 
 @pytest.mark.parametrize("text", [
@@ -194,7 +182,7 @@ def test_a_vault_bundles_content_is_hidden(name: str) -> None:
     '{"secret-bundle-content": null, "stage": "CURRENT"}\n',
 ])
 def test_other_content_stays_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a record printed one field a line, its value under a generic label ----------------------------------------------
@@ -208,7 +196,7 @@ RECORD_FIELDS = {
 
 @pytest.mark.parametrize("name", RECORD_FIELDS)
 def test_a_records_value_line_is_hidden_by_the_name_above_it(name: str) -> None:
-    _hidden(RECORD_FIELDS[name], PW, TOKEN)
+    assert_hidden(RECORD_FIELDS[name], PW, TOKEN)
 
 
 @pytest.mark.parametrize("text", [
@@ -219,7 +207,7 @@ def test_a_records_value_line_is_hidden_by_the_name_above_it(name: str) -> None:
     "Data: 2026-12-02 10:00:00\n",  # no name above
 ])
 def test_records_of_no_secret_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a box table's row of a secret's name (a path's last segment) and its value, with no header --------------------
@@ -240,7 +228,7 @@ BOX_ROWS = {
 
 @pytest.mark.parametrize("name", BOX_ROWS)
 def test_a_box_row_of_a_secrets_name_and_value_is_hidden(name: str) -> None:
-    _hidden(BOX_ROWS[name], PW, TOKEN)
+    assert_hidden(BOX_ROWS[name], PW, TOKEN)
 
 
 @pytest.mark.parametrize("text", [
@@ -252,7 +240,7 @@ def test_a_box_row_of_a_secrets_name_and_value_is_hidden(name: str) -> None:
     "|  alias/prod-secrets       |  bddbd7ea-1ed3-342f-4c47-87d653b5c44e  |\n",  # a KMS alias names a key
 ])
 def test_box_rows_of_no_secret_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
 
 
 # --- a SQL dump's rows: the column names the cell ------------------------------------------------------------------
@@ -276,7 +264,7 @@ DUMPS = {
 @pytest.mark.parametrize("name", DUMPS)
 def test_a_dumps_secret_cells_are_hidden(name: str) -> None:
     secrets = [PW, PW + "x", TOKEN, HASH, "5f4dcc3b5aa765d61d8327deb882cf99"]
-    _hidden(DUMPS[name], *[s for s in secrets if s in DUMPS[name]])
+    assert_hidden(DUMPS[name], *[s for s in secrets if s in DUMPS[name]])
 
 
 @pytest.mark.parametrize("text", [
@@ -288,4 +276,4 @@ def test_a_dumps_secret_cells_are_hidden(name: str) -> None:
     "-- INSERT INTO users VALUES are not printed when --no-data is given\n",
 ])
 def test_dump_rows_of_no_secret_stay_whole(text: str) -> None:
-    _whole(text)
+    assert_whole(text)
