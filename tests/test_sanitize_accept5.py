@@ -18,9 +18,10 @@ from tests.corpora.accept5.measure import (
     batches,
     benign_changes,
     benign_files,
-    card_failures,
+    cards_failing,
     leaks_batched,
 )
+from tests.corpora.exec_harness import split_open
 
 # leak case -> what survives and why it is open
 OPEN_LEAKS: dict[str, str] = {}
@@ -47,24 +48,18 @@ def test_every_batch_fits_under_the_cap_so_exec_sees_each_case_whole() -> None:
 
 
 def test_no_secret_of_a_closed_case_survives_exec_and_each_open_case_still_leaks() -> None:
-    leaking = leaks_batched()
-    new = {name: found for name, found in leaking.items() if name not in OPEN_LEAKS}
-    fixed = sorted(set(OPEN_LEAKS) - set(leaking))
+    new, fixed = split_open(leaks_batched(), OPEN_LEAKS)
     assert new == {}, f"secrets survive fisk-chatops exec: {new}"
     assert fixed == [], f"no longer leaking: move out of OPEN_LEAKS: {fixed}"
 
 
 def test_ordinary_output_passes_exec_byte_identical_except_the_open_lines() -> None:
-    changed = benign_changes()
-    new = {where: pair for where, pair in changed.items() if where not in OPEN_BENIGN}
-    fixed = sorted(set(OPEN_BENIGN) - set(changed))
+    new, fixed = split_open(benign_changes(), OPEN_BENIGN)
     assert new == {}, f"ordinary lines changed by fisk-chatops exec: {new}"
     assert fixed == [], f"no longer changed: move out of OPEN_BENIGN: {fixed}"
 
 
 def test_cards_show_no_secret_no_raw_invisible_character_and_warn() -> None:
-    failing = {name: found for name, case in CARD_CASES.items() if (found := card_failures(case))}
-    new = {name: found for name, found in failing.items() if name not in OPEN_CARDS}
-    fixed = sorted(set(OPEN_CARDS) - set(failing))
+    new, fixed = split_open(cards_failing(), OPEN_CARDS)
     assert new == {}, f"cards show a secret or a raw invisible character, or do not warn: {new}"
     assert fixed == [], f"card fixed: move out of OPEN_CARDS: {fixed}"
