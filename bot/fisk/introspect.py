@@ -165,7 +165,9 @@ def parse_application(data: bytes | str, source: str = "introspection") -> Appli
     try:
         raw = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IntrospectionNotJSON(f"{source}: output is not JSON ({exc})") from None
+        # the usual cause is a binary that is not a fisk program (or predates --fisk-introspect): say so
+        what = "printed nothing, not JSON" if not data.strip() else f"output is not JSON ({exc})"
+        raise IntrospectionNotJSON(f"{source}: {what}: is it a fisk application with --fisk-introspect?") from None
     except RecursionError:
         raise IntrospectionNotJSON(f"{source}: JSON nested too deeply to be an application model") from None
     if not isinstance(raw, dict) or "name" not in raw or not isinstance(raw.get("commands", []), list):

@@ -65,8 +65,17 @@ def test_output_too_large(tmp_path: Path) -> None:
 
 def test_not_json(tmp_path: Path) -> None:
     script = make_script(tmp_path, "text", "print('usage: text [flags]')\n")
-    with pytest.raises(IntrospectionNotJSON, match="not JSON"):
+    with pytest.raises(IntrospectionNotJSON, match="not JSON .*: is it a fisk application with --fisk-introspect"):
         introspect(str(script))
+
+
+def test_no_output_says_so_and_asks_whether_it_is_a_fisk_program(tmp_path: Path) -> None:
+    """`--app /bin/true` printed nothing; "Expecting value: line 1 column 1" did not tell a newcomer why."""
+    script = make_script(tmp_path, "quiet", "pass\n")
+    with pytest.raises(IntrospectionNotJSON) as caught:
+        introspect(str(script))
+    assert str(caught.value).endswith("--fisk-introspect: printed nothing, not JSON: is it a fisk application with "
+                                      "--fisk-introspect?")
 
 
 @pytest.mark.parametrize("body", ['[1, 2]', '{"version": "1"}', '{"name": "x", "commands": [{"help": "no name"}]}'])
