@@ -117,8 +117,9 @@ def _shown_items(
         return shown
     judged = _judged_items(seen, values, given, fingerprints=fingerprints, strip=strip)
     for index, item in enumerate(argv):
-        if judged[index].count("[REDACTED:") > shown[index].count("[REDACTED:"):
-            shown[index] = carried_back(strip_controls(item) if strip else item, judged[index], fingerprints)
+        if judged[index] != seen[index] and judged[index] != shown[index]:
+            carried = carried_back(strip_controls(item) if strip else item, judged[index], fingerprints, shown[index])
+            shown[index] = shown[index] if carried is None else carried
     return shown
 
 

@@ -34,21 +34,62 @@ def visible(item: str) -> str:
     return "".join(char for char in item if not _drawless(char))
 
 
-def carried_back(item: str, judged: str, fingerprints: bool) -> str:
-    """What to show of ``item`` when its visible form was shown as ``judged`` (the visible form with markers in
-    it): one marker put over the same characters of the item (the invisible ones among them), the rest of the item
-    as it is; with several markers, which characters each covered is not certain, so the whole item becomes one
-    marker (it fails closed: a name is hidden with its value, never a value shown)."""
-    seen = visible(item)
+def _covered(item: str, redacted: str, places: list[int]) -> tuple[int, int, str] | None:
+    """Where in ``item`` the one marker of ``redacted`` stands (start, end, the marker), ``redacted`` being ``item``
+    read at ``places`` (the item's positions of the characters it was read from) with one span replaced by a
+    marker; None when it holds no marker, several (which characters each covered is not certain) or does not
+    line up with the item."""
+    markers = list(_MARKER.finditer(redacted))
+    if len(markers) != 1:
+        return None
+    read = "".join(item[place] for place in places)
+    before, after = redacted[: markers[0].start()], redacted[markers[0].end() :]
+    if not (read.startswith(before) and read.endswith(after) and len(before) + len(after) < len(read)):
+        return None
+    return places[len(before)], places[len(read) - len(after) - 1] + 1, markers[0].group()
+
+
+def _whole(item: str, judged: str, fingerprints: bool) -> str:
     markers = list(_MARKER.finditer(judged))
-    if len(markers) == 1:
-        before, after = judged[: markers[0].start()], judged[markers[0].end() :]
-        if seen.startswith(before) and seen.endswith(after) and len(before) + len(after) < len(seen):
-            # where the visible characters stand in the item
-            places = [index for index, char in enumerate(item) if not _drawless(char)]
-            start = places[len(before)]
-            end = places[len(seen) - len(after) - 1] + 1
-            return item[:start] + markers[0].group() + item[end:]
     kind = markers[0][1] if markers else "secret"
     return MARKER.format(kind=f"{kind}#{fingerprint(item.encode('utf-8', 'surrogatepass'))}" if fingerprints
                          else kind)
+
+
+def carried_back(item: str, judged: str, fingerprints: bool, shown: str | None = None) -> str | None:
+    """What to show of ``item`` when its visible form was shown as ``judged`` (the visible form with markers in
+    it) and the item as it is as ``shown``; None when ``judged`` hides nothing ``shown`` does not.
+
+    The visible reading's marker is put over the same characters of the item, the invisible ones among and
+    around them included (a soft hyphen inside a token: the reading with it saw only the token's head, the tail
+    stayed shown beside the escape); a marker of ``shown`` that reaches past it is joined with it. With several
+    markers in a reading that adds something, which characters each covered is not certain, so the whole item
+    becomes one marker (it fails closed: a name is hidden with its value, never a value shown)."""
+    if shown is None:
+        shown = item
+    drawn = [index for index, char in enumerate(item) if not _drawless(char)]
+    found = _covered(item, judged, drawn)
+    if found is None:
+        # several markers: the visible reading hides more when it leaves fewer drawn characters shown
+        if not _MARKER.search(judged) or len(_MARKER.sub("", judged)) >= len(visible(_MARKER.sub("", shown))):
+            return None
+        return _whole(item, judged, fingerprints)
+    start, end, marker = found
+    # the invisible characters right around the span draw nothing either: they go under the marker
+    while start > 0 and _drawless(item[start - 1]):
+        start -= 1
+    while end < len(item) and _drawless(item[end]):
+        end += 1
+    if not _MARKER.search(shown):
+        return item[:start] + marker + item[end:]
+    own = _covered(item, shown, list(range(len(item))))
+    if own is None:
+        return _whole(item, judged, fingerprints)
+    own_start, own_end, own_marker = own
+    if own_start <= start and end <= own_end:
+        return None  # the item's own reading already hides it all
+    if own_end < start:
+        return item[:own_start] + own_marker + item[own_end:start] + marker + item[end:]
+    if end < own_start:
+        return item[:start] + marker + item[end:own_start] + own_marker + item[own_end:]
+    return item[: min(start, own_start)] + marker + item[max(end, own_end) :]

@@ -1,0 +1,65 @@
+"""Approval cards of argv items whose secret only the reading without invisible characters finds (issue #11,
+accept6's ``slack-token-split-by-shy``): the whole span that reading hides is hidden in the item as it is, the
+invisible characters inside it included, for every token kind; look-alikes are shown as they are, escaped."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sanitize.argv import display_command_line, redact_argv
+
+INVISIBLES = {"zwsp": "\u200b", "zwj": "\u200d", "shy": "\u00ad", "vs16": "\ufe0f"}
+SLACK_HEAD, SLACK_TAIL = "xoxb-123456789012-1234567890123-", "Qw7Rt2Yp9Lk3Hs6Df1Gj8Zx4"
+TOKENS = {
+    # (head, tail): the invisible character goes between them; the tail is what must not show
+    "slack": (SLACK_HEAD, SLACK_TAIL),
+    "slack-mid": ("xoxb-123456789012-1234567890123-Qw7Rt2Yp", "9Lk3Hs6Df1Gj8Zx4"),
+    "github": ("ghp_Ab3De6Gh9Jk2", "Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6"),
+    "aws": ("AKIAQ7RT", "2YP9LK3HS6DF"),
+    "stripe": ("sk_live_4eC39HqLyjW", "DarjtT1zdp7dcQz8Wq3"),
+}
+
+
+@pytest.mark.parametrize("invisible", INVISIBLES)
+@pytest.mark.parametrize("token", TOKENS)
+def test_a_token_split_by_an_invisible_character_is_hidden_whole(token: str, invisible: str) -> None:
+    head, tail = TOKENS[token]
+    item = f"token={head}{INVISIBLES[invisible]}{tail}"
+    text, warns = display_command_line(["curl", "-d", item, "https://api.example.com/x"])
+    assert warns
+    assert tail not in text and head[-6:] not in text and "[REDACTED:" in text
+    assert text.startswith("curl -d 'token=[REDACTED:") and text.endswith("' https://api.example.com/x")
+    shown = redact_argv(["curl", "-d", item])[2]
+    assert tail not in shown and shown.startswith("token=[REDACTED:")
+
+
+@pytest.mark.parametrize("invisible", INVISIBLES)
+def test_a_password_after_its_flag_split_by_an_invisible_character_is_hidden_whole(invisible: str) -> None:
+    text, warns = display_command_line(["opsctl", f"--password=Tr0ub4dor{INVISIBLES[invisible]}Horse9"])
+    assert warns and "Tr0ub4dor" not in text and "Horse9" not in text
+    assert text.startswith("opsctl '--password=[REDACTED:")
+
+
+def test_the_invisible_characters_at_a_hidden_tokens_edge_go_under_its_marker() -> None:
+    item = f"\u200b{SLACK_HEAD}\u00ad{SLACK_TAIL}\u200b"
+    text, warns = display_command_line(["curl", "-d", item])
+    assert warns and SLACK_TAIL not in text
+    assert text.startswith("curl -d '[REDACTED:slack_token#") and text.endswith("]'")
+
+
+def test_what_the_items_own_reading_hides_beside_the_tokens_span_stays_hidden() -> None:
+    item = f"ghp_Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6:{SLACK_HEAD}\u00ad{SLACK_TAIL}"
+    text, _ = display_command_line(["x", item])
+    assert "Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6" not in text and SLACK_TAIL not in text and "[REDACTED:" in text
+
+
+@pytest.mark.parametrize("item", [
+    "ghp_short\u200bthing", "AKIA\u00adnope", "xoxb-12-\u200dfoo", "sk_test\ufe0f_docs", "mode=fa\u200bst",
+    "--pass\u200bive=yes", "release-2024\u00ad-notes",
+])
+def test_look_alikes_with_an_invisible_character_are_shown_unchanged_but_escaped(item: str) -> None:
+    text, warns = display_command_line(["echo", item])
+    assert warns and "[REDACTED" not in text
+    escaped = item.encode("ascii", "backslashreplace").decode().replace("\\xad", "\\xad")
+    assert escaped in text
+    assert redact_argv(["echo", item])[1] == item
