@@ -171,7 +171,10 @@ TRIGGERS = ("token", "password", "secret", "aws", "key=", "token=", "password=",
             # leaks15's (#11), each different on every line: an echoed command whose last words name a secret, a
             # REPL expression naming one, each before a bare value, and a prompt line ending in a secret's word.
             "$ cat /srv/a{i}.pass\nQm7vX2kL9pR4{i}\n", ">>> settings.SECRET_KEY{i}\n'Qm7vX2kL9pR4{i}'\n",
-            "$ wg show wg{i} private-key\nQm7vX2kL9pR4{i}\n", "+ git push origin feature/auth{i}\n")
+            "$ wg show wg{i} private-key\nQm7vX2kL9pR4{i}\n", "+ git push origin feature/auth{i}\n",
+            # revsan6's (#11): a trace's command ending in a secret's word that no rule judges (git: a naming program),
+            # each different, cleared by the cheap screen (echoed_screen.py) instead of the rationed judge.
+            "+ git checkout fix-token{i}\n")
 # "x*N" in an input's name: a run of N filler characters (``_unclosed``).
 _RUN = re.compile(r"x\*(\d+)")
 BENIGN = sorted((Path(__file__).resolve().parents[1] / "tests" / "corpora" / "benign").glob("*.txt"))

@@ -1,8 +1,8 @@
 """What the sixth review of the sanitizer found (issue #11), through the public path (``sanitize_output``).
 
 A ``set -x`` trace or a pasted shell session echoes many different command lines whose last word holds a secret's
-word by accident (``+ git push origin feature/auth17``, ``-m 'release auth'``, ``--set auth``). leaks15's rule
-(``echoed_names``) made each such line a hint, and past the judging budget the lines after an unjudged command were
+word by accident (``+ git push origin feature/auth17``, ``-m 'release auth'``, ``git checkout fix-token17``).
+leaks15's rule (``echoed_names``) made each such line a hint, and past the judging budget the lines after an unjudged command were
 withheld whole (``echoed_dense_commands``): ordinary output lost. A last word holding "/" is no hint now, and a
 command whose verdict a cheap screen can tell (``echoed_screen``) is not rationed; a command it cannot tell still
 fails closed past the budget.
@@ -26,9 +26,8 @@ _TRACES = {
     "a branch pushed": "+ git push origin feature/auth{i}\nEverything up-to-date\n",
     "a path last": "+ ./deploy.sh --service api-{i} --config /etc/app/token\ndeployed revision 7f3a9c{i}\n",
     "a quoted message": "+ git tag -a v1.{i} -m 'release auth'\n+ git push origin v1.{i}\nTotal 0 (delta 0)\n",
-    "a value set": "$ helm upgrade web-{i} ./chart --set auth\nRelease \"web-{i}\" has been upgraded. Happy Helming!\n"
-                   "NAME: web-{i}\nLAST DEPLOYED: Wed Dec  2 13:56:19 2026\nNAMESPACE: default\nSTATUS: deployed\n"
-                   "REVISION: {i}\nTEST SUITE: None\n",
+    "a branch checked out": "+ git checkout fix-token{i}\nSwitched to branch 'fix-token{i}'\n"
+                            "Your branch is up to date with 'origin/fix-token{i}'.\n",
 }
 
 

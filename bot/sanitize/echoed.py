@@ -95,6 +95,13 @@ MAX_WITHHELD_LINES = 64
 FREE_JUDGEMENTS = 48
 BYTES_PER_JUDGEMENT = 4096
 UNJUDGED_KIND = "echoed_dense_commands"
+# The cheap screen's ration (``echoed_screen``, 2-5 us a command line): every echoed command of an output under the
+# cap (a ``set -x`` trace's, one every 32 bytes), and one per this many bytes beyond; past it, the judge's.
+FREE_SCREENS = 2048
+BYTES_PER_SCREEN = 512
+# Screens past the judge's ration that did not clear their command (a text of commands asking for secrets or that
+# the screen cannot tell, each different: what an attacker would write): after this many, no more screening.
+MAX_WASTED_SCREENS = 64
 # Verdicts by command line (its bytes decide the argv): a ``set -x`` trace echoes the same few lines many times.
 _VERDICTS: dict[bytes, str | None] = {}
 _VERDICT_ENTRIES = 1024
@@ -269,7 +276,7 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
     secret's value, in increasing order. ``hints``: where the token pass found ``ECHO_HINT``, in increasing order.
     Each line is read once: the lines withheld after one command are not read again for the next."""
     spans: list[tuple[int, int, str]] = []
-    pos, length, judged = 0, len(data), 0
+    pos, length, judged, screened, wasted = 0, len(data), 0, 0, 0
     # The head that ended the last command's withheld lines (the next echoed command's), matched again at its hint
     # otherwise (a command on every other line, each different, matched each head twice)
     next_head: re.Match[bytes] | None = None
@@ -283,10 +290,18 @@ def withheld_lines(data: bytes, hints: list[int]) -> list[tuple[int, int, str]]:
         if head is None or line_end - head.end() > MAX_COMMAND_BYTES:
             continue
         command = _command(data, head, line_end)
-        kind = _VERDICTS.get(command, UNSURE)
-        if kind == UNSURE and head.group("repl") is None:
-            kind = screen(command.decode("utf-8", "replace"))  # cheap, so not rationed (echoed_screen.py)
-        if kind == UNSURE and judged < FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT:
+        kind, allowed = _VERDICTS.get(command, UNSURE), FREE_JUDGEMENTS + hint // BYTES_PER_JUDGEMENT
+        if (kind == UNSURE and head.group("repl") is None and wasted < MAX_WASTED_SCREENS
+                and screened < FREE_SCREENS + hint // BYTES_PER_SCREEN):
+            # A cheaper ration than the judge's (echoed_screen.py); a command it finds asking for a secret costs a
+            # judgement too: each line printed after it is then judged by its shape (``bare_secret``, ~4.5 us a line).
+            screened += 1
+            kind = screen(command.decode("utf-8", "replace"))
+            if kind is not None and judged >= allowed:
+                kind, wasted = UNSURE, wasted + 1  # withheld all the same: screening on would only cost
+            elif kind is not None and kind != UNSURE:
+                judged += 1
+        if kind == UNSURE and judged < allowed:
             judged += 1
             kind = _judged(command)
         if kind is None:

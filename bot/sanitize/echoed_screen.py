@@ -33,13 +33,21 @@ _ASKING_OPTIONS = BUILT_IN.field_options | BUILT_IN.query_options | BUILT_IN.rev
 _QUOTING = re.compile(r"['\"\\]")
 _PREFIX_WORDS = frozenset({"sudo", "env", "time", "command", "exec", "nohup"})  # as ``echoed._argv`` drops them
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# An option's name (``--field=x``: ``field``; dashes and a value left out, as ``secret_argv`` reads it), and kubectl's
+# ``-o`` glued to an expression (``-ojsonpath=...``).
+_OPTION_NAME = re.compile(r"(?<!\S)-+([^\s=]*)")
+_OUTPUT_EXPRESSION = re.compile(r"(?<!\S)-o(?:" + "|".join(re.escape(e) for e in OUTPUT_EXPRESSIONS) + ")")
+# The words of a line whose last words ``screen`` judges (``echoed_names.named_command`` loops over them all).
+_MAX_WORDS = 32
+# Words before the program that ``_program`` reads past (``sudo``, ``FOO=bar``): a bound on its loop.
+_MAX_PREFIX_WORDS = 16
 # What ``screen`` says when it cannot tell: the judge (and its budget) decides.
 UNSURE = "unsure"
 
 
 def _program(words: list[str]) -> str | None:
     """The first word that is not a prefix (``sudo``, ``FOO=bar``), as ``echoed._argv`` finds it; None if none."""
-    for word in words:
+    for word in words[:_MAX_PREFIX_WORDS]:
         if word not in _PREFIX_WORDS and not _ASSIGNMENT.match(word):
             return word
     return None
@@ -52,15 +60,13 @@ def _asks_by_program(program: str) -> bool:
             or base.lower() in _COMMAND_WORDS)
 
 
-def _asks_by_word(piece: str) -> bool:
-    """A store's command word, or one of the judge's options (``--field=x``, ``-ojsonpath=...``)."""
-    if piece.lower() in _COMMAND_WORDS:
-        return True
-    if len(piece) < 2 or not piece.startswith("-"):
-        return False
-    if not piece.startswith("--") and piece[2:].lower().startswith(OUTPUT_EXPRESSIONS):
-        return True
-    return piece.partition("=")[0].lstrip("-").lower() in _ASKING_OPTIONS
+def _asks_by_words(text: str) -> bool:
+    """A store's command word, or one of the judge's options (``--field=x``, ``-ojsonpath=...``), among the words:
+    set and regular-expression operations over the whole line (a loop over its words cost 0.25 us a word)."""
+    lowered = text.lower()
+    return (not _COMMAND_WORDS.isdisjoint(lowered.split())
+            or not _ASKING_OPTIONS.isdisjoint(_OPTION_NAME.findall(lowered))
+            or _OUTPUT_EXPRESSION.search(lowered) is not None)
 
 
 def screen(command: str) -> str | None:
@@ -72,16 +78,18 @@ def screen(command: str) -> str | None:
         pieces = command.split()
         program = _program(pieces)
     else:
-        pieces = _QUOTING.sub("", command).split()
         before = command[: quote.start()]
         shell_words = before.split() if before[-1:].isspace() else before.split()[:-1]  # the last may go on
-        program = _program(shell_words)
-    if program is None or _asks_by_program(program) or any(_asks_by_word(piece) for piece in pieces):
+        pieces, program = shell_words, _program(shell_words)
+    if program is None or _asks_by_program(program):
         return UNSURE
-    if program in NAMING_PROGRAMS:
-        return None  # (``echoed_names.named_command`` judges no such line, and no other rule can)
-    if quote is not None:
-        return UNSURE  # a quoted word's blanks: what the last words are is the shell's to say
+    naming = program in NAMING_PROGRAMS  # (``echoed_names.named_command`` judges no such line)
+    if not naming and (quote is not None or len(pieces) > _MAX_WORDS):
+        return UNSURE  # a quoted word's blanks: what the last words are is the shell's to say (and a bound on cost)
+    if _asks_by_words(command if quote is None else _QUOTING.sub("", command)):
+        return UNSURE
+    if naming:
+        return None  # no rule can judge it
     # Only the last words' rule is left, on the very words the judge reads (``echoed._argv``: split at blanks).
     verdict = named_command(pieces[pieces.index(program) :])
     return None if verdict is None else f"echoed_{verdict.kind}"
