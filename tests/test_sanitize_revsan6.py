@@ -2,10 +2,10 @@
 
 A ``set -x`` trace or a pasted shell session echoes many different command lines whose last word holds a secret's
 word by accident (``+ git push origin feature/auth17``, ``-m 'release auth'``, ``git checkout fix-token17``).
-leaks15's rule (``echoed_names``) made each such line a hint, and past the judging budget the lines after an unjudged command were
-withheld whole (``echoed_dense_commands``): ordinary output lost. A last word holding "/" is no hint now, and a
-command whose verdict a cheap screen can tell (``echoed_screen``) is not rationed; a command it cannot tell still
-fails closed past the budget.
+leaks15's rule (``echoed_names``) made each such line a hint, and past the judging budget the lines after an
+unjudged command were withheld whole (``echoed_dense_commands``): ordinary output lost. A last word holding "/" is
+no hint now, and a command whose verdict a cheap screen can tell (``echoed_screen``) is not rationed by the judge's
+budget; a command it cannot tell still fails closed past the budget.
 """
 
 from __future__ import annotations
