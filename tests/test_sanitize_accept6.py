@@ -28,8 +28,6 @@ from tests.corpora.exec_harness import split_open
 OPEN_LEAKS = {
     "keepalived-auth-pass": "ppp `chap-secrets` row `vpnuser  *  \"PW\"  *` (keepalived's `auth_pass` above it is "
     "hidden)",
-    "nmcli-show-secrets": "bare PSK on its own line from `nmcli -s -g ...802-11-wireless-security.psk` (the field "
-    "list of the echoed command says which line is the secret)",
 }
 
 # "file:line" of benign.py's files -> what changed and why (the line must come out byte-identical)

@@ -24,10 +24,10 @@ import re
 from bot.sanitize.echoed_names import FILE_PRINTERS, INTERPRETERS, NAMING_PROGRAMS, named_command
 from bot.sanitize.secret_argv import BUILT_IN, OUTPUT_EXPRESSIONS, OUTPUT_OPTIONS
 
-# The programs some rule judges by (``secret_argv``'s positional shapes, ``echoed``'s echo/cat/consul/wg/etcdctl,
+# The programs some rule judges by (``secret_argv``'s positional shapes, ``echoed``'s echo/cat/consul/wg/etcdctl/nmcli,
 # ``echoed_names``' file printers and interpreters), and the first words of ``secret_argv``'s command shapes.
 _ASKING_PROGRAMS = frozenset({"terraform", "tofu", "terragrunt", "printenv", "jq", "gojq", "jaq", "yq", "echo",
-                              "printf", "consul", "wg", "etcdctl"}) | FILE_PRINTERS | INTERPRETERS
+                              "printf", "consul", "wg", "etcdctl", "nmcli"}) | FILE_PRINTERS | INTERPRETERS
 _COMMAND_WORDS = frozenset(command[0] for command in BUILT_IN.commands)
 _ASKING_OPTIONS = BUILT_IN.field_options | BUILT_IN.query_options | BUILT_IN.reveal_options | OUTPUT_OPTIONS
 _QUOTING = re.compile(r"['\"\\]")

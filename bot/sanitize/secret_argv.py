@@ -19,7 +19,7 @@ The shapes, each chosen so that ordinary commands do not match (``--field=name``
   ``Credentials.SecretAccessKey``, ``{{ index .data "tls.key" }}``), or, on a command about a secret (a word
   ``secret``/``secrets``, ``secret/db``), selects its ``data``/``stringData`` or its ``value``/``payload``;
 - **a reveal option** that exists to print decrypted values (``--with-decryption``, ``--show-secrets``,
-  ``--reveal``);
+  ``--reveal``; nmcli's ``-s``);
 - **command words** of tools that print a secret bare (``secretsmanager get-secret-value``, ``secrets versions
   access``, ``keyvault secret show``, ``op read``, ``pass show``, a fisk application's ``secret get`` ...),
   matched as consecutive words among the program's name and the argv's positional words; a word right after an
@@ -110,6 +110,11 @@ BUILT_IN = SecretArgvShapes.of(
     query_options=("jsonpath", "template", "go-template", "query", "jq", "format"),
     reveal_options=("with-decryption", "show-secrets", "show-secret", "reveal"),
 )
+
+# A program's short form of a reveal option: nmcli's -s is its --show-secrets (``nmcli -s -g
+# 802-11-wireless-security.psk connection show office`` prints the Wi-Fi password bare); most programs mean something
+# else by -s (silent, size, sort), so it is read so only for the programs listed here.
+_PROGRAM_REVEAL_FLAGS = {"nmcli": frozenset({"-s"})}
 
 # kubectl's -o/--output forms that carry an expression (jsonpath-file / template-file name a file we can't read)
 OUTPUT_EXPRESSIONS = ("jsonpath=", "jsonpath-as-json=", "go-template=", "template=", "custom-columns=")
@@ -345,6 +350,7 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
     words: list[tuple[str, bool]] = [(os.path.basename(argv[0]).lower(), False)] if argv else []
     queries: list[tuple[str, str]] = []  # (the argv part, its expression): judged once the words are known
     items = argv[1:]
+    program_reveal = _PROGRAM_REVEAL_FLAGS.get(words[0][0], frozenset()) if words else frozenset()
     index = 0
     after_option = False
     while index < len(items):
@@ -355,6 +361,8 @@ def _judge(argv: tuple[str, ...], extra: SecretArgvShapes) -> Verdict | None:
                 words.append((item.lower(), after_option))
             after_option = False
             continue
+        if item in program_reveal:
+            return Verdict("secret_reveal", item)
         if item.startswith("-o") and not item.startswith("--") and item[2:].lower().startswith(OUTPUT_EXPRESSIONS):
             name, equals, value = "-o", "=", item[2:]  # kubectl's -ojsonpath=...
         else:
