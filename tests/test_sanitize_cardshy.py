@@ -1,12 +1,17 @@
 """Approval cards of argv items whose secret only the reading without invisible characters finds (issue #11,
 accept6's ``slack-token-split-by-shy``): the whole span that reading hides is hidden in the item as it is, the
-invisible characters inside it included, for every token kind; look-alikes are shown as they are, escaped."""
+invisible characters inside it included, for every token kind; look-alikes are shown as they are, escaped. And
+nmcli's ``-s`` (``--show-secrets``) makes its output withheld (accept6's ``nmcli-show-secrets``)."""
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
+from bot.sanitize import redact
 from bot.sanitize.argv import display_command_line, redact_argv
+from bot.sanitize.secret_argv import judge_argv
 
 INVISIBLES = {"zwsp": "\u200b", "zwj": "\u200d", "shy": "\u00ad", "vs16": "\ufe0f"}
 SLACK_HEAD, SLACK_TAIL = "xoxb-123456789012-1234567890123-", "Qw7Rt2Yp9Lk3Hs6Df1Gj8Zx4"
@@ -63,3 +68,32 @@ def test_look_alikes_with_an_invisible_character_are_shown_unchanged_but_escaped
     escaped = item.encode("ascii", "backslashreplace").decode().replace("\\xad", "\\xad")
     assert escaped in text
     assert redact_argv(["echo", item])[1] == item
+
+
+# nmcli's -s is its --show-secrets (accept6's nmcli-show-secrets): the PSK printed bare after an echoed command
+# line, or by the argv the runner ran, is withheld; other programs' -s and nmcli without it are not read so.
+NMCLI_PSK = "correct horse battery 9"
+
+
+@pytest.mark.parametrize("command", [
+    "$ nmcli -s -g 802-11-wireless.ssid,802-11-wireless-security.psk connection show office-5g",
+    "user@host:~$ sudo nmcli -s connection show office",
+    "+ nmcli connection show office -s",
+    "$ nmcli --show-secrets -g 802-11-wireless-security.psk connection show office",
+])
+def test_nmcli_asked_for_its_secrets_has_its_output_withheld(command: str) -> None:
+    shown, count = redact(f"{command}\nACME-Office\n{NMCLI_PSK}\n$ echo done\ndone\n")
+    assert NMCLI_PSK not in shown and count == 2
+    assert shown.endswith("[REDACTED:echoed_secret_reveal]\n$ echo done\ndone\n")
+    argv = shlex.split(command.partition(" ")[2])
+    assert judge_argv(argv[1:] if argv[0] == "sudo" else argv) is not None
+
+
+@pytest.mark.parametrize("command", [
+    "$ nmcli -g 802-11-wireless.ssid connection show office-5g", "$ nmcli -t -f NAME,TYPE connection show",
+    "$ du -s -h /var", "$ ls -s /srv", "$ nmcli device status",
+])
+def test_other_s_flags_and_nmcli_without_it_leave_the_output_as_it_is(command: str) -> None:
+    text = f"{command}\nACME-Office\n{NMCLI_PSK}\n"
+    assert redact(text) == (text, 0)
+    assert judge_argv(shlex.split(command.partition(" ")[2])) is None
