@@ -66,6 +66,11 @@ class _Open:
         self.marked: list[tuple[bytes, str]] = []  # the keys a flag marks, each with its secret's kind
 
 
+# Arrays keep nothing of their own (no key, no flag, no spans: only an object's keys set those), so one shared
+# entry stands for every open array: a text of ``[[[[...`` makes no object per bracket for the collector to walk.
+_ARRAY = _Open(False)
+
+
 def _hidden_leaves(data: bytes) -> list[tuple[int, int, str]]:
     """The byte spans of the leaves to hide, in order, each with its kind."""
     leaves: list[tuple[int, int]] = []  # every string or number read as a value (not a key), in order
@@ -92,7 +97,7 @@ def _hidden_leaves(data: bytes) -> list[tuple[int, int, str]]:
                 stack.pop()
                 ranges += ((*top.spans[key], kind) for key, kind in top.marked if key in top.spans)
         elif first in _OPENERS:
-            stack.append(_Open(first == 0x7B))
+            stack.append(_Open(True) if first == 0x7B else _ARRAY)
         else:
             if flag and top is not None and (mark := _MARKS.get((flag, token.group()))) is not None:
                 top.marked.append(mark)  # (``flag`` is set only right after a flag's ":")
