@@ -22,12 +22,13 @@ from __future__ import annotations
 import re
 
 from bot.sanitize.echoed_names import FILE_PRINTERS, INTERPRETERS, NAMING_PROGRAMS, named_command
-from bot.sanitize.secret_argv import BUILT_IN, OUTPUT_EXPRESSIONS, OUTPUT_OPTIONS
+from bot.sanitize.secret_argv import BUILT_IN, OUTPUT_EXPRESSIONS, OUTPUT_OPTIONS, PROGRAMS_JUDGED
 
-# The programs some rule judges by (``secret_argv``'s positional shapes, ``echoed``'s echo/cat/consul/wg/etcdctl/nmcli,
-# ``echoed_names``' file printers and interpreters), and the first words of ``secret_argv``'s command shapes.
-_ASKING_PROGRAMS = frozenset({"terraform", "tofu", "terragrunt", "printenv", "jq", "gojq", "jaq", "yq", "echo",
-                              "printf", "consul", "wg", "etcdctl", "nmcli"}) | FILE_PRINTERS | INTERPRETERS
+# The programs some rule judges by (``secret_argv``'s, from its own tables; ``echoed``'s echo/printf/consul/wg/etcdctl,
+# which tests/test_sanitize_screen_programs.py holds to ``echoed``'s tables; ``echoed_names``' file printers and
+# interpreters), and the first words of ``secret_argv``'s command shapes.
+_ASKING_PROGRAMS = (frozenset({"echo", "printf", "consul", "wg", "etcdctl"}) | PROGRAMS_JUDGED | FILE_PRINTERS
+                    | INTERPRETERS)
 _COMMAND_WORDS = frozenset(command[0] for command in BUILT_IN.commands)
 _ASKING_OPTIONS = BUILT_IN.field_options | BUILT_IN.query_options | BUILT_IN.reveal_options | OUTPUT_OPTIONS
 _QUOTING = re.compile(r"['\"\\]")

@@ -314,6 +314,9 @@ def _named_output(words: Sequence[tuple[str, bool]]) -> str | None:
 # (``jq -r .db.password config.json``); ``terraform output NAME`` is ``_named_output``'s.
 _PRINTS_NAMED_VARIABLE = frozenset({"printenv"})
 _FILTERS_FIRST = frozenset({"jq", "gojq", "jaq", "yq"})
+# Every program a rule here judges by its name: ``echoed_screen`` clears a line whose program is none of these (and
+# has no other sign), so a program-specific rule added here is seen there too.
+PROGRAMS_JUDGED = _OUTPUT_PROGRAMS | _PRINTS_NAMED_VARIABLE | _FILTERS_FIRST | frozenset(_PROGRAM_REVEAL_FLAGS)
 
 
 def _positional_secret(argv: Sequence[str], words: Sequence[tuple[str, bool]]) -> Verdict | None:
