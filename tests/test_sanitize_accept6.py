@@ -25,10 +25,7 @@ from tests.corpora.accept6.measure import (
 from tests.corpora.exec_harness import split_open
 
 # leak case -> what survives and why it is open
-OPEN_LEAKS = {
-    "keepalived-auth-pass": "ppp `chap-secrets` row `vpnuser  *  \"PW\"  *` (keepalived's `auth_pass` above it is "
-    "hidden)",
-}
+OPEN_LEAKS: dict[str, str] = {}
 
 # "file:line" of benign.py's files -> what changed and why (the line must come out byte-identical)
 OPEN_BENIGN: dict[str, str] = {}

@@ -1,7 +1,8 @@
 """Approval cards of argv items whose secret only the reading without invisible characters finds (issue #11,
 accept6's ``slack-token-split-by-shy``): the whole span that reading hides is hidden in the item as it is, the
 invisible characters inside it included, for every token kind; look-alikes are shown as they are, escaped. And
-nmcli's ``-s`` (``--show-secrets``) makes its output withheld (accept6's ``nmcli-show-secrets``)."""
+nmcli's ``-s`` (``--show-secrets``) makes its output withheld (accept6's ``nmcli-show-secrets``), and so does a
+grep of ppp's chap-secrets or pap-secrets (accept6's ``keepalived-auth-pass``)."""
 
 from __future__ import annotations
 
@@ -97,3 +98,25 @@ def test_other_s_flags_and_nmcli_without_it_leave_the_output_as_it_is(command: s
     text = f"{command}\nACME-Office\n{NMCLI_PSK}\n"
     assert redact(text) == (text, 0)
     assert judge_argv(shlex.split(command.partition(" ")[2])) is None
+
+
+CHAP_ROW = 'vpnuser  *  "Xk9mQ2zLp7vBw3Rt5y"  *'
+
+
+@pytest.mark.parametrize("command", [
+    "$ sudo grep -i secret /etc/ppp/chap-secrets", "+ grep vpnuser /etc/ppp/chap-secrets",
+    "$ egrep -e vpn /etc/ppp/pap-secrets",
+])
+def test_a_grep_of_a_ppp_secrets_table_has_its_rows_withheld(command: str) -> None:
+    shown, count = redact(f"{command}\n{CHAP_ROW}\n$ echo done\ndone\n")
+    assert count == 1 and shown == f"{command}\n[REDACTED:echoed_secret_file]\n$ echo done\ndone\n"
+
+
+@pytest.mark.parametrize("command", [
+    "$ grep -c vpnuser /etc/ppp/chap-secrets", "$ grep -l vpnuser /etc/ppp/chap-secrets",
+    "+ grep -q vpn /etc/ppp/chap-secrets", "$ grep -rl chap-secrets /etc", "$ ls -l /etc/ppp/chap-secrets",
+    "$ grep -i secret /etc/app.conf", "$ grep vpnuser /etc/ppp/options",
+])
+def test_a_grep_printing_names_or_counts_or_of_another_file_leaves_the_output_as_it_is(command: str) -> None:
+    text = f"{command}\n{CHAP_ROW}\n"
+    assert redact(text) == (text, 0)

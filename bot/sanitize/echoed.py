@@ -47,7 +47,8 @@ _PROGRAM_HINT = (
     r"|g?o?pass [^\n]*show|bw [^\n]*password|(?i:secrets?)[ /]|[a-z-]*get-secret-value|view-secret"
     r"|get-login-password|(?:echo|printf) [^\n]*\$\{?[A-Za-z0-9_]*" + _SECRET_WORD
     + r"|(?:cat|head|tail|less|more|bat|batcat|tac) [^\n]*" + _SECRET_WORD
-    + r"|consul [^\n]*(?:keygen|kv get )|etcdctl [^\n]*get |wg genkey|nmcli [^\n]*-s)"
+    + r"|consul [^\n]*(?:keygen|kv get )|etcdctl [^\n]*get |wg genkey|nmcli [^\n]*-s"
+    r"|[a-z]*grep [^\n]*/(?:chap|pap)-secrets)"
 )
 # A shell's own prompt before its sign, as a pasted terminal session shows it: ``user@host:~/dir$ ``,
 # ``root@host:/# ``, ``[user@host dir]$ ``, after a virtual environment's ``(venv) ``. Always a user "@" a host

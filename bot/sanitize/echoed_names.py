@@ -96,6 +96,24 @@ def _named_file(words: list[str]) -> Verdict | None:
     return None
 
 
+# Files that hold one secret per row, whatever a line's words are: ppp's CHAP and PAP secrets (``vpnuser * "PW" *``:
+# a row's password has no name beside it). A grep of one prints its rows (not with -l/-L/-c/-q: names, a count).
+CREDENTIAL_TABLES = frozenset({"chap-secrets", "pap-secrets"})
+_GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_GREP_QUIET = re.compile(r"-(?:[A-Za-z]*[lLcq][A-Za-z]*|-files-with(?:out)?-match(?:es)?|-count|-quiet|-silent)")
+
+
+def _grepped_table(words: list[str]) -> Verdict | None:
+    """A grep of a credential table (``grep -i secret /etc/ppp/chap-secrets``) that prints its matching rows."""
+    if words[0] not in _GREPS or any(_GREP_QUIET.fullmatch(word) for word in words[1:]):
+        return None
+    for word in _positional(words):
+        if word.rstrip("/").rpartition("/")[2] in CREDENTIAL_TABLES:
+            # every row printed is withheld, as ``cat``'s of such a file (a row is no bare value: not shape-checked)
+            return Verdict("secret_file", f"{words[0]} {word}")
+    return None
+
+
 def named_command(words: list[str]) -> Verdict | None:
     """A command whose last positional word names a secret (``wg show wg0 private-key``, ``gh auth token``), or
     whose word before last does by itself with the secret's own name last (``cloudflared tunnel token prod-edge``).
@@ -144,7 +162,7 @@ def judge_named(words: list[str]) -> Verdict | None:
     """Why an echoed shell command's output may be a secret named by its last words (see the module), or None."""
     if not words:
         return None
-    return _named_file(words) or _named_expression(words) or named_command(words)
+    return _named_file(words) or _grepped_table(words) or _named_expression(words) or named_command(words)
 
 
 def judge_repl(expression: str) -> Verdict | None:

@@ -21,7 +21,13 @@ from __future__ import annotations
 
 import re
 
-from bot.sanitize.echoed_names import FILE_PRINTERS, INTERPRETERS, NAMING_PROGRAMS, named_command
+from bot.sanitize.echoed_names import (
+    CREDENTIAL_TABLES,
+    FILE_PRINTERS,
+    INTERPRETERS,
+    NAMING_PROGRAMS,
+    named_command,
+)
 from bot.sanitize.secret_argv import BUILT_IN, OUTPUT_EXPRESSIONS, OUTPUT_OPTIONS, PROGRAMS_JUDGED
 
 # The programs some rule judges by (``secret_argv``'s, from its own tables; ``echoed``'s echo/printf/consul/wg/etcdctl,
@@ -70,6 +76,13 @@ def _asks_by_words(text: str) -> bool:
             or _OUTPUT_EXPRESSION.search(lowered) is not None)
 
 
+def _names_table(command: str) -> bool:
+    """A path to a credential table among the words (``grep vpn /etc/ppp/chap-secrets``: ``echoed_names`` judges
+    a grep of one, though grep is a naming program)."""
+    return "-secrets" in command and any(
+        word.strip("'\"").rpartition("/")[2] in CREDENTIAL_TABLES for word in command.split())
+
+
 def screen(command: str) -> str | None:
     """The marker's kind ``echoed._judged`` would give this echoed command line (after its prompt) when it can be
     told cheaply (see the module): None when no rule can judge it as asking for a secret, ``echoed_named_command``
@@ -87,7 +100,7 @@ def screen(command: str) -> str | None:
     naming = program in NAMING_PROGRAMS  # (``echoed_names.named_command`` judges no such line)
     if not naming and (quote is not None or len(pieces) > _MAX_WORDS):
         return UNSURE  # a quoted word's blanks: what the last words are is the shell's to say (and a bound on cost)
-    if _asks_by_words(command if quote is None else _QUOTING.sub("", command)):
+    if _asks_by_words(command if quote is None else _QUOTING.sub("", command)) or _names_table(command):
         return UNSURE
     if naming:
         return None  # no rule can judge it
