@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from redis.asyncio import Redis
+from redis.asyncio import Redis, RedisCluster
 
 from bot.approvals.audit import read_audit
 from bot.approvals.errors import AlreadyApproved, ArgvMismatch, CallNotFound, InvalidTransition, NotAuthorized
@@ -213,12 +213,26 @@ async def test_a_record_is_read_while_redis_holds_writes_back(store: CallStore, 
     back then but answers plain reads, so the poster and recorder must still read a call's record. A script
     would wait here for the whole 10 s pause; the wait below gives up after 3."""
     call_id = await awaiting(store, policy)
-    await redis.execute_command("CLIENT", "PAUSE", 10_000, "WRITE")
+    await _on_every_node(redis, "CLIENT", "PAUSE", 10_000, "WRITE")
     try:
         record = await asyncio.wait_for(store.find(call_id), 3)
         assert record is not None and record.id == call_id and record.state is CallState.awaiting_approval
     finally:
-        await redis.execute_command("CLIENT", "UNPAUSE")
+        await _on_every_node(redis, "CLIENT", "UNPAUSE")
+
+
+async def _on_every_node(redis: Redis | RedisCluster, *command: object) -> None:
+    """A server command for the whole deployment (test_on_cluster.py runs these tests on a Redis Cluster too)."""
+    if not isinstance(redis, RedisCluster):
+        await redis.execute_command(*command)
+        return
+    for node in redis.get_nodes():
+        auth = {k: node.connection_kwargs[k] for k in ("username", "password") if node.connection_kwargs.get(k)}
+        client = Redis(host=node.host, port=node.port, **auth)
+        try:
+            await client.execute_command(*command)
+        finally:
+            await client.aclose()
 
 
 async def test_argv_hash_mismatch(store: CallStore, policy: ApprovalPolicy):
