@@ -197,19 +197,6 @@ CONTEXT: tuple[Detector, ...] = (
         rf"{_KV_GAP}[^\s\"'-]",
     ),
     Detector(
-        "key_value_line",
-        # The same two cells as a headerless CSV row, "," or ";" between them (``DB_PASSWORD,Xk9...``; issue #11):
-        # exactly two cells, the value the last and holding no delimiter, so a header row of names
-        # (``DB_PASSWORD,DB_USER,DB_HOST``) is never a name and its value; judged as the blank-separated row (only
-        # a generated value counts: ``API_TOKEN,true``, ``SESSION_KEY,3600`` stay).
-        rf"(?m:^)[ \t]{{0,16}}(?P<name>(?:[A-Za-z][A-Za-z0-9_.-]{{0,40}})?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}})"
-        rf"[ \t]{{0,4}}[,;][ \t]{{0,4}}(?P<v>[^\s\"',;][^\s,;]{{0,255}})[ \t]{{0,16}}(?m:$)",
-        check="key_value_line",
-        finder=rf"(?m:^)[ \t]{{0,16}}(?:[A-Za-z][A-Za-z0-9_.-]*)?{_KV_WORD}[A-Za-z0-9_.-]{{0,20}}"
-        # to the line's end (no counter: a small automaton), so code's ``token, err := ...`` is no candidate
-        r"[ \t]{0,4}[,;][ \t]{0,4}[^\s\"',;-][^\s,;]*[ \t]*(?m:$)",
-    ),
-    Detector(
         "env_line",
         _ENV_LINE_HEAD + rf"(?P<v>{_ENV_LINE_VALUE})",
         check="env_line",
